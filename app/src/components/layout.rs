@@ -1,0 +1,130 @@
+//! The page frame: header with navigation, main column, footer.
+
+use crate::server_fns::current_user;
+use leptos::prelude::*;
+use leptos_router::components::A;
+
+const NAV: [(&str, &str); 5] = [
+    ("/", "Ask"),
+    ("/history", "History"),
+    ("/glossary", "Glossary"),
+    ("/analytics", "Analytics"),
+    ("/settings", "Settings"),
+];
+
+/// Wraps every page.
+#[component]
+pub fn Layout(children: Children) -> impl IntoView {
+    view! {
+        <a
+            href="#main"
+            class="sr-only focus:not-sr-only focus:absolute focus:left-4 focus:top-4 focus:z-50 focus:rounded-md focus:bg-white focus:px-4 focus:py-2 focus:text-sm focus:font-medium focus:shadow-lg focus:ring-2 focus:ring-teal-600"
+        >
+            "Skip to content"
+        </a>
+        <div class="flex min-h-full flex-col">
+            <header class="sticky top-0 z-40 border-b border-slate-200 bg-white/95 backdrop-blur">
+                <div class="mx-auto flex h-16 max-w-6xl items-center gap-6 px-4 sm:px-6">
+                    <A href="/" attr:class="flex items-center gap-2 rounded-md focus:outline-none focus-visible:ring-2 focus-visible:ring-teal-600 focus-visible:ring-offset-2">
+                        <Logo />
+                        <span class="text-lg font-semibold tracking-tight text-slate-900">"Clarion"</span>
+                    </A>
+                    <nav aria-label="Main" class="flex flex-1 items-center gap-1 overflow-x-auto">
+                        {NAV
+                            .into_iter()
+                            .map(|(href, label)| {
+                                view! {
+                                    <A
+                                        href=href
+                                        exact=true
+                                        attr:class="whitespace-nowrap rounded-md px-3 py-2 text-sm font-medium text-slate-600 hover:bg-slate-100 hover:text-slate-900 focus:outline-none focus-visible:ring-2 focus-visible:ring-teal-600 aria-[current=page]:bg-teal-50 aria-[current=page]:text-teal-800"
+                                    >
+                                        {label}
+                                    </A>
+                                }
+                            })
+                            .collect_view()}
+                    </nav>
+                    <UserMenu />
+                </div>
+            </header>
+            <main id="main" class="mx-auto w-full max-w-6xl flex-1 px-4 py-8 sm:px-6">
+                {children()}
+            </main>
+            <footer class="border-t border-slate-200 bg-white">
+                <div class="mx-auto flex max-w-6xl flex-wrap items-center justify-between gap-2 px-4 py-4 text-xs text-slate-500 sm:px-6">
+                    <span>"Clarion — plain-English questions over your wound-care data."</span>
+                    <span>"Read-only access · every answer shows its assumptions"</span>
+                </div>
+            </footer>
+        </div>
+    }
+}
+
+/// The signed-in user in the header.
+#[component]
+fn UserMenu() -> impl IntoView {
+    let user = OnceResource::new(current_user());
+    view! {
+        <div class="hidden items-center gap-3 md:flex">
+            <Transition fallback=|| view! { <span class="h-8 w-24 animate-pulse rounded bg-slate-100"></span> }>
+                {move || Suspend::new(async move {
+                    match user.await {
+                        Ok(u) => {
+                            let initials: String = u
+                                .display_name
+                                .split_whitespace()
+                                .filter_map(|w| w.chars().next())
+                                .take(2)
+                                .collect();
+                            view! {
+                                <span class="text-right leading-tight">
+                                    <span class="block text-sm font-medium text-slate-800" data-testid="current-user">
+                                        {u.display_name.clone()}
+                                    </span>
+                                    <span class="block text-xs text-slate-500">
+                                        {if u.is_admin { "Administrator" } else { "Clinician" }}
+                                    </span>
+                                </span>
+                                <span
+                                    aria-hidden="true"
+                                    class="flex h-9 w-9 items-center justify-center rounded-full bg-teal-700 text-sm font-semibold text-white"
+                                >
+                                    {initials}
+                                </span>
+                            }
+                                .into_any()
+                        }
+                        Err(_) => {
+                            view! {
+                                <A href="/login" attr:class="rounded-md px-3 py-2 text-sm font-medium text-teal-800 hover:bg-teal-50">
+                                    "Sign in"
+                                </A>
+                            }
+                                .into_any()
+                        }
+                    }
+                })}
+            </Transition>
+        </div>
+    }
+}
+
+/// Clarion's mark: a speech bubble with a question mark, in the brand teal.
+#[component]
+pub fn Logo() -> impl IntoView {
+    view! {
+        <svg aria-hidden="true" viewBox="0 0 32 32" class="h-8 w-8">
+            <rect x="2" y="3" width="28" height="22" rx="6" class="fill-teal-700" />
+            <path d="M9 25 L9 30 L15 25 Z" class="fill-teal-700" />
+            <path
+                d="M12.5 11a3.5 3.5 0 1 1 5.2 3.05c-1 .57-1.7 1.2-1.7 2.45"
+                fill="none"
+                stroke="white"
+                stroke-width="2.2"
+                stroke-linecap="round"
+            />
+            <circle cx="16" cy="20" r="1.4" fill="white" />
+        </svg>
+    }
+}

@@ -1,0 +1,4 @@
+//! Reusable pieces of the interface.
+
+pub mod layout;
+pub mod ui;

@@ -1,0 +1,77 @@
+//! Clarion's user interface, shared protocol types and server functions.
+//!
+//! Compiled twice: with `ssr` into the server (renders HTML, runs server
+//! functions) and with `hydrate` into the browser bundle. Anything server-only
+//! lives behind `#[cfg(feature = "ssr")]`.
+
+#![recursion_limit = "256"]
+
+pub mod components;
+pub mod pages;
+pub mod protocol;
+pub mod server_fns;
+
+#[cfg(feature = "ssr")]
+pub mod backend;
+
+use leptos::prelude::*;
+use leptos_meta::{MetaTags, Stylesheet, Title, provide_meta_context};
+use leptos_router::{
+    components::{Route, Router, Routes},
+    path,
+};
+
+/// Name of the built CSS/JS/wasm bundle under `/pkg`.
+pub const OUTPUT_NAME: &str = "clarion";
+
+/// The HTML document around the app (server only renders it).
+pub fn shell(options: LeptosOptions) -> impl IntoView {
+    view! {
+        <!DOCTYPE html>
+        <html lang="en" class="h-full bg-slate-50">
+            <head>
+                <meta charset="utf-8" />
+                <meta name="viewport" content="width=device-width, initial-scale=1" />
+                <meta name="color-scheme" content="light" />
+                <link rel="icon" href="data:," />
+                <AutoReload options=options.clone() />
+                <HydrationScripts options />
+                <MetaTags />
+            </head>
+            <body class="h-full text-slate-900 antialiased">
+                <App />
+            </body>
+        </html>
+    }
+}
+
+/// The routed application.
+#[component]
+pub fn App() -> impl IntoView {
+    provide_meta_context();
+
+    // Set once the wasm has hydrated the page; tests wait for it before
+    // driving client-side controls.
+    Effect::new(move |_| {
+        if let Some(body) = document().body() {
+            let _ = body.set_attribute("data-hydrated", "true");
+        }
+    });
+
+    view! {
+        <Stylesheet id="leptos" href=format!("/pkg/{OUTPUT_NAME}.css") />
+        <Title formatter=|t: String| if t.is_empty() { "Clarion".to_string() } else { format!("{t} · Clarion") } />
+        <Router>
+            <components::layout::Layout>
+                <Routes fallback=|| view! { <pages::not_found::NotFound /> }>
+                    <Route path=path!("/") view=pages::ask::AskPage />
+                    <Route path=path!("/history") view=pages::history::HistoryPage />
+                    <Route path=path!("/glossary") view=pages::glossary::GlossaryPage />
+                    <Route path=path!("/analytics") view=pages::analytics::AnalyticsPage />
+                    <Route path=path!("/settings") view=pages::settings::SettingsPage />
+                    <Route path=path!("/login") view=pages::login::LoginPage />
+                </Routes>
+            </components::layout::Layout>
+        </Router>
+    }
+}

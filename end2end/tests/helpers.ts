@@ -1,0 +1,21 @@
+import { expect, Page } from '@playwright/test';
+
+/** Waits until the wasm bundle has hydrated the page (App sets the marker). */
+export async function hydrated(page: Page) {
+  await expect(page.locator('body')).toHaveAttribute('data-hydrated', 'true');
+}
+
+/** Saves a full-page screenshot under end2end/test-results/screenshots. */
+export async function shot(page: Page, name: string) {
+  await page.screenshot({ path: `end2end/test-results/screenshots/${name}.png`, fullPage: true });
+}
+
+/** Collects console errors and failed requests so a test can assert there were none. */
+export function watchConsole(page: Page): string[] {
+  const problems: string[] = [];
+  page.on('console', (m) => {
+    if (m.type() === 'error' || m.type() === 'warning') problems.push(`${m.type()}: ${m.text()}`);
+  });
+  page.on('pageerror', (e) => problems.push(`pageerror: ${e.message}`));
+  return problems;
+}

@@ -1,0 +1,66 @@
+import { expect, test } from '@playwright/test';
+import { hydrated, shot, watchConsole } from './helpers';
+
+const PAGES = [
+  { path: '/', heading: 'Ask a question', nav: 'Ask', shot: 'ask' },
+  { path: '/history', heading: 'History', nav: 'History', shot: 'history' },
+  { path: '/glossary', heading: 'Glossary', nav: 'Glossary', shot: 'glossary' },
+  { path: '/analytics', heading: 'Analytics', nav: 'Analytics', shot: 'analytics' },
+  { path: '/settings', heading: 'Settings', nav: 'Settings', shot: 'settings' },
+];
+
+test.describe('Pages', () => {
+  for (const p of PAGES) {
+    test(`${p.path} renders its heading, hydrates without console errors`, async ({ page }) => {
+      const problems = watchConsole(page);
+      const res = await page.goto(p.path);
+      expect(res?.status()).toBe(200);
+      await expect(page.getByRole('heading', { level: 1, name: p.heading })).toBeVisible();
+      await hydrated(page);
+      await expect(page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: p.nav })).toHaveAttribute(
+        'aria-current',
+        'page',
+      );
+      await shot(page, p.shot);
+      expect(problems).toEqual([]);
+    });
+  }
+
+  test('login page renders its form', async ({ page }) => {
+    await page.goto('/login');
+    await expect(page.getByRole('heading', { level: 1, name: 'Sign in to Clarion' })).toBeVisible();
+    await expect(page.getByLabel('Username')).toBeVisible();
+    await expect(page.getByLabel('Password')).toBeVisible();
+    await shot(page, 'login');
+  });
+
+  test('an unknown address shows the 404 page with a way back', async ({ page }) => {
+    const res = await page.goto('/no/such/page');
+    expect(res?.status()).toBe(404);
+    await expect(page.getByRole('heading', { level: 1, name: 'Page not found' })).toBeVisible();
+    await shot(page, 'not-found');
+    await hydrated(page);
+    await page.getByRole('link', { name: 'Back to Ask' }).click();
+    await expect(page).toHaveURL(/\/$/);
+    await expect(page.getByRole('heading', { level: 1, name: 'Ask a question' })).toBeVisible();
+  });
+
+  test('the header navigation moves between every page client-side', async ({ page }) => {
+    await page.goto('/');
+    await hydrated(page);
+    for (const p of [...PAGES.slice(1), PAGES[0]]) {
+      await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: p.nav }).click();
+      await expect(page).toHaveURL(new RegExp(`${p.path === '/' ? '/$' : p.path}$`));
+      await expect(page.getByRole('heading', { level: 1, name: p.heading })).toBeVisible();
+    }
+    // Client-side routing keeps the hydration marker: no full reload happened.
+    await expect(page.locator('body')).toHaveAttribute('data-hydrated', 'true');
+  });
+
+  test('the tablet layout keeps the navigation usable', async ({ page }) => {
+    await page.setViewportSize({ width: 768, height: 1024 });
+    await page.goto('/settings');
+    await expect(page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Glossary' })).toBeVisible();
+    await shot(page, 'settings-tablet');
+  });
+});

@@ -1,0 +1,158 @@
+//! Typed configuration, read from the environment in one place.
+//!
+//! Every variable is documented in the README with its default; the embedded
+//! default (SQLite under `./data`) needs none of them. Secrets are never logged:
+//! use [`redact_url`] before printing a database URL.
+
+use crate::error::StartupError;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+/// Log output format.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LogFormat {
+    /// Human-readable lines.
+    Text,
+    /// One JSON object per line.
+    Json,
+}
+
+/// Server configuration.
+#[derive(Clone, Debug)]
+pub struct Config {
+    /// Address the HTTP server binds to (`CLARION_ADDR`, default `127.0.0.1:3000`).
+    pub addr: SocketAddr,
+    /// Directory for the embedded SQLite database (`CLARION_DATA_DIR`, default `data`).
+    pub data_dir: PathBuf,
+    /// Database URL (`DATABASE_URL`, default `sqlite://<data_dir>/clarion.db`).
+    pub database_url: String,
+    /// True when `DATABASE_URL` was not set: the embedded demo setup.
+    pub embedded: bool,
+    /// Log filter (`CLARION_LOG`, default `info`; `RUST_LOG` syntax).
+    pub log_filter: String,
+    /// Log format (`CLARION_LOG_FORMAT`: `text` or `json`, default `text`).
+    pub log_format: LogFormat,
+    /// Where the built site (CSS/JS/wasm) lives (`LEPTOS_SITE_ROOT`, default `target/site`).
+    pub site_root: String,
+}
+
+impl Config {
+    /// Reads the configuration from the process environment.
+    pub fn from_env() -> Result<Self, StartupError> {
+        Self::from_lookup(|k| std::env::var(k).ok())
+    }
+
+    /// Reads the configuration from any key lookup (used by tests).
+    pub fn from_lookup(get: impl Fn(&str) -> Option<String>) -> Result<Self, StartupError> {
+        let non_empty = |k: &str| get(k).map(|v| v.trim().to_string()).filter(|v| !v.is_empty());
+
+        let addr_text = non_empty("CLARION_ADDR").unwrap_or_else(|| "127.0.0.1:3000".into());
+        let addr = addr_text.parse::<SocketAddr>().map_err(|e| StartupError::BadConfig {
+            name: "CLARION_ADDR",
+            reason: format!("{addr_text:?} is not an address like 127.0.0.1:3000 ({e})"),
+        })?;
+
+        let data_dir = PathBuf::from(non_empty("CLARION_DATA_DIR").unwrap_or_else(|| "data".into()));
+        let (database_url, embedded) = match non_empty("DATABASE_URL") {
+            Some(url) => (url, false),
+            None => (format!("sqlite://{}", data_dir.join("clarion.db").display()), true),
+        };
+        crate::db::Backend::of_url(&database_url)?;
+
+        let log_filter = non_empty("CLARION_LOG").unwrap_or_else(|| "info".into());
+        let log_format = match non_empty("CLARION_LOG_FORMAT").as_deref() {
+            None | Some("text") => LogFormat::Text,
+            Some("json") => LogFormat::Json,
+            Some(other) => {
+                return Err(StartupError::BadConfig {
+                    name: "CLARION_LOG_FORMAT",
+                    reason: format!("{other:?} is not one of: text, json"),
+                });
+            }
+        };
+        let site_root = non_empty("LEPTOS_SITE_ROOT").unwrap_or_else(|| "target/site".into());
+
+        Ok(Config { addr, data_dir, database_url, embedded, log_filter, log_format, site_root })
+    }
+}
+
+/// Hides the password in a database URL so it can be printed.
+pub fn redact_url(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_string();
+    };
+    let (authority, path) = match rest.find('/') {
+        Some(i) => rest.split_at(i),
+        None => (rest, ""),
+    };
+    match authority.rsplit_once('@') {
+        Some((userinfo, host)) => {
+            let user = userinfo.split(':').next().unwrap_or("");
+            if userinfo.contains(':') {
+                format!("{scheme}://{user}:***@{host}{path}")
+            } else {
+                format!("{scheme}://{user}@{host}{path}")
+            }
+        }
+        None => url.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    fn config(vars: &[(&str, &str)]) -> Result<Config, StartupError> {
+        let map: HashMap<String, String> =
+            vars.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        Config::from_lookup(|k| map.get(k).cloned())
+    }
+
+    #[test]
+    fn no_variables_means_the_embedded_sqlite_default() {
+        let c = config(&[]).unwrap();
+        assert_eq!(c.addr.to_string(), "127.0.0.1:3000");
+        assert_eq!(c.database_url, "sqlite://data/clarion.db");
+        assert!(c.embedded);
+        assert_eq!(c.log_filter, "info");
+        assert_eq!(c.log_format, LogFormat::Text);
+        assert_eq!(c.site_root, "target/site");
+    }
+
+    #[test]
+    fn data_dir_moves_the_default_database() {
+        let c = config(&[("CLARION_DATA_DIR", "/var/lib/clarion")]).unwrap();
+        assert_eq!(c.database_url, "sqlite:///var/lib/clarion/clarion.db");
+    }
+
+    #[test]
+    fn a_postgres_url_is_not_embedded() {
+        let c = config(&[("DATABASE_URL", "postgres://clarion@db/clarion")]).unwrap();
+        assert!(!c.embedded);
+    }
+
+    #[test]
+    fn a_bad_address_names_the_variable() {
+        let e = config(&[("CLARION_ADDR", "localhost")]).unwrap_err().to_string();
+        assert!(e.starts_with("CLARION_ADDR is invalid"), "{e}");
+    }
+
+    #[test]
+    fn an_unknown_database_scheme_is_refused_with_the_supported_forms() {
+        let e = config(&[("DATABASE_URL", "mysql://root@localhost/x")]).unwrap_err().to_string();
+        assert!(e.contains("sqlite://") && e.contains("postgres://"), "{e}");
+    }
+
+    #[test]
+    fn a_bad_log_format_is_refused() {
+        assert!(config(&[("CLARION_LOG_FORMAT", "xml")]).is_err());
+    }
+
+    #[test]
+    fn passwords_are_redacted_from_urls() {
+        assert_eq!(redact_url("postgres://u:secret@h:5432/db"), "postgres://u:***@h:5432/db");
+        assert_eq!(redact_url("postgres://u@h/db"), "postgres://u@h/db");
+        assert_eq!(redact_url("sqlite://data/x.db"), "sqlite://data/x.db");
+    }
+}

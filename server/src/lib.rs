@@ -1,0 +1,16 @@
+//! Clarion's server: configuration, storage, HTTP and the Leptos integration.
+//!
+//! `main.rs` only parses the command line; everything testable lives here.
+
+pub mod backend;
+pub mod config;
+pub mod dataset;
+pub mod db;
+pub mod error;
+pub mod http;
+pub mod semantic;
+pub mod state;
+pub mod store;
+pub mod telemetry;
+pub mod warehouse;
+pub mod serve;

@@ -1,0 +1,88 @@
+//! Starting and stopping the HTTP server.
+
+use crate::config::{Config, redact_url};
+use crate::db::Database;
+use crate::error::StartupError;
+use crate::state::AppState;
+use crate::store::{Role, Store};
+use leptos::config::LeptosOptions;
+use std::future::Future;
+
+/// Demo accounts created only for the embedded default (no `DATABASE_URL`).
+pub const DEMO_ACCOUNTS: [(&str, &str, Role, &str); 2] = [
+    ("demo", "Dr. Dana Reyes", Role::Clinician, "clarion-demo"),
+    ("admin", "Alex Morgan", Role::Admin, "clarion-admin"),
+];
+
+/// Leptos options from our typed config (no Cargo.toml metadata needed at run time).
+pub fn leptos_options(config: &Config) -> LeptosOptions {
+    LeptosOptions::builder()
+        .output_name(app::OUTPUT_NAME)
+        .site_root(config.site_root.clone())
+        .site_pkg_dir("pkg")
+        .site_addr(config.addr)
+        .env(leptos::config::Env::PROD)
+        .build()
+}
+
+/// Opens and migrates the database and, for the embedded default, creates the
+/// demo accounts. Returns the state and whether demo accounts were created.
+pub async fn prepare(config: &Config) -> Result<(AppState, bool), StartupError> {
+    let db = Database::connect_and_migrate(&config.database_url).await?;
+    tracing::info!(database = %redact_url(&config.database_url), backend = ?db.backend(), "database ready");
+    let store = Store::new(db);
+    let mut created = false;
+    if config.embedded {
+        for (username, name, role, password) in DEMO_ACCOUNTS {
+            let (_, new) = store.ensure_user(username, name, role, password).await.map_err(|e| {
+                StartupError::Migration { url: redact_url(&config.database_url), reason: e.to_string() }
+            })?;
+            created |= new;
+        }
+    }
+    Ok((AppState::new(leptos_options(config), store), created))
+}
+
+/// Binds, serves until `shutdown` resolves, then drains connections and closes the pool.
+pub async fn serve(
+    config: &Config,
+    state: AppState,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> Result<(), StartupError> {
+    let listener = tokio::net::TcpListener::bind(config.addr)
+        .await
+        .map_err(|e| StartupError::Bind { addr: config.addr.to_string(), reason: e.to_string() })?;
+    let db = state.store.database().clone();
+    let app = crate::http::router(state);
+    tracing::info!(addr = %config.addr, "Clarion is listening on http://{}", config.addr);
+    axum::serve(listener, app)
+        .with_graceful_shutdown(shutdown)
+        .await
+        .map_err(|e| StartupError::Bind { addr: config.addr.to_string(), reason: e.to_string() })?;
+    db.close().await;
+    tracing::info!("shut down cleanly");
+    Ok(())
+}
+
+/// Resolves on SIGINT (Ctrl-C) or SIGTERM.
+pub async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        _ = ctrl_c => {},
+        _ = term => {},
+    }
+    tracing::info!("shutdown signal received; finishing open requests");
+}

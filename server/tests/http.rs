@@ -1,0 +1,133 @@
+//! The HTTP surface through the real router (SSR pages, server functions,
+//! health check), on both backends.
+
+mod common;
+
+use axum::body::Body;
+use axum::http::{Request, StatusCode, header};
+use http_body_util::BodyExt;
+use server::config::Config;
+use server::state::AppState;
+use server::store::{Role, Store};
+use tower::ServiceExt;
+
+async fn app_for(t: &common::TestDb) -> axum::Router {
+    let store = Store::new(t.db.clone());
+    store.ensure_user("demo", "Dr. Dana Reyes", Role::Clinician, "pw").await.unwrap();
+    let config = Config::from_lookup(|k| (k == "DATABASE_URL").then(|| t.url.clone())).unwrap();
+    server::http::router(AppState::new(server::serve::leptos_options(&config), store))
+}
+
+async fn send(app: &axum::Router, req: Request<Body>) -> (StatusCode, String) {
+    let res = app.clone().oneshot(req).await.unwrap();
+    let status = res.status();
+    let body = res.into_body().collect().await.unwrap().to_bytes();
+    (status, String::from_utf8_lossy(&body).into_owned())
+}
+
+fn get(path: &str) -> Request<Body> {
+    Request::get(path).body(Body::empty()).unwrap()
+}
+
+fn form_post(path: &str, body: &str) -> Request<Body> {
+    Request::post(path)
+        .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
+        .header(header::ACCEPT, "application/json")
+        .body(Body::from(body.to_string()))
+        .unwrap()
+}
+
+#[tokio::test]
+async fn healthz_reports_the_database() {
+    for t in common::all_backends().await {
+        let app = app_for(&t).await;
+        let (status, body) = send(&app, get("/healthz")).await;
+        assert_eq!(status, StatusCode::OK);
+        assert!(body.contains(r#""database":"ok""#), "{body}");
+
+        t.db.close().await;
+        let (status, body) = send(&app, get("/healthz")).await;
+        assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{body}");
+        t.cleanup().await;
+    }
+}
+
+#[tokio::test]
+async fn every_page_is_server_rendered_with_its_heading_and_hydration_script() {
+    let t = common::TestDb::sqlite().await;
+    let app = app_for(&t).await;
+    for (path, heading) in [
+        ("/", "Ask a question"),
+        ("/history", "History"),
+        ("/glossary", "Glossary"),
+        ("/analytics", "Analytics"),
+        ("/settings", "Settings"),
+        ("/login", "Sign in to Clarion"),
+    ] {
+        let (status, html) = send(&app, get(path)).await;
+        assert_eq!(status, StatusCode::OK, "{path}");
+        assert!(html.contains(&format!(">{heading}</h1>")), "{path} lacks its heading");
+        assert!(html.contains("/pkg/clarion.js"), "{path} lacks the hydration script");
+        assert!(html.contains("/pkg/clarion.css"), "{path} lacks the stylesheet");
+    }
+    t.cleanup().await;
+}
+
+#[tokio::test]
+async fn an_unknown_path_is_a_404_page() {
+    let t = common::TestDb::sqlite().await;
+    let app = app_for(&t).await;
+    let (status, html) = send(&app, get("/no/such/page")).await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    assert!(html.contains("Page not found"));
+    t.cleanup().await;
+}
+
+#[tokio::test]
+async fn settings_server_functions_round_trip_on_every_backend() {
+    for t in common::all_backends().await {
+        let app = app_for(&t).await;
+        let (status, body) = send(&app, form_post("/api/get_settings", "")).await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        assert_eq!(body, r#"{"skip_clarifications":false,"sensitivity":"balanced"}"#);
+
+        let (status, body) =
+            send(&app, form_post("/api/save_settings", "sensitivity=more&skip_clarifications=on")).await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        assert_eq!(body, r#"{"skip_clarifications":true,"sensitivity":"more"}"#);
+
+        let (_, body) = send(&app, form_post("/api/get_settings", "")).await;
+        assert_eq!(body, r#"{"skip_clarifications":true,"sensitivity":"more"}"#, "persisted");
+        t.cleanup().await;
+    }
+}
+
+#[tokio::test]
+async fn bad_settings_input_is_refused_clearly_and_changes_nothing() {
+    let t = common::TestDb::sqlite().await;
+    let app = app_for(&t).await;
+    send(&app, form_post("/api/save_settings", "sensitivity=fewer")).await;
+    for bad in [
+        "sensitivity=%27%3B+DROP+TABLE+user_settings%3B+--",
+        "sensitivity=",
+        "skip_clarifications=on",
+        "%%%garbage",
+    ] {
+        let (status, body) = send(&app, form_post("/api/save_settings", bad)).await;
+        assert!(status.is_client_error() || status == StatusCode::INTERNAL_SERVER_ERROR, "{bad}: {status}");
+        assert!(!body.is_empty(), "{bad}: an explanation is returned");
+    }
+    let (_, body) = send(&app, form_post("/api/get_settings", "")).await;
+    assert_eq!(body, r#"{"skip_clarifications":false,"sensitivity":"fewer"}"#, "nothing was lost");
+    t.cleanup().await;
+}
+
+#[tokio::test]
+async fn oversized_bodies_are_refused_with_413() {
+    let t = common::TestDb::sqlite().await;
+    let app = app_for(&t).await;
+    let huge = format!("sensitivity={}", "a".repeat(server::http::MAX_BODY_BYTES + 10));
+    let (status, _) = send(&app, form_post("/api/save_settings", &huge)).await;
+    assert_eq!(status, StatusCode::PAYLOAD_TOO_LARGE);
+    t.cleanup().await;
+}
