@@ -87,7 +87,10 @@ mod tests {
 
     #[test]
     fn settings_serialize_with_snake_case_sensitivity() {
-        let s = Settings { skip_clarifications: true, sensitivity: Sensitivity::More };
+        let s = Settings {
+            skip_clarifications: true,
+            sensitivity: Sensitivity::More,
+        };
         let json = serde_json::to_string(&s).unwrap();
         assert_eq!(json, r#"{"skip_clarifications":true,"sensitivity":"more"}"#);
     }

@@ -37,10 +37,12 @@ pub async fn save_settings(
     sensitivity: String,
     skip_clarifications: Option<String>,
 ) -> Result<Settings, ServerFnError> {
-    let sensitivity = crate::protocol::Sensitivity::parse(sensitivity.trim()).ok_or_else(|| {
-        ServerFnError::new("Sensitivity must be one of: fewer, balanced, more.")
-    })?;
+    let sensitivity = crate::protocol::Sensitivity::parse(sensitivity.trim())
+        .ok_or_else(|| ServerFnError::new("Sensitivity must be one of: fewer, balanced, more."))?;
     let skip = matches!(skip_clarifications.as_deref(), Some("on" | "true" | "1"));
-    let settings = Settings { skip_clarifications: skip, sensitivity };
+    let settings = Settings {
+        skip_clarifications: skip,
+        sensitivity,
+    };
     ssr::backend()?.save_settings(settings).await.map_err(ssr::to_sfe)
 }

@@ -21,11 +21,9 @@ impl ServerBackend {
     /// The signed-in user. Until sessions land this is the first account,
     /// which the embedded default creates on first start.
     async fn user(&self) -> Result<User, BackendError> {
-        self.store
-            .first_user()
-            .await
-            .map_err(internal)?
-            .ok_or_else(|| BackendError::BadInput("No account exists yet. Create one with `server user add`.".into()))
+        self.store.first_user().await.map_err(internal)?.ok_or_else(|| {
+            BackendError::BadInput("No account exists yet. Create one with `server user add`.".into())
+        })
     }
 }
 
@@ -38,7 +36,10 @@ fn internal(e: StoreError) -> BackendError {
 /// A short reference so a user can quote an error and we can find it in the logs.
 fn rand_reference() -> u32 {
     use std::time::{SystemTime, UNIX_EPOCH};
-    let nanos = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.subsec_nanos()).unwrap_or(0);
+    let nanos = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.subsec_nanos())
+        .unwrap_or(0);
     nanos ^ std::process::id().rotate_left(16)
 }
 
@@ -55,7 +56,10 @@ impl Backend for ServerBackend {
 
     async fn save_settings(&self, settings: Settings) -> Result<Settings, BackendError> {
         let user = self.user().await?;
-        self.store.save_settings(user.id, &settings).await.map_err(internal)?;
+        self.store
+            .save_settings(user.id, &settings)
+            .await
+            .map_err(internal)?;
         self.store.settings(user.id).await.map_err(internal)
     }
 }

@@ -47,15 +47,20 @@ impl Config {
         let non_empty = |k: &str| get(k).map(|v| v.trim().to_string()).filter(|v| !v.is_empty());
 
         let addr_text = non_empty("CLARION_ADDR").unwrap_or_else(|| "127.0.0.1:3000".into());
-        let addr = addr_text.parse::<SocketAddr>().map_err(|e| StartupError::BadConfig {
-            name: "CLARION_ADDR",
-            reason: format!("{addr_text:?} is not an address like 127.0.0.1:3000 ({e})"),
-        })?;
+        let addr = addr_text
+            .parse::<SocketAddr>()
+            .map_err(|e| StartupError::BadConfig {
+                name: "CLARION_ADDR",
+                reason: format!("{addr_text:?} is not an address like 127.0.0.1:3000 ({e})"),
+            })?;
 
         let data_dir = PathBuf::from(non_empty("CLARION_DATA_DIR").unwrap_or_else(|| "data".into()));
         let (database_url, embedded) = match non_empty("DATABASE_URL") {
             Some(url) => (url, false),
-            None => (format!("sqlite://{}", data_dir.join("clarion.db").display()), true),
+            None => (
+                format!("sqlite://{}", data_dir.join("clarion.db").display()),
+                true,
+            ),
         };
         crate::db::Backend::of_url(&database_url)?;
 
@@ -72,7 +77,15 @@ impl Config {
         };
         let site_root = non_empty("LEPTOS_SITE_ROOT").unwrap_or_else(|| "target/site".into());
 
-        Ok(Config { addr, data_dir, database_url, embedded, log_filter, log_format, site_root })
+        Ok(Config {
+            addr,
+            data_dir,
+            database_url,
+            embedded,
+            log_filter,
+            log_format,
+            site_root,
+        })
     }
 }
 
@@ -104,8 +117,7 @@ mod tests {
     use std::collections::HashMap;
 
     fn config(vars: &[(&str, &str)]) -> Result<Config, StartupError> {
-        let map: HashMap<String, String> =
-            vars.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        let map: HashMap<String, String> = vars.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
         Config::from_lookup(|k| map.get(k).cloned())
     }
 
@@ -140,7 +152,9 @@ mod tests {
 
     #[test]
     fn an_unknown_database_scheme_is_refused_with_the_supported_forms() {
-        let e = config(&[("DATABASE_URL", "mysql://root@localhost/x")]).unwrap_err().to_string();
+        let e = config(&[("DATABASE_URL", "mysql://root@localhost/x")])
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("sqlite://") && e.contains("postgres://"), "{e}");
     }
 
@@ -151,7 +165,10 @@ mod tests {
 
     #[test]
     fn passwords_are_redacted_from_urls() {
-        assert_eq!(redact_url("postgres://u:secret@h:5432/db"), "postgres://u:***@h:5432/db");
+        assert_eq!(
+            redact_url("postgres://u:secret@h:5432/db"),
+            "postgres://u:***@h:5432/db"
+        );
         assert_eq!(redact_url("postgres://u@h/db"), "postgres://u@h/db");
         assert_eq!(redact_url("sqlite://data/x.db"), "sqlite://data/x.db");
     }

@@ -5,7 +5,11 @@ use server::config::Config;
 use std::process::ExitCode;
 
 #[derive(Parser)]
-#[command(name = "server", version, about = "Clarion: ask your wound-care data questions in plain English.")]
+#[command(
+    name = "server",
+    version,
+    about = "Clarion: ask your wound-care data questions in plain English."
+)]
 struct Cli {
     #[command(subcommand)]
     command: Option<Command>,
@@ -68,13 +72,17 @@ fn main() -> ExitCode {
                     server::config::redact_url(&config.database_url)
                 )))
             }
-            Command::Seed { scale, seed, database } => {
+            Command::Seed {
+                scale,
+                seed,
+                database,
+            } => {
                 let url = database.unwrap_or_else(|| config.database_url.clone());
                 Ok(Some(server::dataset::cli_seed(&url, scale, seed).await?))
             }
-            Command::Introspect { database, out } => {
-                Ok(Some(server::semantic::introspect::cli_introspect(&database, out.as_deref()).await?))
-            }
+            Command::Introspect { database, out } => Ok(Some(
+                server::semantic::introspect::cli_introspect(&database, out.as_deref()).await?,
+            )),
         }
     });
     match result {

@@ -34,9 +34,13 @@ pub async fn prepare(config: &Config) -> Result<(AppState, bool), StartupError> 
     let mut created = false;
     if config.embedded {
         for (username, name, role, password) in DEMO_ACCOUNTS {
-            let (_, new) = store.ensure_user(username, name, role, password).await.map_err(|e| {
-                StartupError::Migration { url: redact_url(&config.database_url), reason: e.to_string() }
-            })?;
+            let (_, new) = store
+                .ensure_user(username, name, role, password)
+                .await
+                .map_err(|e| StartupError::Migration {
+                    url: redact_url(&config.database_url),
+                    reason: e.to_string(),
+                })?;
             created |= new;
         }
     }
@@ -51,14 +55,20 @@ pub async fn serve(
 ) -> Result<(), StartupError> {
     let listener = tokio::net::TcpListener::bind(config.addr)
         .await
-        .map_err(|e| StartupError::Bind { addr: config.addr.to_string(), reason: e.to_string() })?;
+        .map_err(|e| StartupError::Bind {
+            addr: config.addr.to_string(),
+            reason: e.to_string(),
+        })?;
     let db = state.store.database().clone();
     let app = crate::http::router(state);
     tracing::info!(addr = %config.addr, "Clarion is listening on http://{}", config.addr);
     axum::serve(listener, app)
         .with_graceful_shutdown(shutdown)
         .await
-        .map_err(|e| StartupError::Bind { addr: config.addr.to_string(), reason: e.to_string() })?;
+        .map_err(|e| StartupError::Bind {
+            addr: config.addr.to_string(),
+            reason: e.to_string(),
+        })?;
     db.close().await;
     tracing::info!("shut down cleanly");
     Ok(())

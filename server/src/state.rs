@@ -18,7 +18,11 @@ pub struct AppState {
 impl AppState {
     pub fn new(leptos_options: LeptosOptions, store: Store) -> Self {
         let backend: SharedBackend = Arc::new(ServerBackend::new(store.clone()));
-        AppState { leptos_options, store, backend }
+        AppState {
+            leptos_options,
+            store,
+            backend,
+        }
     }
 }
 

@@ -56,14 +56,23 @@ pub struct User {
 
 impl From<User> for UserSummary {
     fn from(u: User) -> Self {
-        UserSummary { username: u.username, display_name: u.display_name, is_admin: u.is_admin }
+        UserSummary {
+            username: u.username,
+            display_name: u.display_name,
+            is_admin: u.is_admin,
+        }
     }
 }
 
 type UserRow = (i64, String, String, String);
 
 fn user_from_row((id, username, display_name, role): UserRow) -> User {
-    User { id, username, display_name, is_admin: role == "admin" }
+    User {
+        id,
+        username,
+        display_name,
+        is_admin: role == "admin",
+    }
 }
 
 /// Typed access to Clarion's tables.
@@ -104,15 +113,20 @@ impl Store {
             .execute(p)
             .await
             .map(|_| ()))?;
-        let u = self.user_by_username(username).await?.ok_or(StoreError::NotFound)?;
+        let u = self
+            .user_by_username(username)
+            .await?
+            .ok_or(StoreError::NotFound)?;
         Ok((u, true))
     }
 
     /// Looks a user up by username.
     pub async fn user_by_username(&self, username: &str) -> Result<Option<User>, StoreError> {
         let sql = "SELECT id, username, display_name, role FROM users WHERE username = $1";
-        let row: Option<UserRow> =
-            on_pool!(&self.db, |p| sqlx::query_as(sql).bind(username).fetch_optional(p).await)?;
+        let row: Option<UserRow> = on_pool!(&self.db, |p| sqlx::query_as(sql)
+            .bind(username)
+            .fetch_optional(p)
+            .await)?;
         Ok(row.map(user_from_row))
     }
 
@@ -126,8 +140,10 @@ impl Store {
     /// A user's settings, or the defaults if never saved.
     pub async fn settings(&self, user_id: i64) -> Result<Settings, StoreError> {
         let sql = "SELECT skip_clarifications, sensitivity FROM user_settings WHERE user_id = $1";
-        let row: Option<(bool, String)> =
-            on_pool!(&self.db, |p| sqlx::query_as(sql).bind(user_id).fetch_optional(p).await)?;
+        let row: Option<(bool, String)> = on_pool!(&self.db, |p| sqlx::query_as(sql)
+            .bind(user_id)
+            .fetch_optional(p)
+            .await)?;
         match row {
             None => Ok(Settings::default()),
             Some((skip, sens)) => Ok(Settings {

@@ -8,7 +8,9 @@ use tracing_subscriber::EnvFilter;
 pub fn init(config: &Config) {
     let filter = EnvFilter::try_new(format!("{},sqlx::query=off", config.log_filter))
         .unwrap_or_else(|_| EnvFilter::new("info,sqlx::query=off"));
-    let builder = tracing_subscriber::fmt().with_env_filter(filter).with_target(false);
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_target(false);
     let _ = match config.log_format {
         LogFormat::Json => builder.json().try_init(),
         LogFormat::Text => builder.try_init(),

@@ -12,7 +12,11 @@ fn server() -> Command {
 }
 
 fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
 }
 
 fn assert_one_line_error(out: &std::process::Output, needle: &str) {
@@ -27,20 +31,32 @@ fn assert_one_line_error(out: &std::process::Output, needle: &str) {
 
 #[test]
 fn an_unsupported_database_url_is_one_clear_line() {
-    let out = server().env("DATABASE_URL", "mysql://root:hunter2@localhost/x").output().unwrap();
+    let out = server()
+        .env("DATABASE_URL", "mysql://root:hunter2@localhost/x")
+        .output()
+        .unwrap();
     assert_one_line_error(&out, "DATABASE_URL");
-    assert!(!String::from_utf8_lossy(&out.stderr).contains("hunter2"), "password is redacted");
+    assert!(
+        !String::from_utf8_lossy(&out.stderr).contains("hunter2"),
+        "password is redacted"
+    );
 }
 
 #[test]
 fn an_unreachable_database_is_one_clear_line() {
     let port = free_port();
     let out = server()
-        .env("DATABASE_URL", format!("postgres://nobody:s3cret@127.0.0.1:{port}/nothing"))
+        .env(
+            "DATABASE_URL",
+            format!("postgres://nobody:s3cret@127.0.0.1:{port}/nothing"),
+        )
         .output()
         .unwrap();
     assert_one_line_error(&out, "cannot open the database");
-    assert!(!String::from_utf8_lossy(&out.stderr).contains("s3cret"), "password is redacted");
+    assert!(
+        !String::from_utf8_lossy(&out.stderr).contains("s3cret"),
+        "password is redacted"
+    );
 }
 
 #[test]
@@ -92,11 +108,20 @@ fn first_start_creates_the_database_prints_the_demo_login_and_sigterm_stops_clea
         assert!(Instant::now() < deadline, "server did not come up");
         std::thread::sleep(Duration::from_millis(100));
     };
-    assert!(health.starts_with("HTTP/1.0 200") || health.starts_with("HTTP/1.1 200"), "{health}");
-    assert!(dir.path().join("nested/clarion.db").exists(), "SQLite file created under the data dir");
+    assert!(
+        health.starts_with("HTTP/1.0 200") || health.starts_with("HTTP/1.1 200"),
+        "{health}"
+    );
+    assert!(
+        dir.path().join("nested/clarion.db").exists(),
+        "SQLite file created under the data dir"
+    );
 
     // SAFETY-free: signal through the kill command rather than libc.
-    let status = Command::new("kill").args(["-TERM", &child.id().to_string()]).status().unwrap();
+    let status = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
     assert!(status.success());
     let deadline = Instant::now() + Duration::from_secs(15);
     let exit = loop {
@@ -112,7 +137,10 @@ fn first_start_creates_the_database_prints_the_demo_login_and_sigterm_stops_clea
     child.stdout.take().unwrap().read_to_string(&mut stdout).unwrap();
     let mut stderr = String::new();
     child.stderr.take().unwrap().read_to_string(&mut stderr).unwrap();
-    assert!(stdout.contains("demo   / clarion-demo"), "demo login printed: {stdout}");
+    assert!(
+        stdout.contains("demo   / clarion-demo"),
+        "demo login printed: {stdout}"
+    );
     assert!(stdout.contains(&format!("http://{addr}")), "{stdout}");
     let logs = format!("{stdout}{stderr}");
     assert!(logs.contains("shut down cleanly"), "{logs}");

@@ -13,7 +13,10 @@ use tower::ServiceExt;
 
 async fn app_for(t: &common::TestDb) -> axum::Router {
     let store = Store::new(t.db.clone());
-    store.ensure_user("demo", "Dr. Dana Reyes", Role::Clinician, "pw").await.unwrap();
+    store
+        .ensure_user("demo", "Dr. Dana Reyes", Role::Clinician, "pw")
+        .await
+        .unwrap();
     let config = Config::from_lookup(|k| (k == "DATABASE_URL").then(|| t.url.clone())).unwrap();
     server::http::router(AppState::new(server::serve::leptos_options(&config), store))
 }
@@ -66,8 +69,14 @@ async fn every_page_is_server_rendered_with_its_heading_and_hydration_script() {
     ] {
         let (status, html) = send(&app, get(path)).await;
         assert_eq!(status, StatusCode::OK, "{path}");
-        assert!(html.contains(&format!(">{heading}</h1>")), "{path} lacks its heading");
-        assert!(html.contains("/pkg/clarion.js"), "{path} lacks the hydration script");
+        assert!(
+            html.contains(&format!(">{heading}</h1>")),
+            "{path} lacks its heading"
+        );
+        assert!(
+            html.contains("/pkg/clarion.js"),
+            "{path} lacks the hydration script"
+        );
         assert!(html.contains("/pkg/clarion.css"), "{path} lacks the stylesheet");
     }
     t.cleanup().await;
@@ -91,13 +100,19 @@ async fn settings_server_functions_round_trip_on_every_backend() {
         assert_eq!(status, StatusCode::OK, "{body}");
         assert_eq!(body, r#"{"skip_clarifications":false,"sensitivity":"balanced"}"#);
 
-        let (status, body) =
-            send(&app, form_post("/api/save_settings", "sensitivity=more&skip_clarifications=on")).await;
+        let (status, body) = send(
+            &app,
+            form_post("/api/save_settings", "sensitivity=more&skip_clarifications=on"),
+        )
+        .await;
         assert_eq!(status, StatusCode::OK, "{body}");
         assert_eq!(body, r#"{"skip_clarifications":true,"sensitivity":"more"}"#);
 
         let (_, body) = send(&app, form_post("/api/get_settings", "")).await;
-        assert_eq!(body, r#"{"skip_clarifications":true,"sensitivity":"more"}"#, "persisted");
+        assert_eq!(
+            body, r#"{"skip_clarifications":true,"sensitivity":"more"}"#,
+            "persisted"
+        );
         t.cleanup().await;
     }
 }
@@ -114,11 +129,17 @@ async fn bad_settings_input_is_refused_clearly_and_changes_nothing() {
         "%%%garbage",
     ] {
         let (status, body) = send(&app, form_post("/api/save_settings", bad)).await;
-        assert!(status.is_client_error() || status == StatusCode::INTERNAL_SERVER_ERROR, "{bad}: {status}");
+        assert!(
+            status.is_client_error() || status == StatusCode::INTERNAL_SERVER_ERROR,
+            "{bad}: {status}"
+        );
         assert!(!body.is_empty(), "{bad}: an explanation is returned");
     }
     let (_, body) = send(&app, form_post("/api/get_settings", "")).await;
-    assert_eq!(body, r#"{"skip_clarifications":false,"sensitivity":"fewer"}"#, "nothing was lost");
+    assert_eq!(
+        body, r#"{"skip_clarifications":false,"sensitivity":"fewer"}"#,
+        "nothing was lost"
+    );
     t.cleanup().await;
 }
 

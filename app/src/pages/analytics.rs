@@ -5,7 +5,10 @@ use leptos::prelude::*;
 use leptos_meta::Title;
 
 const METRICS: [(&str, &str); 4] = [
-    ("Clarification rate", "Share of questions that needed a clarification panel"),
+    (
+        "Clarification rate",
+        "Share of questions that needed a clarification panel",
+    ),
     ("Abandonment", "Clarification rounds left unanswered"),
     ("Auto-resolution", "Ambiguities resolved by a saved definition"),
     ("Questions asked", "All questions in the selected period"),

@@ -29,11 +29,19 @@ pub fn router(state: AppState) -> Router {
 
     Router::new()
         .route("/healthz", get(healthz))
-        .leptos_routes_with_context(&state, routes, context.clone(), move || app::shell(shell_options.clone()))
-        .fallback(leptos_axum::file_and_error_handler_with_context::<AppState, _>(context, app::shell))
+        .leptos_routes_with_context(&state, routes, context.clone(), move || {
+            app::shell(shell_options.clone())
+        })
+        .fallback(leptos_axum::file_and_error_handler_with_context::<AppState, _>(
+            context,
+            app::shell,
+        ))
         .layer(CompressionLayer::new())
         .layer(RequestBodyLimitLayer::new(MAX_BODY_BYTES))
-        .layer(TimeoutLayer::with_status_code(StatusCode::REQUEST_TIMEOUT, Duration::from_secs(30)))
+        .layer(TimeoutLayer::with_status_code(
+            StatusCode::REQUEST_TIMEOUT,
+            Duration::from_secs(30),
+        ))
         .layer(CatchPanicLayer::new())
         .layer(TraceLayer::new_for_http())
         .with_state(state)
@@ -42,7 +50,10 @@ pub fn router(state: AppState) -> Router {
 /// Liveness and readiness: 200 when the database answers, 503 otherwise.
 async fn healthz(State(state): State<AppState>) -> impl IntoResponse {
     match state.store.database().ping().await {
-        Ok(()) => (StatusCode::OK, axum::Json(serde_json::json!({"status": "ok", "database": "ok"}))),
+        Ok(()) => (
+            StatusCode::OK,
+            axum::Json(serde_json::json!({"status": "ok", "database": "ok"})),
+        ),
         Err(e) => {
             tracing::warn!(error = %e, "health check: database unavailable");
             (

@@ -26,7 +26,12 @@ impl TestDb {
         let dir = tempfile::tempdir().expect("tempdir");
         let url = format!("sqlite://{}", dir.path().join("clarion.db").display());
         let db = Database::connect_and_migrate(&url).await.expect("sqlite");
-        TestDb { url, db, pg_name: None, _dir: Some(dir) }
+        TestDb {
+            url,
+            db,
+            pg_name: None,
+            _dir: Some(dir),
+        }
     }
 
     /// A fresh, migrated PostgreSQL database, or `None` when PostgreSQL is not
@@ -48,14 +53,28 @@ impl TestDb {
             "clarion_test_{}_{}_{}",
             std::process::id(),
             COUNTER.fetch_add(1, Ordering::SeqCst),
-            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().subsec_nanos()
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap()
+                .subsec_nanos()
         );
         // The name is generated above from digits only; identifiers cannot be bound.
-        sqlx::query(&format!("CREATE DATABASE {name}")).execute(&mut conn).await.expect("create database");
-        let base = admin.rsplit_once('/').map(|(b, _)| b.to_string()).unwrap_or(admin.clone());
+        sqlx::query(&format!("CREATE DATABASE {name}"))
+            .execute(&mut conn)
+            .await
+            .expect("create database");
+        let base = admin
+            .rsplit_once('/')
+            .map(|(b, _)| b.to_string())
+            .unwrap_or(admin.clone());
         let url = format!("{base}/{name}");
         let db = Database::connect_and_migrate(&url).await.expect("postgres");
-        Some(TestDb { url, db, pg_name: Some(name), _dir: None })
+        Some(TestDb {
+            url,
+            db,
+            pg_name: Some(name),
+            _dir: None,
+        })
     }
 
     /// Closes the pool and drops a PostgreSQL test database.
@@ -64,7 +83,9 @@ impl TestDb {
         if let Some(name) = self.pg_name
             && let Ok(mut conn) = sqlx::PgConnection::connect(&pg_admin_url()).await
         {
-            let _ = sqlx::query(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)")).execute(&mut conn).await;
+            let _ = sqlx::query(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"))
+                .execute(&mut conn)
+                .await;
         }
     }
 }
