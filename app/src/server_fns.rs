@@ -13,8 +13,27 @@ mod ssr {
             .ok_or_else(|| ServerFnError::new("Clarion's backend is not available."))
     }
 
+    /// Converts a backend error, setting the HTTP status: 400 for the user's
+    /// mistakes, 500 for ours.
     pub fn to_sfe(e: BackendError) -> ServerFnError {
+        let status = match e {
+            BackendError::BadInput(_) => http::StatusCode::BAD_REQUEST,
+            BackendError::Internal(_) => http::StatusCode::INTERNAL_SERVER_ERROR,
+        };
+        set_status(status);
         ServerFnError::new(e.to_string())
+    }
+
+    /// A user's mistake: 400 with a message saying what is wrong.
+    pub fn bad_input(message: &str) -> ServerFnError {
+        set_status(http::StatusCode::BAD_REQUEST);
+        ServerFnError::new(message)
+    }
+
+    fn set_status(status: http::StatusCode) {
+        if let Some(res) = use_context::<leptos_axum::ResponseOptions>() {
+            res.set_status(status);
+        }
     }
 }
 

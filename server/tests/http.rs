@@ -148,7 +148,17 @@ async fn oversized_bodies_are_refused_with_413() {
     let t = common::TestDb::sqlite().await;
     let app = app_for(&t).await;
     let huge = format!("sensitivity={}", "a".repeat(server::http::MAX_BODY_BYTES + 10));
+    // Without a Content-Length (chunked) …
     let (status, _) = send(&app, form_post("/api/save_settings", &huge)).await;
     assert_eq!(status, StatusCode::PAYLOAD_TOO_LARGE);
+    // … and with one.
+    let mut req = form_post("/api/save_settings", &huge);
+    req.headers_mut()
+        .insert(header::CONTENT_LENGTH, huge.len().to_string().parse().unwrap());
+    let (status, _) = send(&app, req).await;
+    assert_eq!(status, StatusCode::PAYLOAD_TOO_LARGE);
+    // A body just under the limit still reaches the handler (and gets a 400-class answer).
+    let (status, _) = send(&app, form_post("/api/save_settings", "sensitivity=more")).await;
+    assert_eq!(status, StatusCode::OK);
     t.cleanup().await;
 }

@@ -13,7 +13,6 @@ use leptos_axum::{LeptosRoutes, generate_route_list};
 use std::time::Duration;
 use tower_http::catch_panic::CatchPanicLayer;
 use tower_http::compression::CompressionLayer;
-use tower_http::limit::RequestBodyLimitLayer;
 use tower_http::timeout::TimeoutLayer;
 use tower_http::trace::TraceLayer;
 
@@ -37,7 +36,7 @@ pub fn router(state: AppState) -> Router {
             app::shell,
         ))
         .layer(CompressionLayer::new())
-        .layer(RequestBodyLimitLayer::new(MAX_BODY_BYTES))
+        .layer(axum::middleware::from_fn(limit_body))
         .layer(TimeoutLayer::with_status_code(
             StatusCode::REQUEST_TIMEOUT,
             Duration::from_secs(30),
@@ -45,6 +44,31 @@ pub fn router(state: AppState) -> Router {
         .layer(CatchPanicLayer::new())
         .layer(TraceLayer::new_for_http())
         .with_state(state)
+}
+
+/// Refuses bodies over [`MAX_BODY_BYTES`] with 413, whether or not the client sent a
+/// `Content-Length` (a chunked body is buffered up to the limit, then refused).
+async fn limit_body(req: axum::extract::Request, next: axum::middleware::Next) -> axum::response::Response {
+    let too_large = || (StatusCode::PAYLOAD_TOO_LARGE, "Request body too large.").into_response();
+    let declared = req
+        .headers()
+        .get(axum::http::header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<usize>().ok());
+    if declared.is_some_and(|n| n > MAX_BODY_BYTES) {
+        return too_large();
+    }
+    let (parts, body) = req.into_parts();
+    match axum::body::to_bytes(body, MAX_BODY_BYTES).await {
+        Ok(bytes) => {
+            next.run(axum::extract::Request::from_parts(
+                parts,
+                axum::body::Body::from(bytes),
+            ))
+            .await
+        }
+        Err(_) => too_large(),
+    }
 }
 
 /// Liveness and readiness: 200 when the database answers, 503 otherwise.
