@@ -57,7 +57,7 @@ pub async fn save_settings(
     skip_clarifications: Option<String>,
 ) -> Result<Settings, ServerFnError> {
     let sensitivity = crate::protocol::Sensitivity::parse(sensitivity.trim())
-        .ok_or_else(|| ServerFnError::new("Sensitivity must be one of: fewer, balanced, more."))?;
+        .ok_or_else(|| ssr::bad_input("Sensitivity must be one of: fewer, balanced, more."))?;
     let skip = matches!(skip_clarifications.as_deref(), Some("on" | "true" | "1"));
     let settings = Settings {
         skip_clarifications: skip,
