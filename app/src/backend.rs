@@ -4,9 +4,39 @@
 //! engine through this trait, which the server provides as Leptos context via
 //! `leptos_routes_with_context`. Keep each method one step of the product, not
 //! a database operation.
+//!
+//! Every method that touches a user's data takes the signed-in [`AuthUser`].
+//! The server's auth layer establishes it per request and provides it as a
+//! [`RequestUser`] in the same context; server functions get it through
+//! `server_fns::ssr::require_user` and refuse the call without one. Nothing
+//! here may fall back to "some" user.
 
 use crate::protocol::{Settings, UserSummary};
 use std::sync::Arc;
+
+/// The signed-in user of one request, as established by the server's auth layer.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AuthUser {
+    pub id: i64,
+    pub username: String,
+    pub display_name: String,
+    pub is_admin: bool,
+}
+
+impl From<AuthUser> for UserSummary {
+    fn from(u: AuthUser) -> Self {
+        UserSummary {
+            username: u.username,
+            display_name: u.display_name,
+            is_admin: u.is_admin,
+        }
+    }
+}
+
+/// Who made the current request (`None`: nobody is signed in). Provided as
+/// Leptos context for every page render and server-function call.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RequestUser(pub Option<AuthUser>);
 
 /// An error a backend call can return, already safe to show to a user.
 #[derive(Debug, thiserror::Error)]
@@ -14,6 +44,9 @@ pub enum BackendError {
     /// The user's input was wrong; the message says how.
     #[error("{0}")]
     BadInput(String),
+    /// The session ended (or the account is gone); sign in again.
+    #[error("You are signed out. Sign in again to continue.")]
+    Unauthenticated,
     /// Something broke on our side; details are logged, not shown.
     #[error("Something went wrong on the server (reference {0}). Please try again.")]
     Internal(String),
@@ -22,12 +55,12 @@ pub enum BackendError {
 /// Everything the UI can ask of the server.
 #[async_trait::async_trait]
 pub trait Backend: Send + Sync + 'static {
-    /// The signed-in user for this request.
-    async fn current_user(&self) -> Result<UserSummary, BackendError>;
-    /// The current user's settings (defaults when never saved).
-    async fn settings(&self) -> Result<Settings, BackendError>;
-    /// Stores the current user's settings and returns what was stored.
-    async fn save_settings(&self, settings: Settings) -> Result<Settings, BackendError>;
+    /// The user's settings (defaults when never saved).
+    async fn settings(&self, user: &AuthUser) -> Result<Settings, BackendError>;
+    /// Stores the user's settings and returns what was stored.
+    async fn save_settings(&self, user: &AuthUser, settings: Settings) -> Result<Settings, BackendError>;
+    /// The semantic model's vocabulary for the Glossary page.
+    async fn glossary(&self, user: &AuthUser) -> Result<crate::protocol::Glossary, BackendError>;
 }
 
 /// How the backend travels through Leptos context.

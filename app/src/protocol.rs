@@ -72,6 +72,107 @@ pub struct UserSummary {
     pub is_admin: bool,
 }
 
+/// The model's vocabulary for the Glossary page (F20).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Glossary {
+    /// The ambiguity dictionary, alphabetical by phrase.
+    pub terms: Vec<GlossaryTerm>,
+    /// What questions can be about.
+    pub entities: Vec<GlossaryEntity>,
+}
+
+/// One dictionary term and what each of its options means.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct GlossaryTerm {
+    pub id: String,
+    pub phrase: String,
+    /// Other words that trigger the same question.
+    pub variants: Vec<String>,
+    /// What kind of word it is ("size", "time", "column"…), human-readable.
+    pub kind: String,
+    /// Labels of the entities it applies to ("Wound", "Patient").
+    pub applies_to: Vec<String>,
+    /// The question Clarion asks.
+    pub question: String,
+    pub description: String,
+    pub options: Vec<GlossaryOption>,
+}
+
+/// One possible meaning of a term.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct GlossaryOption {
+    pub label: String,
+    pub description: String,
+    /// The best guess Clarion preselects.
+    pub default: bool,
+}
+
+/// An entity with its attributes.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct GlossaryEntity {
+    pub name: String,
+    pub label: String,
+    pub description: String,
+    pub synonyms: Vec<String>,
+    pub attributes: Vec<GlossaryAttribute>,
+}
+
+/// An attribute as a clinician would read it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct GlossaryAttribute {
+    pub name: String,
+    pub description: String,
+    /// "text", "number", "date", "yes/no".
+    pub kind: String,
+    /// Display unit ("cm²"), empty when none.
+    pub unit: String,
+    pub synonyms: Vec<String>,
+    /// Known values (labels), empty for free values.
+    pub values: Vec<String>,
+}
+
+impl GlossaryTerm {
+    /// True when `query` (already lowercased and trimmed) occurs in anything a
+    /// clinician might search for: phrase, variants, kind, question, options.
+    pub fn matches(&self, query: &str) -> bool {
+        query.is_empty()
+            || self.phrase.to_lowercase().contains(query)
+            || self.variants.iter().any(|v| v.to_lowercase().contains(query))
+            || self.kind.to_lowercase().contains(query)
+            || self.question.to_lowercase().contains(query)
+            || self.options.iter().any(|o| {
+                o.label.to_lowercase().contains(query) || o.description.to_lowercase().contains(query)
+            })
+    }
+}
+
+impl GlossaryEntity {
+    /// The entity filtered to attributes matching `query` (all when the entity itself matches).
+    pub fn filtered(&self, query: &str) -> Option<GlossaryEntity> {
+        let entity_hit = query.is_empty()
+            || self.label.to_lowercase().contains(query)
+            || self.synonyms.iter().any(|s| s.to_lowercase().contains(query));
+        if entity_hit {
+            return Some(self.clone());
+        }
+        let attributes: Vec<_> = self
+            .attributes
+            .iter()
+            .filter(|a| {
+                a.name.to_lowercase().contains(query)
+                    || a.description.to_lowercase().contains(query)
+                    || a.synonyms.iter().any(|s| s.to_lowercase().contains(query))
+                    || a.values.iter().any(|v| v.to_lowercase().contains(query))
+            })
+            .cloned()
+            .collect();
+        (!attributes.is_empty()).then(|| GlossaryEntity {
+            attributes,
+            ..self.clone()
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -85,6 +186,69 @@ mod tests {
         assert_eq!(Sensitivity::parse(""), None);
     }
 
+    fn term(phrase: &str, variants: &[&str]) -> GlossaryTerm {
+        GlossaryTerm {
+            id: phrase.into(),
+            phrase: phrase.into(),
+            variants: variants.iter().map(|v| v.to_string()).collect(),
+            kind: "size".into(),
+            applies_to: vec!["Wound".into()],
+            question: "What counts as large?".into(),
+            description: String::new(),
+            options: vec![GlossaryOption {
+                label: "Larger than 10 cm²".into(),
+                description: "Latest area".into(),
+                default: true,
+            }],
+        }
+    }
+
+    #[test]
+    fn glossary_search_matches_phrases_variants_and_option_text() {
+        let t = term("large", &["big"]);
+        assert!(t.matches(""));
+        assert!(t.matches("big"));
+        assert!(t.matches("10 cm²"));
+        assert!(!t.matches("infection"));
+    }
+
+    #[test]
+    fn glossary_entity_search_keeps_only_matching_attributes() {
+        let e = GlossaryEntity {
+            name: "wounds".into(),
+            label: "Wound".into(),
+            description: String::new(),
+            synonyms: vec!["ulcer".into()],
+            attributes: vec![
+                GlossaryAttribute {
+                    name: "area".into(),
+                    description: "Surface area".into(),
+                    kind: "number".into(),
+                    unit: "cm²".into(),
+                    synonyms: vec!["size".into()],
+                    values: vec![],
+                },
+                GlossaryAttribute {
+                    name: "etiology".into(),
+                    description: "Cause".into(),
+                    kind: "text".into(),
+                    unit: String::new(),
+                    synonyms: vec![],
+                    values: vec!["Venous leg ulcer".into()],
+                },
+            ],
+        };
+        assert_eq!(
+            e.filtered("ulcer").unwrap().attributes.len(),
+            2,
+            "entity synonym keeps all"
+        );
+        let only = e.filtered("venous").unwrap();
+        assert_eq!(only.attributes.len(), 1);
+        assert_eq!(only.attributes[0].name, "etiology");
+        assert!(e.filtered("zzz").is_none());
+    }
+
     #[test]
     fn settings_serialize_with_snake_case_sensitivity() {
         let s = Settings {
@@ -94,4 +258,363 @@ mod tests {
         let json = serde_json::to_string(&s).unwrap();
         assert_eq!(json, r#"{"skip_clarifications":true,"sensitivity":"more"}"#);
     }
+}
+
+// =====================================================================================
+// JSON API v1 and the ask flow (F6, F8–F16): what `POST /api/v1/query` and friends
+// exchange. The server's OpenAPI document (`/api/v1/openapi.json`) describes exactly
+// these types; its test serializes each of them and checks every field is documented.
+// =====================================================================================
+
+/// `POST /api/v1/query`: a question, optionally in an existing thread.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AskRequest {
+    /// The question in plain English (1–1000 characters).
+    pub question: String,
+    /// The thread it follows up on; a new thread when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thread_id: Option<String>,
+    /// `false`: never ask, answer on best guesses with `open_questions` (default `true`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interactive: Option<bool>,
+}
+
+/// `POST /api/v1/query/clarify`: the answers to one clarification round.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ClarifyRequest {
+    /// The round's id (from the 202 response).
+    pub clarification_id: String,
+    /// One answer per question of the round.
+    pub answers: Vec<ClarifyAnswer>,
+}
+
+/// The answer to one question: exactly one of `option_id`, `custom` or `dont_know`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ClarifyAnswer {
+    /// The question's id.
+    pub question_id: String,
+    /// One of the question's choices.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub option_id: Option<String>,
+    /// A custom value typed by the user ("area > 15", "20", "2025-01-01..2025-06-30").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub custom: Option<String>,
+    /// "I don't know — use your best judgment".
+    #[serde(default)]
+    pub dont_know: bool,
+    /// "Remember my choice": apply it automatically from now on.
+    #[serde(default)]
+    pub remember: bool,
+}
+
+/// `POST /api/v1/query/revise`: change one assumption of an answer (F9) and re-run,
+/// keeping every other confirmed choice.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReviseRequest {
+    /// The answer to revise (its `history_id`).
+    pub history_id: String,
+    /// The assumption's ambiguity id.
+    pub ambiguity_id: String,
+    /// The option to use instead.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub option_id: Option<String>,
+    /// Or a custom value.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub custom: Option<String>,
+}
+
+/// What asking (or answering a round) led to.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "status", rename_all = "snake_case")]
+pub enum QueryOutcome {
+    /// The answer (HTTP 200).
+    Answered(Answer),
+    /// One round of questions first (HTTP 202).
+    NeedsClarification(ClarificationRound),
+}
+
+/// An answer: what was computed, on which assumptions, and the rows.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Answer {
+    /// The thread the question belongs to (send it back for follow-ups).
+    pub thread_id: String,
+    /// The history entry (for re-runs and `POST /api/v1/query/revise`).
+    pub history_id: String,
+    /// The question as asked.
+    pub question: String,
+    /// One sentence saying what was computed.
+    pub restatement: String,
+    /// Every guess behind the answer, as badges the user can change.
+    pub assumptions: Vec<Assumption>,
+    /// Questions that would have been asked (non-interactive mode, skipped clarifications).
+    pub open_questions: Vec<OpenQuestion>,
+    /// The rows.
+    pub table: ResultTable,
+    /// The SQL that ran (placeholders only; values are never shown or logged).
+    pub sql: String,
+    /// How many values were bound to it.
+    pub param_count: u32,
+    /// Overall confidence in [0, 1].
+    pub confidence: f64,
+    /// 2–3 follow-ups (or relaxations when nothing matched).
+    pub suggestions: Vec<Suggestion>,
+    /// What was done, with measured durations.
+    pub thinking: Vec<ThinkingStep>,
+    /// How many clarification rounds this question took.
+    pub rounds: u32,
+    /// Server time for this request, milliseconds.
+    pub duration_ms: f64,
+}
+
+/// Where an assumption came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AssumptionSource {
+    /// Clarion's best guess (or "I don't know").
+    Default,
+    /// The user's remembered choice ("your saved definition").
+    SavedDefinition,
+    /// A piece of the question matched with less than full confidence.
+    LowConfidence,
+}
+
+/// One assumption badge (F9).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Assumption {
+    /// The words concerned ("large").
+    pub piece: String,
+    /// What was assumed ("Larger than 10 cm²").
+    pub assumed: String,
+    /// Where it came from.
+    pub source: AssumptionSource,
+    /// The ambiguity to reopen when the badge is clicked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ambiguity_id: Option<String>,
+    /// The option applied.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub option_id: Option<String>,
+    /// The alternatives, for changing the assumption (empty when there are none).
+    #[serde(default)]
+    pub options: Vec<Choice>,
+}
+
+/// A question Clarion would have asked, answered on its best guess instead (F14).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct OpenQuestion {
+    /// The question's id (an ambiguity id; usable with `/query/revise`).
+    pub id: String,
+    /// The question.
+    pub text: String,
+    /// The option assumed.
+    pub assumed_option_id: String,
+    /// The options.
+    pub options: Vec<Choice>,
+}
+
+/// One clarification round (HTTP 202).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ClarificationRound {
+    /// Send this back with the answers.
+    pub clarification_id: String,
+    /// The thread.
+    pub thread_id: String,
+    /// 1 for the first round of a question, 2 for the next.
+    pub round: u32,
+    /// The most rounds a question can take.
+    pub max_rounds: u32,
+    /// Why Clarion asks, in one line.
+    pub reason: String,
+    /// The questions, most critical first.
+    pub questions: Vec<Question>,
+    /// What Clarion understood so far (its best-guess restatement).
+    pub understood_so_far: String,
+    /// What was done, with measured durations.
+    pub thinking: Vec<ThinkingStep>,
+    /// After this instant (RFC 3339) the round can no longer be answered.
+    pub expires_at: String,
+}
+
+/// One question of a round: hypothesis-first, best guess preselected.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Question {
+    /// Stable id (the ambiguity id, e.g. `term:serious@wounds`).
+    pub id: String,
+    /// Ambiguity kind (`vague_qualifier`, `column`, `intent`, …).
+    pub kind: String,
+    /// The question.
+    pub text: String,
+    /// Why it is asked.
+    pub reason: String,
+    /// The words of the question it concerns.
+    pub span_text: String,
+    /// 2–5 choices, exactly one `default`.
+    pub options: Vec<Choice>,
+    /// What a custom value may be.
+    pub custom: CustomInput,
+}
+
+/// One radio option.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Choice {
+    /// Stable id within the question.
+    pub id: String,
+    /// Radio label.
+    pub label: String,
+    /// What exactly is counted.
+    pub description: String,
+    /// The best guess (preselected).
+    pub default: bool,
+    /// How many records it matches; absent when the count was too slow (F6).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub count: Option<i64>,
+}
+
+/// The custom value a question accepts (F7).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct CustomInput {
+    /// `none`, `number`, `date_range`, `allowed_value` or `free_constraint`.
+    pub kind: String,
+    /// A hint for the input ("e.g. 15 (cm²)").
+    pub placeholder: String,
+    /// Unit of a number, when it has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unit: Option<String>,
+    /// For `allowed_value`: the values to pick from.
+    #[serde(default)]
+    pub allowed_values: Vec<String>,
+}
+
+/// A follow-up suggestion pill.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Suggestion {
+    /// The text sent as the next question.
+    pub text: String,
+    /// What kind of follow-up (`drill_down`, `relax`, …).
+    pub kind: String,
+    /// True for a suggestion outside the area explored so far.
+    pub cross_area: bool,
+}
+
+/// One step of the thinking stream (F16).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ThinkingStep {
+    /// Short name ("Understood the question").
+    pub name: String,
+    /// Detail ("count, confidence 0.95").
+    pub detail: String,
+    /// Measured time of this step, milliseconds; absent for sub-steps of a measured step.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duration_ms: Option<f64>,
+}
+
+/// The rows of an answer.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ResultTable {
+    /// Column descriptions, in order.
+    pub columns: Vec<ResultColumn>,
+    /// Rows of JSON cells (number, text, boolean, ISO date text, or null).
+    pub rows: Vec<Vec<serde_json::Value>>,
+    /// Number of rows returned.
+    pub row_count: u32,
+    /// More rows matched than the row cap allows.
+    pub truncated: bool,
+}
+
+/// One result column.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ResultColumn {
+    /// Machine name.
+    pub name: String,
+    /// Human label.
+    pub label: String,
+    /// `integer`, `real`, `text`, `boolean` or `date`.
+    pub kind: String,
+    /// Display unit ("cm²"), when the column has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unit: Option<String>,
+}
+
+/// Every API error: a stable machine `code` and a message a person can act on.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ApiError {
+    /// Stable machine code (`empty_question`, `not_found`, …).
+    pub code: String,
+    /// What went wrong and what to do.
+    pub message: String,
+}
+
+/// `GET /api/v1/threads/{id}`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ThreadView {
+    /// The thread's id.
+    pub id: String,
+    /// Its title (the first question).
+    pub title: String,
+    /// When it started (RFC 3339).
+    pub created_at: String,
+    /// Its messages, oldest first.
+    pub messages: Vec<ThreadMessage>,
+}
+
+/// One message of a thread.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ThreadMessage {
+    /// `user` or `assistant`.
+    pub role: String,
+    /// The question, or the answer's restatement / the round's reason.
+    pub body: String,
+    /// `question`, `answer` or `clarification`.
+    pub kind: String,
+    /// The history entry of an answer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub history_id: Option<String>,
+    /// The round of a clarification.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clarification_id: Option<String>,
+    /// When (RFC 3339).
+    pub created_at: String,
+}
+
+/// One past question (F19).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct HistoryItem {
+    /// The entry's id.
+    pub id: String,
+    /// Its thread.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thread_id: Option<String>,
+    /// The question.
+    pub question: String,
+    /// The SQL that ran (placeholders only).
+    pub sql: String,
+    /// The assumptions shown with the answer.
+    pub assumptions: Vec<Assumption>,
+    /// How many clarification answers and saved definitions applied.
+    pub clarifications: u32,
+    /// Rows returned.
+    pub row_count: i64,
+    /// How long it ran, milliseconds.
+    pub duration_ms: i64,
+    /// When (RFC 3339).
+    pub created_at: String,
+}
+
+/// One learned preference (F12, F13).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PreferenceItem {
+    /// Id (for `DELETE /api/v1/preferences/{id}`).
+    pub id: i64,
+    /// The ambiguity it answers (`term:large@wounds`).
+    pub signature: String,
+    /// The option chosen (absent for a custom value).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub option_id: Option<String>,
+    /// How it reads ("large = larger than 25 cm²").
+    pub label: String,
+    /// How many times this answer was given.
+    pub count: i64,
+    /// Applied automatically without asking.
+    pub remembered: bool,
+    /// Offered as the preselected default (given 3 times or more).
+    pub offered_as_default: bool,
 }

@@ -1,7 +1,11 @@
 import { expect, test } from '@playwright/test';
-import { hydrated, shot } from './helpers';
+import { hydrated, login, shot } from './helpers';
 
 test.describe('Ask composer', () => {
+  test.beforeEach(async ({ page }) => {
+    await login(page, 'demo', 'clarion-demo');
+  });
+
   test('an example question fills the composer and Enter sends it (needs hydration)', async ({ page }) => {
     await page.goto('/');
     await hydrated(page);

@@ -19,3 +19,15 @@ export function watchConsole(page: Page): string[] {
   page.on('pageerror', (e) => problems.push(`pageerror: ${e.message}`));
   return problems;
 }
+
+/**
+ * Signs in through the real form (works before hydration: a plain POST) and
+ * waits until the app is back on `next` (default `/`).
+ */
+export async function login(page: Page, username: string, password: string, next = '/') {
+  await page.goto(next === '/' ? '/login' : `/login?next=${encodeURIComponent(next)}`);
+  await page.getByLabel('Username').fill(username);
+  await page.getByLabel('Password').fill(password);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await expect(page).toHaveURL((url) => url.pathname === next);
+}

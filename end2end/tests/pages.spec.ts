@@ -1,5 +1,5 @@
 import { expect, test } from '@playwright/test';
-import { hydrated, shot, watchConsole } from './helpers';
+import { hydrated, login, shot, watchConsole } from './helpers';
 
 const PAGES = [
   { path: '/', heading: 'Ask a question', nav: 'Ask', shot: 'ask' },
@@ -10,6 +10,10 @@ const PAGES = [
 ];
 
 test.describe('Pages', () => {
+  test.beforeEach(async ({ page }) => {
+    await login(page, 'demo', 'clarion-demo');
+  });
+
   for (const p of PAGES) {
     test(`${p.path} renders its heading, hydrates without console errors`, async ({ page }) => {
       const problems = watchConsole(page);

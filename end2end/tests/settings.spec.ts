@@ -1,7 +1,11 @@
 import { expect, test } from '@playwright/test';
-import { hydrated, shot } from './helpers';
+import { hydrated, login, shot } from './helpers';
 
 test.describe('Settings', () => {
+  test.beforeEach(async ({ page }) => {
+    await login(page, 'demo', 'clarion-demo');
+  });
+
   test('saving goes through the server function and survives a reload', async ({ page }) => {
     await page.goto('/settings');
     await hydrated(page);

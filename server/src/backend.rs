@@ -1,11 +1,13 @@
 //! The server's implementation of `app::backend::Backend` (the UI's port).
 //!
-//! Each method is one product step; errors are logged here with their cause
-//! and turned into messages safe to show a clinician.
+//! Each method is one product step for the signed-in user it is given (the
+//! auth layer established who that is; this module never picks a user).
+//! Errors are logged here with their cause and turned into messages safe to
+//! show a clinician.
 
-use crate::store::{Store, StoreError, User};
-use app::backend::{Backend, BackendError};
-use app::protocol::{Settings, UserSummary};
+use crate::store::{Store, StoreError};
+use app::backend::{AuthUser, Backend, BackendError};
+use app::protocol::Settings;
 
 /// The backend handed to server functions through Leptos context.
 #[derive(Clone, Debug)]
@@ -17,49 +19,33 @@ impl ServerBackend {
     pub fn new(store: Store) -> Self {
         ServerBackend { store }
     }
-
-    /// The signed-in user. Until sessions land this is the first account,
-    /// which the embedded default creates on first start.
-    async fn user(&self) -> Result<User, BackendError> {
-        self.store.first_user().await.map_err(internal)?.ok_or_else(|| {
-            BackendError::BadInput("No account exists yet. Create one with `server user add`.".into())
-        })
-    }
 }
 
-fn internal(e: StoreError) -> BackendError {
-    let reference = format!("{:08x}", rand_reference());
+/// Maps a storage failure to what the user may see; faults are logged with a
+/// reference the user can quote.
+pub fn internal(e: StoreError) -> BackendError {
+    let reference = crate::store::ids::random_hex(4);
     tracing::error!(reference, error = %e, "backend call failed");
     BackendError::Internal(reference)
 }
 
-/// A short reference so a user can quote an error and we can find it in the logs.
-fn rand_reference() -> u32 {
-    use std::time::{SystemTime, UNIX_EPOCH};
-    let nanos = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.subsec_nanos())
-        .unwrap_or(0);
-    nanos ^ std::process::id().rotate_left(16)
-}
-
 #[async_trait::async_trait]
 impl Backend for ServerBackend {
-    async fn current_user(&self) -> Result<UserSummary, BackendError> {
-        Ok(self.user().await?.into())
-    }
-
-    async fn settings(&self) -> Result<Settings, BackendError> {
-        let user = self.user().await?;
+    async fn settings(&self, user: &AuthUser) -> Result<Settings, BackendError> {
         self.store.settings(user.id).await.map_err(internal)
     }
 
-    async fn save_settings(&self, settings: Settings) -> Result<Settings, BackendError> {
-        let user = self.user().await?;
+    async fn save_settings(&self, user: &AuthUser, settings: Settings) -> Result<Settings, BackendError> {
         self.store
             .save_settings(user.id, &settings)
             .await
             .map_err(internal)?;
         self.store.settings(user.id).await.map_err(internal)
+    }
+
+    async fn glossary(&self, _user: &AuthUser) -> Result<app::protocol::Glossary, BackendError> {
+        Ok(crate::semantic::glossary::glossary(
+            crate::semantic::SemanticModel::wound_care_shared(),
+        ))
     }
 }

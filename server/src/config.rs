@@ -34,6 +34,8 @@ pub struct Config {
     pub log_format: LogFormat,
     /// Where the built site (CSS/JS/wasm) lives (`LEPTOS_SITE_ROOT`, default `target/site`).
     pub site_root: String,
+    /// The clarification loop's limits (rounds, expiry, row cap, time limits, `today`).
+    pub orchestrator: crate::orchestrator::OrchestratorConfig,
 }
 
 impl Config {
@@ -76,6 +78,7 @@ impl Config {
             }
         };
         let site_root = non_empty("LEPTOS_SITE_ROOT").unwrap_or_else(|| "target/site".into());
+        let orchestrator = crate::orchestrator::OrchestratorConfig::from_lookup(&non_empty)?;
 
         Ok(Config {
             addr,
@@ -85,6 +88,7 @@ impl Config {
             log_filter,
             log_format,
             site_root,
+            orchestrator,
         })
     }
 }
@@ -161,6 +165,25 @@ mod tests {
     #[test]
     fn a_bad_log_format_is_refused() {
         assert!(config(&[("CLARION_LOG_FORMAT", "xml")]).is_err());
+    }
+
+    #[test]
+    fn the_orchestrator_limits_have_documented_defaults_and_can_be_overridden() {
+        let c = config(&[]).unwrap().orchestrator;
+        assert_eq!(c.max_rounds, 2);
+        assert_eq!(c.round_ttl, std::time::Duration::from_secs(15 * 60));
+        assert_eq!(c.row_cap, 1000);
+        assert_eq!(c.query_timeout, std::time::Duration::from_secs(5));
+        assert_eq!(c.preview_timeout, std::time::Duration::from_millis(300));
+        assert_eq!(c.today, None);
+        let c = config(&[("CLARION_MAX_ROUNDS", "3"), ("CLARION_TODAY", "2026-11-01")])
+            .unwrap()
+            .orchestrator;
+        assert_eq!(c.max_rounds, 3);
+        assert_eq!(c.today, chrono::NaiveDate::from_ymd_opt(2026, 11, 1));
+        let e = config(&[("CLARION_TODAY", "yesterday")]).unwrap_err().to_string();
+        assert!(e.starts_with("CLARION_TODAY is invalid"), "{e}");
+        assert!(config(&[("CLARION_ROW_CAP", "0")]).is_err());
     }
 
     #[test]

@@ -21,6 +21,8 @@ pub enum StartupError {
     Migration { url: String, reason: String },
     #[error("cannot listen on {addr}: {reason} (set CLARION_ADDR to another address)")]
     Bind { addr: String, reason: String },
+    #[error("the semantic model is invalid: {0}")]
+    Model(String),
     #[error("cannot create the data directory {path}: {reason}")]
     DataDir { path: String, reason: String },
 }

@@ -2,14 +2,19 @@
 //!
 //! `main.rs` only parses the command line; everything testable lives here.
 
+pub mod auth;
 pub mod backend;
 pub mod config;
 pub mod dataset;
 pub mod db;
+pub mod engine;
 pub mod error;
+pub mod eval;
 pub mod http;
+pub mod orchestrator;
 pub mod semantic;
 pub mod serve;
+pub mod sql;
 pub mod state;
 pub mod store;
 pub mod telemetry;

@@ -33,6 +33,47 @@ enum Command {
         #[arg(long)]
         database: Option<String>,
     },
+    /// Answer one question from the command line (best guesses unless --interactive).
+    Ask {
+        /// The question, in plain English.
+        question: String,
+        /// Ask clarification questions in the terminal (numbered options; Enter = default).
+        #[arg(long)]
+        interactive: bool,
+        /// Database to answer from (default: DATABASE_URL or the embedded SQLite file).
+        #[arg(long)]
+        database: Option<String>,
+        /// The date relative expressions are computed from (default: today).
+        #[arg(long)]
+        today: Option<chrono::NaiveDate>,
+        /// Also print the SQL that was run.
+        #[arg(long)]
+        sql: bool,
+    },
+    /// Evaluate the understanding engine on the labeled question set; fails below the CI thresholds.
+    Eval {
+        /// SQLite database to evaluate on (seeded if empty; default: a temporary file).
+        #[arg(long)]
+        database: Option<String>,
+        /// Which part of the labeled set to run.
+        #[arg(long, value_enum, default_value_t = server::eval::PartChoice::All)]
+        part: server::eval::PartChoice,
+        /// Print the full report (metrics and every item's outcome) as JSON.
+        #[arg(long)]
+        json: bool,
+        /// Dataset scale when seeding.
+        #[arg(long, default_value_t = server::eval::exec::DEFAULT_EVAL_SCALE)]
+        scale: u32,
+        /// List every item that missed its expectation.
+        #[arg(long, short)]
+        verbose: bool,
+        /// Only these item ids (comma-separated).
+        #[arg(long, value_delimiter = ',')]
+        only: Vec<u32>,
+        /// Directory of the labeled set (default: server/eval/questions).
+        #[arg(long)]
+        set: Option<std::path::PathBuf>,
+    },
     /// Draft a semantic model (TOML) from an existing SQLite or PostgreSQL schema.
     Introspect {
         /// Database to read the schema from.
@@ -41,6 +82,14 @@ enum Command {
         /// Write the model here instead of to standard output.
         #[arg(long)]
         out: Option<std::path::PathBuf>,
+    },
+    /// Manage accounts and API tokens: add, list, reset-password, token create|list|revoke.
+    User {
+        /// Database to manage (default: DATABASE_URL or the embedded SQLite file).
+        #[arg(long, global = true)]
+        database: Option<String>,
+        #[command(subcommand)]
+        command: server::auth::cli::UserCommand,
     },
 }
 
@@ -80,9 +129,47 @@ fn main() -> ExitCode {
                 let url = database.unwrap_or_else(|| config.database_url.clone());
                 Ok(Some(server::dataset::cli_seed(&url, scale, seed).await?))
             }
+            Command::Ask {
+                question,
+                interactive,
+                database,
+                today,
+                sql,
+            } => {
+                let url = database.unwrap_or_else(|| config.database_url.clone());
+                let today = today.unwrap_or_else(|| chrono::Utc::now().date_naive());
+                Ok(Some(
+                    server::eval::ask::cli_ask(&url, &question, interactive, today, sql).await?,
+                ))
+            }
+            Command::Eval {
+                database,
+                part,
+                json,
+                scale,
+                verbose,
+                only,
+                set,
+            } => {
+                let mut options = server::eval::EvalOptions {
+                    database,
+                    scale,
+                    part,
+                    only,
+                    ..Default::default()
+                };
+                if let Some(dir) = set {
+                    options.set_dir = dir;
+                }
+                server::eval::cli::cli_eval(&options, json, verbose).await
+            }
             Command::Introspect { database, out } => Ok(Some(
                 server::semantic::introspect::cli_introspect(&database, out.as_deref()).await?,
             )),
+            Command::User { database, command } => {
+                let url = database.unwrap_or_else(|| config.database_url.clone());
+                Ok(Some(server::auth::cli::run(&url, command).await?))
+            }
         }
     });
     match result {

@@ -26,10 +26,32 @@ pub fn leptos_options(config: &Config) -> LeptosOptions {
 }
 
 /// Opens and migrates the database and, for the embedded default, creates the
-/// demo accounts. Returns the state and whether demo accounts were created.
+/// demo accounts (production, with `DATABASE_URL`, creates none: use
+/// `server user add`). Returns the state and whether demo accounts were created.
 pub async fn prepare(config: &Config) -> Result<(AppState, bool), StartupError> {
+    let model = load_model()?;
+    tracing::info!(
+        model = %model.model.name,
+        entities = model.entities.len(),
+        terms = model.terms.len(),
+        "semantic model loaded and validated"
+    );
     let db = Database::connect_and_migrate(&config.database_url).await?;
     tracing::info!(database = %redact_url(&config.database_url), backend = ?db.backend(), "database ready");
+    if config.embedded {
+        let seeded = crate::dataset::seed_if_empty(&db, &crate::dataset::GenConfig::default())
+            .await
+            .map_err(|e| StartupError::Migration {
+                url: redact_url(&config.database_url),
+                reason: e.to_string(),
+            })?;
+        if let Some(report) = seeded {
+            tracing::info!(
+                elapsed_ms = report.elapsed.as_millis() as u64,
+                "demo data: {report}"
+            );
+        }
+    }
     let store = Store::new(db);
     let mut created = false;
     if config.embedded {
@@ -44,7 +66,24 @@ pub async fn prepare(config: &Config) -> Result<(AppState, bool), StartupError> 
             created |= new;
         }
     }
-    Ok((AppState::new(leptos_options(config), store), created))
+    let auth_config = crate::auth::AuthConfig::from_env()?;
+    Ok((
+        AppState::with_auth_config(leptos_options(config), store, auth_config)
+            .with_orchestrator_config(config.orchestrator.clone()),
+        created,
+    ))
+}
+
+/// Loads and validates the semantic model against the clinical schema. A
+/// problem stops the start-up with a message naming the file, entry and problem.
+pub fn load_model() -> Result<crate::semantic::SemanticModel, StartupError> {
+    use crate::semantic::{SchemaInfo, SemanticModel, WOUND_CARE_FILE, WOUND_CARE_TOML};
+    SemanticModel::from_toml_str_with_schema(
+        WOUND_CARE_TOML,
+        WOUND_CARE_FILE,
+        Some(&SchemaInfo::wound_care_demo()),
+    )
+    .map_err(|e| StartupError::Model(e.to_string().split_whitespace().collect::<Vec<_>>().join(" ")))
 }
 
 /// Binds, serves until `shutdown` resolves, then drains connections and closes the pool.
@@ -62,13 +101,17 @@ pub async fn serve(
     let db = state.store.database().clone();
     let app = crate::http::router(state);
     tracing::info!(addr = %config.addr, "Clarion is listening on http://{}", config.addr);
-    axum::serve(listener, app)
-        .with_graceful_shutdown(shutdown)
-        .await
-        .map_err(|e| StartupError::Bind {
-            addr: config.addr.to_string(),
-            reason: e.to_string(),
-        })?;
+    // The peer address feeds the per-address sign-in rate limit.
+    axum::serve(
+        listener,
+        app.into_make_service_with_connect_info::<std::net::SocketAddr>(),
+    )
+    .with_graceful_shutdown(shutdown)
+    .await
+    .map_err(|e| StartupError::Bind {
+        addr: config.addr.to_string(),
+        reason: e.to_string(),
+    })?;
     db.close().await;
     tracing::info!("shut down cleanly");
     Ok(())

@@ -1,9 +1,57 @@
 //! One conformance suite for Clarion's own tables, run against SQLite and PostgreSQL.
+//!
+//! Every test runs the same assertions on each backend (`common::all_backends`),
+//! with the clock passed in so expiry is deterministic. Ownership is checked
+//! everywhere: another user's id must behave exactly like a missing one.
 
 mod common;
 
 use app::protocol::{Sensitivity, Settings};
-use server::store::{Role, Store};
+use chrono::{DateTime, Duration, TimeZone, Utc};
+use server::store::{
+    AnswerChoice, AuditOutcome, HistoryId, MessageRole, NewAnswer, NewAuditEntry, NewHistoryEntry,
+    NewMessage, NewRound, PreferenceChoice, PreferenceEvidence, Role, RoundId, RoundStatus, Store,
+    StoreError, ThreadId, User,
+};
+
+fn t0() -> DateTime<Utc> {
+    Utc.with_ymd_and_hms(2025, 3, 1, 9, 0, 0).unwrap()
+}
+
+async fn two_users(store: &Store) -> (User, User) {
+    let (a, _) = store
+        .ensure_user("nurse", "Nurse Kim", Role::Clinician, "pw-nurse")
+        .await
+        .unwrap();
+    let (b, _) = store
+        .ensure_user("other", "Dr. Other", Role::Clinician, "pw-other")
+        .await
+        .unwrap();
+    (a, b)
+}
+
+fn new_round<'a>(thread: &'a ThreadId, asked: &'a [String], expires_at: DateTime<Utc>) -> NewRound<'a> {
+    NewRound {
+        thread_id: thread,
+        question: "Show me patients with serious wounds",
+        round_number: 1,
+        previous_round: None,
+        understanding_json: r#"{"entity":"patients","filters":[]}"#,
+        questions_json: r#"[{"id":"serious","options":["depth","infection"]}]"#,
+        asked_ambiguity_ids: asked,
+        expires_at,
+    }
+}
+
+fn option(ambiguity: &str, option: &str) -> NewAnswer {
+    NewAnswer {
+        ambiguity_id: ambiguity.into(),
+        choice: AnswerChoice::Option(option.into()),
+        remember: false,
+    }
+}
+
+// ---------------------------------------------------------------- users, settings
 
 #[tokio::test]
 async fn settings_default_then_persist_and_update_on_every_backend() {
@@ -67,7 +115,19 @@ async fn ensure_user_is_idempotent_and_keeps_users_apart() {
             Settings::default(),
             "b does not see a's settings"
         );
-        assert_eq!(store.first_user().await.unwrap().unwrap().username, "a");
+        let names: Vec<String> = store
+            .list_users()
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|u| u.username)
+            .collect();
+        assert_eq!(names, ["a", "b"]);
+        assert_eq!(store.user_by_id(b.id).await.unwrap(), b);
+        assert!(matches!(
+            store.user_by_id(b.id + 100).await,
+            Err(StoreError::NotFound)
+        ));
         t.cleanup().await;
     }
 }
@@ -97,6 +157,1045 @@ async fn migrations_are_idempotent() {
             .expect("reconnect + migrate");
         again.ping().await.unwrap();
         again.close().await;
+        t.cleanup().await;
+    }
+}
+
+#[tokio::test]
+async fn a_taken_username_is_a_conflict_and_passwords_are_stored_only_as_argon2_hashes() {
+    for t in common::all_backends().await {
+        let b = t.db.backend();
+        let store = Store::new(t.db.clone());
+        store
+            .create_user("dana", "Dana", Role::Clinician, "first-password")
+            .await
+            .unwrap();
+        let again = store.create_user("dana", "Dana 2", Role::Admin, "x").await;
+        assert!(matches!(again, Err(StoreError::Conflict(_))), "{b:?}: {again:?}");
+
+        let (user, hash) = store.credentials("dana").await.unwrap().unwrap();
+        assert_eq!(user.display_name, "Dana");
+        assert!(hash.starts_with("$argon2id$"), "{b:?}: {hash}");
+        assert!(!hash.contains("first-password"));
+        assert!(store.credentials("nobody").await.unwrap().is_none());
+        t.cleanup().await;
+    }
+}
+
+#[tokio::test]
+async fn resetting_a_password_replaces_the_hash_and_ends_every_session() {
+    for t in common::all_backends().await {
+        let b = t.db.backend();
+        let store = Store::new(t.db.clone());
+        let (user, _) = store
+            .ensure_user("dana", "Dana", Role::Clinician, "old-password")
+            .await
+            .unwrap();
+        let (_, old_hash) = store.credentials("dana").await.unwrap().unwrap();
+        store
+            .create_session(user.id, "digest-1", t0(), t0() + Duration::hours(1))
+            .await
+            .unwrap();
+        store
+            .create_session(user.id, "digest-2", t0(), t0() + Duration::hours(1))
+            .await
+            .unwrap();
+
+        store.set_password("dana", "new-password").await.unwrap();
+        let (_, new_hash) = store.credentials("dana").await.unwrap().unwrap();
+        assert_ne!(old_hash, new_hash, "{b:?}");
+        for digest in ["digest-1", "digest-2"] {
+            assert!(store.session_user(digest, t0()).await.unwrap().is_none(), "{b:?}");
+        }
+        assert!(matches!(
+            store.set_password("nobody", "x").await,
+            Err(StoreError::NotFound)
+        ));
+        t.cleanup().await;
+    }
+}
+
+// ---------------------------------------------------------------- sessions, tokens, failures
+
+#[tokio::test]
+async fn a_session_resolves_to_its_user_until_it_expires_or_is_deleted() {
+    for t in common::all_backends().await {
+        let b = t.db.backend();
+        let store = Store::new(t.db.clone());
+        let (a, other) = two_users(&store).await;
+        let expires = t0() + Duration::hours(12);
+        store
+            .create_session(a.id, "digest-a", t0(), expires)
+            .await
+            .unwrap();
+        store
+            .create_session(other.id, "digest-b", t0(), expires)
+            .await
+            .unwrap();
+
+        assert_eq!(
+            store.session_user("digest-a", t0()).await.unwrap(),
+            Some(a.clone()),
+            "{b:?}"
+        );
+        let just_before = expires - Duration::microseconds(1);
+        assert_eq!(
+            store.session_user("digest-a", just_before).await.unwrap(),
+            Some(a.clone())
+        );
+        assert_eq!(
+            store.session_user("digest-a", expires).await.unwrap(),
+            None,
+            "{b:?}: expired at expires_at"
+        );
+        assert_eq!(store.session_user("unknown", t0()).await.unwrap(), None);
+
+        assert!(store.delete_session("digest-a").await.unwrap());
+        assert!(!store.delete_session("digest-a").await.unwrap());
+        assert_eq!(store.session_user("digest-a", t0()).await.unwrap(), None);
+        assert_eq!(
+            store.session_user("digest-b", t0()).await.unwrap(),
+            Some(other.clone())
+        );
+
+        assert_eq!(store.purge_expired_sessions(expires).await.unwrap(), 1, "{b:?}");
+        assert_eq!(store.session_user("digest-b", t0()).await.unwrap(), None);
+
+        store.create_session(a.id, "s1", t0(), expires).await.unwrap();
+        store.create_session(a.id, "s2", t0(), expires).await.unwrap();
+        assert_eq!(store.delete_sessions_of(a.id).await.unwrap(), 2);
+        t.cleanup().await;
+    }
+}
+
+#[tokio::test]
+async fn api_tokens_resolve_to_their_owner_and_are_listed_and_revoked_per_user() {
+    for t in common::all_backends().await {
+        let b = t.db.backend();
+        let store = Store::new(t.db.clone());
+        let (a, other) = two_users(&store).await;
+        let tok = store
+            .create_api_token(a.id, "nightly export", "tok-digest", "clarion_ab12cd", t0())
+            .await
+            .unwrap();
+        assert_eq!(tok.name, "nightly export");
+        assert_eq!(tok.last_used_at, None);
+
+        let later = t0() + Duration::minutes(5);
+        assert_eq!(
+            store.api_token_user("tok-digest", later).await.unwrap(),
+            Some(a.clone()),
+            "{b:?}"
+        );
+        assert_eq!(store.api_token_user("nope", later).await.unwrap(), None);
+        let listed = store.api_tokens(a.id).await.unwrap();
+        assert_eq!(listed.len(), 1);
+        assert_eq!(listed[0].last_used_at, Some(later), "{b:?}: use is recorded");
+        assert_eq!(listed[0].prefix, "clarion_ab12cd");
+        assert!(store.api_tokens(other.id).await.unwrap().is_empty());
+
+        assert!(
+            matches!(
+                store.revoke_api_token(other.id, tok.id).await,
+                Err(StoreError::NotFound)
+            ),
+            "{b:?}: another user cannot revoke it"
+        );
+        assert!(store.api_token_user("tok-digest", later).await.unwrap().is_some());
+        store.revoke_api_token(a.id, tok.id).await.unwrap();
+        assert_eq!(store.api_token_user("tok-digest", later).await.unwrap(), None);
+        t.cleanup().await;
+    }
+}
+
+#[tokio::test]
+async fn login_failures_are_counted_per_username_and_address_within_the_window() {
+    for t in common::all_backends().await {
+        let b = t.db.backend();
+        let store = Store::new(t.db.clone());
+        for i in 0..3 {
+            store
+                .record_login_failure("demo", "10.0.0.1", t0() + Duration::minutes(i))
+                .await
+                .unwrap();
+        }
+        store
+            .record_login_failure("demo", "10.0.0.2", t0())
+            .await
+            .unwrap();
+        store
+            .record_login_failure("admin", "10.0.0.1", t0())
+            .await
+            .unwrap();
+
+        let since = t0() - Duration::minutes(15);
+        assert_eq!(
+            store
+                .login_failures_since("demo", "10.0.0.1", since)
+                .await
+                .unwrap(),
+            (3, Some(t0())),
+            "{b:?}"
+        );
+        // Only failures after `since` count.
+        assert_eq!(
+            store
+                .login_failures_since("demo", "10.0.0.1", t0())
+                .await
+                .unwrap()
+                .0,
+            2
+        );
+        assert_eq!(
+            store
+                .login_failures_since("nobody", "10.0.0.1", since)
+                .await
+                .unwrap(),
+            (0, None)
+        );
+
+        store.clear_login_failures("demo", "10.0.0.1").await.unwrap();
+        assert_eq!(
+            store
+                .login_failures_since("demo", "10.0.0.1", since)
+                .await
+                .unwrap()
+                .0,
+            0
+        );
+        assert_eq!(
+            store
+                .login_failures_since("demo", "10.0.0.2", since)
+                .await
+                .unwrap()
+                .0,
+            1
+        );
+        assert_eq!(store.purge_login_failures(t0()).await.unwrap(), 2, "{b:?}");
+        t.cleanup().await;
+    }
+}
+
+// ---------------------------------------------------------------- threads, messages
+
+#[tokio::test]
+async fn threads_and_messages_belong_to_one_user() {
+    for t in common::all_backends().await {
+        let b = t.db.backend();
+        let store = Store::new(t.db.clone());
+        let (a, other) = two_users(&store).await;
+        let thread = store.create_thread(a.id, "Serious wounds", t0()).await.unwrap();
+        assert!(thread.id.is_well_formed(), "{b:?}: {}", thread.id);
+        assert_eq!((thread.created_at, thread.updated_at), (t0(), t0()));
+
+        let q = store
+            .append_message(
+                a.id,
+                &thread.id,
+                NewMessage {
+                    role: MessageRole::User,
+                    body: "Show me patients with serious wounds",
+                    payload_json: None,
+                },
+                t0() + Duration::seconds(1),
+            )
+            .await
+            .unwrap();
+        let answer_time = t0() + Duration::seconds(2);
+        store
+            .append_message(
+                a.id,
+                &thread.id,
+                NewMessage {
+                    role: MessageRole::Assistant,
+                    body: "42 patients have a full-thickness wound.",
+                    payload_json: Some(r#"{"plan":{"entity":"patients"}}"#),
+                },
+                answer_time,
+            )
+            .await
+            .unwrap();
+
+        let messages = store.messages(a.id, &thread.id).await.unwrap();
+        assert_eq!(messages.len(), 2, "{b:?}");
+        assert_eq!(messages[0], q);
+        assert_eq!(messages[1].role, MessageRole::Assistant);
+        assert_eq!(
+            messages[1].payload_json.as_deref(),
+            Some(r#"{"plan":{"entity":"patients"}}"#)
+        );
+        assert_eq!(
+            store.thread(a.id, &thread.id).await.unwrap().updated_at,
+            answer_time,
+            "{b:?}: appending marks the thread active"
+        );
+
+        // Another user: not found, and nothing is written.
+        assert!(matches!(
+            store.thread(other.id, &thread.id).await,
+            Err(StoreError::NotFound)
+        ));
+        assert!(matches!(
+            store.messages(other.id, &thread.id).await,
+            Err(StoreError::NotFound)
+        ));
+        let sneaky = store
+            .append_message(
+                other.id,
+                &thread.id,
+                NewMessage {
+                    role: MessageRole::User,
+                    body: "injected",
+                    payload_json: None,
+                },
+                t0(),
+            )
+            .await;
+        assert!(matches!(sneaky, Err(StoreError::NotFound)), "{b:?}: {sneaky:?}");
+        assert_eq!(store.messages(a.id, &thread.id).await.unwrap().len(), 2);
+        assert!(store.threads(other.id, 10).await.unwrap().is_empty());
+        assert!(matches!(
+            store.delete_thread(other.id, &thread.id).await,
+            Err(StoreError::NotFound)
+        ));
+        assert!(matches!(
+            store.thread(a.id, &ThreadId::random()).await,
+            Err(StoreError::NotFound)
+        ));
+        t.cleanup().await;
+    }
+}
+
+#[tokio::test]
+async fn threads_are_listed_most_recently_active_first() {
+    for t in common::all_backends().await {
+        let store = Store::new(t.db.clone());
+        let (a, _) = two_users(&store).await;
+        let old = store.create_thread(a.id, "old", t0()).await.unwrap();
+        let new = store
+            .create_thread(a.id, "new", t0() + Duration::minutes(1))
+            .await
+            .unwrap();
+        let titles = |v: Vec<server::store::Thread>| v.into_iter().map(|t| t.title).collect::<Vec<_>>();
+        assert_eq!(titles(store.threads(a.id, 10).await.unwrap()), ["new", "old"]);
+        store
+            .append_message(
+                a.id,
+                &old.id,
+                NewMessage {
+                    role: MessageRole::User,
+                    body: "follow-up",
+                    payload_json: None,
+                },
+                t0() + Duration::minutes(2),
+            )
+            .await
+            .unwrap();
+        assert_eq!(titles(store.threads(a.id, 10).await.unwrap()), ["old", "new"]);
+        assert_eq!(titles(store.threads(a.id, 1).await.unwrap()), ["old"]);
+        store.delete_thread(a.id, &new.id).await.unwrap();
+        assert_eq!(titles(store.threads(a.id, 10).await.unwrap()), ["old"]);
+        t.cleanup().await;
+    }
+}
+
+// ---------------------------------------------------------------- clarification rounds
+
+#[tokio::test]
+async fn a_round_stores_everything_needed_to_resume_it() {
+    for t in common::all_backends().await {
+        let b = t.db.backend();
+        let store = Store::new(t.db.clone());
+        let (a, _) = two_users(&store).await;
+        let thread = store.create_thread(a.id, "q", t0()).await.unwrap();
+        let asked = vec!["serious".to_string(), "time_window".to_string()];
+        let expires = t0() + Duration::minutes(15);
+        let created = store
+            .create_round(a.id, new_round(&thread.id, &asked, expires), t0())
+            .await
+            .unwrap();
+        assert!(created.id.is_well_formed(), "{b:?}");
+        assert_eq!(created.status, RoundStatus::Pending);
+
+        // What another replica sees when it loads the round by id.
+        let loaded = store
+            .round(a.id, &created.id, t0() + Duration::minutes(1))
+            .await
+            .unwrap();
+        assert_eq!(loaded, created, "{b:?}");
+        assert_eq!(loaded.thread_id, thread.id);
+        assert_eq!(loaded.question, "Show me patients with serious wounds");
+        assert_eq!(loaded.understanding_json, r#"{"entity":"patients","filters":[]}"#);
+        assert_eq!(
+            loaded.questions_json,
+            r#"[{"id":"serious","options":["depth","infection"]}]"#
+        );
+        assert_eq!(loaded.asked_ambiguity_ids, asked);
+        assert_eq!(loaded.round_number, 1);
+        assert_eq!(
+            (loaded.created_at, loaded.expires_at, loaded.closed_at),
+            (t0(), expires, None)
+        );
+
+        // A second round links to the first.
+        let second = store
+            .create_round(
+                a.id,
+                NewRound {
+                    round_number: 2,
+                    previous_round: Some(&created.id),
+                    ..new_round(&thread.id, &[], expires)
+                },
+                t0(),
+            )
+            .await
+            .unwrap();
+        assert_eq!(second.previous_round_id.as_ref(), Some(&created.id));
+        assert!(second.asked_ambiguity_ids.is_empty());
+        let in_thread = store.rounds_in_thread(a.id, &thread.id, t0()).await.unwrap();
+        assert_eq!(
+            in_thread.iter().map(|r| r.round_number).collect::<Vec<_>>(),
+            [1, 2],
+            "{b:?}"
+        );
+        t.cleanup().await;
+    }
+}
+
+#[tokio::test]
+async fn a_round_is_answered_once_with_its_answers_and_a_second_answer_is_a_conflict() {
+    for t in common::all_backends().await {
+        let b = t.db.backend();
+        let store = Store::new(t.db.clone());
+        let (a, _) = two_users(&store).await;
+        let thread = store.create_thread(a.id, "q", t0()).await.unwrap();
+        let round = store
+            .create_round(
+                a.id,
+                new_round(&thread.id, &[], t0() + Duration::minutes(15)),
+                t0(),
+            )
+            .await
+            .unwrap();
+        let answers = vec![
+            NewAnswer {
+                remember: true,
+                ..option("serious", "full_thickness")
+            },
+            NewAnswer {
+                ambiguity_id: "area".into(),
+                choice: AnswerChoice::Custom(r#"{"op":">","value":15,"unit":"cm2"}"#.into()),
+                remember: false,
+            },
+            NewAnswer {
+                ambiguity_id: "time_window".into(),
+                choice: AnswerChoice::DontKnow,
+                remember: false,
+            },
+        ];
+        let when = t0() + Duration::minutes(3);
+        let answered = store.answer_round(a.id, &round.id, &answers, when).await.unwrap();
+        assert_eq!(answered.status, RoundStatus::Answered, "{b:?}");
+        assert_eq!(answered.closed_at, Some(when));
+
+        let stored = store.answers(a.id, &round.id).await.unwrap();
+        let got: Vec<(String, AnswerChoice, bool)> = stored
+            .into_iter()
+            .map(|x| (x.ambiguity_id, x.choice, x.remember))
+            .collect();
+        let want: Vec<(String, AnswerChoice, bool)> = answers
+            .iter()
+            .map(|x| (x.ambiguity_id.clone(), x.choice.clone(), x.remember))
+            .collect();
+        assert_eq!(got, want, "{b:?}");
+
+        // A different question id, so only the status check can refuse it.
+        let again = store
+            .answer_round(a.id, &round.id, &[option("wound_type", "pressure")], when)
+            .await;
+        assert!(matches!(again, Err(StoreError::Conflict(_))), "{b:?}: {again:?}");
+        assert!(matches!(
+            store.pending_round(a.id, &round.id, when).await,
+            Err(StoreError::Conflict(_))
+        ));
+        assert_eq!(
+            store.answers(a.id, &round.id).await.unwrap().len(),
+            3,
+            "nothing added"
+        );
+        t.cleanup().await;
+    }
+}
+
+#[tokio::test]
+async fn two_replicas_racing_to_answer_the_same_round_produce_exactly_one_winner() {
+    for t in common::all_backends().await {
+        let b = t.db.backend();
+        // Two stores over two pools: as two server processes would be.
+        let replica = server::db::Database::connect(&t.url).await.unwrap();
+        let one = Store::new(t.db.clone());
+        let two = Store::new(replica.clone());
+        let (a, _) = two_users(&one).await;
+        let thread = one.create_thread(a.id, "q", t0()).await.unwrap();
+        for _ in 0..5 {
+            let round = one
+                .create_round(
+                    a.id,
+                    new_round(&thread.id, &[], t0() + Duration::minutes(15)),
+                    t0(),
+                )
+                .await
+                .unwrap();
+            // Different question ids, so only the compare-and-set can stop the loser.
+            let first = [option("serious", "full_thickness")];
+            let second = [option("wound_type", "pressure")];
+            let (r1, r2) = tokio::join!(
+                one.answer_round(a.id, &round.id, &first, t0()),
+                two.answer_round(a.id, &round.id, &second, t0()),
+            );
+            let wins = [r1.is_ok(), r2.is_ok()].iter().filter(|w| **w).count();
+            assert_eq!(wins, 1, "{b:?}: {r1:?} / {r2:?}");
+            for r in [r1, r2] {
+                assert!(matches!(r, Ok(_) | Err(StoreError::Conflict(_))), "{b:?}: {r:?}");
+            }
+            assert_eq!(one.answers(a.id, &round.id).await.unwrap().len(), 1, "{b:?}");
+        }
+        replica.close().await;
+        t.cleanup().await;
+    }
+}
+
+#[tokio::test]
+async fn an_expired_round_is_reported_expired_and_cannot_be_answered_or_cancelled() {
+    for t in common::all_backends().await {
+        let b = t.db.backend();
+        let store = Store::new(t.db.clone());
+        let (a, _) = two_users(&store).await;
+        let thread = store.create_thread(a.id, "q", t0()).await.unwrap();
+        let expires = t0() + Duration::minutes(15);
+        let round = store
+            .create_round(a.id, new_round(&thread.id, &[], expires), t0())
+            .await
+            .unwrap();
+
+        let just_before = expires - Duration::microseconds(1);
+        assert_eq!(
+            store
+                .pending_round(a.id, &round.id, just_before)
+                .await
+                .unwrap()
+                .id,
+            round.id
+        );
+        assert_eq!(
+            store.round(a.id, &round.id, expires).await.unwrap().status,
+            RoundStatus::Expired,
+            "{b:?}: a round is expired from expires_at on"
+        );
+        assert!(matches!(
+            store.pending_round(a.id, &round.id, expires).await,
+            Err(StoreError::Expired)
+        ));
+        let late = store
+            .answer_round(a.id, &round.id, &[option("serious", "full_thickness")], expires)
+            .await;
+        assert!(matches!(late, Err(StoreError::Expired)), "{b:?}: {late:?}");
+        assert!(
+            store.answers(a.id, &round.id).await.unwrap().is_empty(),
+            "nothing stored"
+        );
+        assert!(matches!(
+            store.abandon_round(a.id, &round.id, expires).await,
+            Err(StoreError::Expired)
+        ));
+
+        // Housekeeping rewrites the row; reads said "expired" already.
+        assert_eq!(store.expire_rounds(just_before).await.unwrap(), 0, "{b:?}");
+        assert_eq!(store.expire_rounds(expires).await.unwrap(), 1, "{b:?}");
+        let r = store.round(a.id, &round.id, t0()).await.unwrap();
+        assert_eq!(
+            (r.status, r.closed_at),
+            (RoundStatus::Expired, Some(expires)),
+            "{b:?}"
+        );
+        t.cleanup().await;
+    }
+}
+
+#[tokio::test]
+async fn a_cancelled_round_is_closed_for_good() {
+    for t in common::all_backends().await {
+        let b = t.db.backend();
+        let store = Store::new(t.db.clone());
+        let (a, _) = two_users(&store).await;
+        let thread = store.create_thread(a.id, "q", t0()).await.unwrap();
+        let round = store
+            .create_round(
+                a.id,
+                new_round(&thread.id, &[], t0() + Duration::minutes(15)),
+                t0(),
+            )
+            .await
+            .unwrap();
+        let cancelled = store.abandon_round(a.id, &round.id, t0()).await.unwrap();
+        assert_eq!(cancelled.status, RoundStatus::Abandoned, "{b:?}");
+        assert!(matches!(
+            store
+                .answer_round(a.id, &round.id, &[option("serious", "x")], t0())
+                .await,
+            Err(StoreError::Conflict(_))
+        ));
+        assert!(matches!(
+            store.abandon_round(a.id, &round.id, t0()).await,
+            Err(StoreError::Conflict(_))
+        ));
+        assert_eq!(
+            store.expire_rounds(t0() + Duration::days(1)).await.unwrap(),
+            0,
+            "{b:?}"
+        );
+        t.cleanup().await;
+    }
+}
+
+#[tokio::test]
+async fn another_users_round_is_not_found_everywhere_and_stays_pending() {
+    for t in common::all_backends().await {
+        let b = t.db.backend();
+        let store = Store::new(t.db.clone());
+        let (a, other) = two_users(&store).await;
+        let thread = store.create_thread(a.id, "q", t0()).await.unwrap();
+        let round = store
+            .create_round(
+                a.id,
+                new_round(&thread.id, &[], t0() + Duration::minutes(15)),
+                t0(),
+            )
+            .await
+            .unwrap();
+        let not_found = |r: Result<_, StoreError>| matches!(r, Err(StoreError::NotFound));
+
+        assert!(
+            not_found(store.round(other.id, &round.id, t0()).await.map(|_| ())),
+            "{b:?}"
+        );
+        assert!(not_found(
+            store.pending_round(other.id, &round.id, t0()).await.map(|_| ())
+        ));
+        assert!(not_found(
+            store
+                .answer_round(other.id, &round.id, &[option("serious", "x")], t0())
+                .await
+                .map(|_| ())
+        ));
+        assert!(not_found(
+            store.abandon_round(other.id, &round.id, t0()).await.map(|_| ())
+        ));
+        assert!(not_found(store.answers(other.id, &round.id).await.map(|_| ())));
+        assert!(not_found(
+            store
+                .rounds_in_thread(other.id, &thread.id, t0())
+                .await
+                .map(|_| ())
+        ));
+        // Nor can a round be put into someone else's thread.
+        assert!(not_found(
+            store
+                .create_round(
+                    other.id,
+                    new_round(&thread.id, &[], t0() + Duration::minutes(15)),
+                    t0()
+                )
+                .await
+                .map(|_| ())
+        ));
+        // An id that was never issued behaves the same.
+        assert!(not_found(
+            store.round(a.id, &RoundId::random(), t0()).await.map(|_| ())
+        ));
+        assert!(not_found(
+            store
+                .answer_round(a.id, &RoundId::new("' OR 1=1 --"), &[], t0())
+                .await
+                .map(|_| ())
+        ));
+
+        assert_eq!(
+            store.round(a.id, &round.id, t0()).await.unwrap().status,
+            RoundStatus::Pending,
+            "{b:?}: the owner's round is untouched"
+        );
+        assert!(
+            store
+                .rounds_in_thread(a.id, &thread.id, t0())
+                .await
+                .unwrap()
+                .len()
+                == 1
+        );
+        t.cleanup().await;
+    }
+}
+
+#[tokio::test]
+async fn answering_the_same_question_twice_in_one_round_stores_nothing() {
+    for t in common::all_backends().await {
+        let b = t.db.backend();
+        let store = Store::new(t.db.clone());
+        let (a, _) = two_users(&store).await;
+        let thread = store.create_thread(a.id, "q", t0()).await.unwrap();
+        let round = store
+            .create_round(
+                a.id,
+                new_round(&thread.id, &[], t0() + Duration::minutes(15)),
+                t0(),
+            )
+            .await
+            .unwrap();
+        let dup = [option("serious", "a"), option("serious", "b")];
+        let r = store.answer_round(a.id, &round.id, &dup, t0()).await;
+        assert!(matches!(r, Err(StoreError::Conflict(_))), "{b:?}: {r:?}");
+        assert_eq!(
+            store.round(a.id, &round.id, t0()).await.unwrap().status,
+            RoundStatus::Pending,
+            "{b:?}: the transaction rolled back"
+        );
+        assert!(store.answers(a.id, &round.id).await.unwrap().is_empty());
+        store
+            .answer_round(a.id, &round.id, &[option("serious", "a")], t0())
+            .await
+            .unwrap();
+        t.cleanup().await;
+    }
+}
+
+#[tokio::test]
+async fn deleting_a_thread_deletes_its_messages_rounds_and_answers() {
+    for t in common::all_backends().await {
+        let b = t.db.backend();
+        let store = Store::new(t.db.clone());
+        let (a, _) = two_users(&store).await;
+        let thread = store.create_thread(a.id, "q", t0()).await.unwrap();
+        let round = store
+            .create_round(
+                a.id,
+                new_round(&thread.id, &[], t0() + Duration::minutes(15)),
+                t0(),
+            )
+            .await
+            .unwrap();
+        store
+            .answer_round(a.id, &round.id, &[option("serious", "a")], t0())
+            .await
+            .unwrap();
+        store.delete_thread(a.id, &thread.id).await.unwrap();
+        assert!(
+            matches!(
+                store.round(a.id, &round.id, t0()).await,
+                Err(StoreError::NotFound)
+            ),
+            "{b:?}"
+        );
+        assert!(matches!(
+            store.answers(a.id, &round.id).await,
+            Err(StoreError::NotFound)
+        ));
+        t.cleanup().await;
+    }
+}
+
+// ---------------------------------------------------------------- preferences
+
+#[tokio::test]
+async fn preference_evidence_counts_repeats_and_remembers_one_choice_per_signature() {
+    for t in common::all_backends().await {
+        let b = t.db.backend();
+        let store = Store::new(t.db.clone());
+        let (a, _) = two_users(&store).await;
+        let deep = PreferenceChoice::Option("full_thickness".into());
+        let infected = PreferenceChoice::Option("infected".into());
+        let evidence = |choice, remember, success| PreferenceEvidence {
+            signature: "term:serious|entity:wounds",
+            choice,
+            label: "serious = full-thickness depth",
+            remember,
+            success,
+        };
+
+        for i in 0..3 {
+            let p = store
+                .record_preference(a.id, evidence(&deep, false, i != 1), t0() + Duration::minutes(i))
+                .await
+                .unwrap();
+            assert_eq!(p.count, i + 1, "{b:?}: the upsert increments");
+        }
+        let prefs = store
+            .preferences_for(a.id, "term:serious|entity:wounds")
+            .await
+            .unwrap();
+        assert_eq!(prefs.len(), 1, "{b:?}: one row per choice");
+        let p = &prefs[0];
+        assert_eq!((p.count, p.successes, p.remembered), (3, 2, false), "{b:?}");
+        assert_eq!(
+            (p.created_at, p.last_used_at),
+            (t0(), t0() + Duration::minutes(2))
+        );
+        assert_eq!(p.choice, deep);
+
+        store
+            .record_preference(a.id, evidence(&infected, true, false), t0())
+            .await
+            .unwrap();
+        let remembered = store.remembered_preferences(a.id).await.unwrap();
+        assert_eq!(remembered.len(), 1);
+        assert_eq!(remembered[0].choice, infected, "{b:?}");
+
+        // Remembering another choice for the same signature forgets the first.
+        store
+            .record_preference(a.id, evidence(&deep, true, false), t0())
+            .await
+            .unwrap();
+        let remembered = store.remembered_preferences(a.id).await.unwrap();
+        assert_eq!(remembered.len(), 1, "{b:?}");
+        assert_eq!(
+            (remembered[0].choice.clone(), remembered[0].count),
+            (deep.clone(), 4)
+        );
+
+        // Most used first.
+        let ordered = store
+            .preferences_for(a.id, "term:serious|entity:wounds")
+            .await
+            .unwrap();
+        assert_eq!(
+            ordered.iter().map(|p| p.count).collect::<Vec<_>>(),
+            [4, 1],
+            "{b:?}"
+        );
+
+        // Custom values are separate choices, keyed by their JSON.
+        let custom = PreferenceChoice::Custom(r#"{"op":">","value":15}"#.into());
+        store
+            .record_preference(
+                a.id,
+                PreferenceEvidence {
+                    signature: "threshold:area",
+                    choice: &custom,
+                    label: "area > 15 cm²",
+                    remember: false,
+                    success: true,
+                },
+                t0(),
+            )
+            .await
+            .unwrap();
+        let all = store.preferences(a.id).await.unwrap();
+        assert_eq!(all.len(), 3);
+        assert!(
+            all.iter()
+                .any(|p| p.choice == custom && p.label == "area > 15 cm²"),
+            "{b:?}"
+        );
+
+        let id = all[0].id;
+        store.add_preference_success(a.id, id).await.unwrap();
+        let after = store.preferences(a.id).await.unwrap();
+        assert_eq!(after[0].successes, all[0].successes + 1);
+        t.cleanup().await;
+    }
+}
+
+#[tokio::test]
+async fn preferences_are_private_and_can_be_forgotten_or_deleted() {
+    for t in common::all_backends().await {
+        let b = t.db.backend();
+        let store = Store::new(t.db.clone());
+        let (a, other) = two_users(&store).await;
+        let choice = PreferenceChoice::Option("last_90_days".into());
+        let p = store
+            .record_preference(
+                a.id,
+                PreferenceEvidence {
+                    signature: "term:recent",
+                    choice: &choice,
+                    label: "recent = last 90 days",
+                    remember: true,
+                    success: false,
+                },
+                t0(),
+            )
+            .await
+            .unwrap();
+        assert!(store.preferences(other.id).await.unwrap().is_empty(), "{b:?}");
+        assert!(store.remembered_preferences(other.id).await.unwrap().is_empty());
+        for r in [
+            store.forget_preference(other.id, p.id).await,
+            store.delete_preference(other.id, p.id).await,
+            store.add_preference_success(other.id, p.id).await,
+        ] {
+            assert!(matches!(r, Err(StoreError::NotFound)), "{b:?}: {r:?}");
+        }
+        assert_eq!(store.remembered_preferences(a.id).await.unwrap().len(), 1);
+
+        store.forget_preference(a.id, p.id).await.unwrap();
+        assert!(
+            store.remembered_preferences(a.id).await.unwrap().is_empty(),
+            "{b:?}"
+        );
+        assert_eq!(store.preferences(a.id).await.unwrap()[0].count, 1, "counts stay");
+        store.delete_preference(a.id, p.id).await.unwrap();
+        assert!(store.preferences(a.id).await.unwrap().is_empty());
+        assert!(matches!(
+            store.delete_preference(a.id, p.id).await,
+            Err(StoreError::NotFound)
+        ));
+        t.cleanup().await;
+    }
+}
+
+// ---------------------------------------------------------------- history, audit
+
+#[tokio::test]
+async fn history_is_private_newest_first_and_keeps_what_is_needed_to_rerun() {
+    for t in common::all_backends().await {
+        let b = t.db.backend();
+        let store = Store::new(t.db.clone());
+        let (a, other) = two_users(&store).await;
+        let thread = store.create_thread(a.id, "q", t0()).await.unwrap();
+        let entry = |question| NewHistoryEntry {
+            thread_id: Some(&thread.id),
+            question,
+            plan_json: r#"{"entity":"wounds","measures":["count"]}"#,
+            sql: "SELECT COUNT(*) FROM wounds WHERE depth = $1",
+            clarifications_json: r#"[{"ambiguity":"serious","option":"full_thickness"}]"#,
+            assumptions_json: r#"[{"term":"recent","option":"last_90_days"}]"#,
+            row_count: 1,
+            duration_ms: 12,
+        };
+        let first = store
+            .add_history(a.id, entry("How many serious wounds?"), t0())
+            .await
+            .unwrap();
+        store
+            .add_history(a.id, entry("Only the diabetic ones"), t0() + Duration::minutes(1))
+            .await
+            .unwrap();
+        assert!(first.id.is_well_formed());
+
+        let list = store.history(a.id, 10).await.unwrap();
+        assert_eq!(
+            list.iter().map(|h| h.question.as_str()).collect::<Vec<_>>(),
+            ["Only the diabetic ones", "How many serious wounds?"],
+            "{b:?}"
+        );
+        let loaded = store.history_entry(a.id, &first.id).await.unwrap();
+        assert_eq!(loaded, first, "{b:?}");
+        assert_eq!(loaded.sql, "SELECT COUNT(*) FROM wounds WHERE depth = $1");
+        assert_eq!(loaded.thread_id.as_ref(), Some(&thread.id));
+        assert_eq!(
+            (loaded.row_count, loaded.duration_ms, loaded.created_at),
+            (1, 12, t0())
+        );
+
+        assert!(store.history(other.id, 10).await.unwrap().is_empty(), "{b:?}");
+        assert!(matches!(
+            store.history_entry(other.id, &first.id).await,
+            Err(StoreError::NotFound)
+        ));
+        assert!(matches!(
+            store.history_entry(a.id, &HistoryId::random()).await,
+            Err(StoreError::NotFound)
+        ));
+        // History cannot be filed under someone else's thread.
+        assert!(matches!(
+            store.add_history(other.id, entry("x"), t0()).await,
+            Err(StoreError::NotFound)
+        ));
+        // Without a thread (e.g. the API) is fine.
+        let loose = store
+            .add_history(
+                a.id,
+                NewHistoryEntry {
+                    thread_id: None,
+                    ..entry("loose")
+                },
+                t0(),
+            )
+            .await
+            .unwrap();
+        assert_eq!(loose.thread_id, None);
+        t.cleanup().await;
+    }
+}
+
+#[tokio::test]
+async fn the_audit_log_records_who_ran_what_with_the_parameter_count_but_no_values() {
+    for t in common::all_backends().await {
+        let b = t.db.backend();
+        let store = Store::new(t.db.clone());
+        let (a, other) = two_users(&store).await;
+        let sql = "SELECT p.full_name FROM patients p WHERE p.mrn = $1 AND p.bmi > $2";
+        store
+            .audit(
+                NewAuditEntry {
+                    user_id: Some(a.id),
+                    sql,
+                    param_count: 2,
+                    row_count: 1,
+                    duration_ms: 4,
+                    outcome: AuditOutcome::Ok,
+                },
+                t0(),
+            )
+            .await
+            .unwrap();
+        store
+            .audit(
+                NewAuditEntry {
+                    user_id: None,
+                    sql: "SELECT 1",
+                    param_count: 0,
+                    row_count: 0,
+                    duration_ms: 5000,
+                    outcome: AuditOutcome::Timeout,
+                },
+                t0() + Duration::seconds(1),
+            )
+            .await
+            .unwrap();
+
+        let log = store.audit_log(10).await.unwrap();
+        assert_eq!(log.len(), 2, "{b:?}");
+        assert_eq!(
+            (log[0].user_id, log[0].outcome),
+            (None, AuditOutcome::Timeout),
+            "newest first"
+        );
+        let mine = &log[1];
+        assert_eq!(mine.username.as_deref(), Some("nurse"), "{b:?}");
+        assert_eq!((mine.sql.as_str(), mine.param_count, mine.row_count), (sql, 2, 1));
+        assert_eq!(mine.at, t0());
+
+        assert_eq!(store.audit_log_of(a.id, 10).await.unwrap().len(), 1);
+        assert!(
+            store.audit_log_of(other.id, 10).await.unwrap().is_empty(),
+            "{b:?}"
+        );
+        t.cleanup().await;
+    }
+}
+
+#[tokio::test]
+async fn timestamps_read_back_exactly_to_the_microsecond() {
+    for t in common::all_backends().await {
+        let b = t.db.backend();
+        let store = Store::new(t.db.clone());
+        let (a, _) = two_users(&store).await;
+        let odd = Utc.timestamp_opt(1_740_819_600, 123_456_789).unwrap();
+        let thread = store.create_thread(a.id, "q", odd).await.unwrap();
+        let loaded = store.thread(a.id, &thread.id).await.unwrap();
+        assert_eq!(loaded.created_at.timestamp_subsec_nanos(), 123_456_000, "{b:?}");
+        assert_eq!(loaded, thread);
         t.cleanup().await;
     }
 }

@@ -61,7 +61,8 @@ pub fn Layout(children: Children) -> impl IntoView {
     }
 }
 
-/// The signed-in user in the header.
+/// The signed-in user in the header, with a sign-out button (a plain form
+/// POST to `/logout`, so it works before the wasm has loaded).
 #[component]
 fn UserMenu() -> impl IntoView {
     let user = OnceResource::new(current_user());
@@ -70,7 +71,7 @@ fn UserMenu() -> impl IntoView {
             <Transition fallback=|| view! { <span class="h-8 w-24 animate-pulse rounded bg-slate-100"></span> }>
                 {move || Suspend::new(async move {
                     match user.await {
-                        Ok(u) => {
+                        Ok(Some(u)) => {
                             let initials: String = u
                                 .display_name
                                 .split_whitespace()
@@ -92,14 +93,22 @@ fn UserMenu() -> impl IntoView {
                                 >
                                     {initials}
                                 </span>
+                                <form method="post" action="/logout">
+                                    <button
+                                        type="submit"
+                                        class="rounded-md px-3 py-2 text-sm font-medium text-slate-600 hover:bg-slate-100 hover:text-slate-900 focus:outline-none focus-visible:ring-2 focus-visible:ring-teal-600"
+                                    >
+                                        "Sign out"
+                                    </button>
+                                </form>
                             }
                                 .into_any()
                         }
-                        Err(_) => {
+                        Ok(None) | Err(_) => {
                             view! {
-                                <A href="/login" attr:class="rounded-md px-3 py-2 text-sm font-medium text-teal-800 hover:bg-teal-50">
+                                <a href="/login" class="rounded-md px-3 py-2 text-sm font-medium text-teal-800 hover:bg-teal-50">
                                     "Sign in"
-                                </A>
+                                </a>
                             }
                                 .into_any()
                         }

@@ -1,6 +1,9 @@
-//! Glossary: what each everyday word means in this data set.
+//! Glossary: what each everyday word means in this data set (F20), and what
+//! questions can be about. Searching filters on the client.
 
 use crate::components::ui::PageHeader;
+use crate::protocol::{Glossary, GlossaryEntity, GlossaryTerm};
+use crate::server_fns::get_glossary;
 use leptos::prelude::*;
 use leptos_meta::Title;
 
@@ -8,28 +11,190 @@ use leptos_meta::Title;
 #[component]
 pub fn GlossaryPage() -> impl IntoView {
     let (query, set_query) = signal(String::new());
+    let glossary = OnceResource::new(get_glossary());
+    let needle = Memo::new(move |_| query.get().trim().to_lowercase());
+
     view! {
         <Title text="Glossary" />
         <PageHeader
             title="Glossary"
-            subtitle="The words Clarion treats as ambiguous (large, serious, recent, improving…) and what each option means, plus the data it can answer questions about."
+            subtitle="The everyday words Clarion treats as ambiguous (large, serious, recent, improving…) and what each choice means here, plus the data you can ask about."
         />
-        <div class="mb-6 max-w-md">
-            <label for="glossary-search" class="block text-sm font-medium text-slate-700">"Search terms"</label>
-            <input
-                id="glossary-search"
-                type="search"
-                placeholder="e.g. large, healing, infection"
-                class="mt-1 block w-full rounded-lg border border-slate-300 px-3 py-2 text-sm shadow-sm focus:border-teal-600 focus:outline-none focus:ring-2 focus:ring-teal-600/20"
-                prop:value=move || query.get()
-                on:input=move |ev| set_query.set(event_target_value(&ev))
-            />
+        <div class="mb-6 flex flex-wrap items-end gap-4">
+            <div class="w-full max-w-md">
+                <label for="glossary-search" class="block text-sm font-medium text-slate-700">"Search the glossary"</label>
+                <input
+                    id="glossary-search"
+                    type="search"
+                    autocomplete="off"
+                    placeholder="e.g. large, healing, infection, exudate"
+                    class="mt-1 block w-full rounded-lg border border-slate-300 px-3 py-2 text-sm shadow-sm focus:border-teal-600 focus:outline-none focus:ring-2 focus:ring-teal-600/20"
+                    prop:value=move || query.get()
+                    on:input=move |ev| set_query.set(event_target_value(&ev))
+                />
+            </div>
+            <nav aria-label="Glossary sections" class="flex gap-4 pb-2 text-sm">
+                <a href="#terms" class="font-medium text-teal-800 hover:underline">"Ambiguous words"</a>
+                <a href="#data" class="font-medium text-teal-800 hover:underline">"What you can ask about"</a>
+            </nav>
         </div>
-        <div class="rounded-xl border border-dashed border-slate-300 bg-white px-6 py-12 text-center">
-            <p class="text-sm font-semibold text-slate-800">"The semantic model is not loaded in this build"</p>
-            <p class="mx-auto mt-1 max-w-md text-sm text-slate-500">
-                "Once the wound-care model is connected, every dictionary term and its options will be listed here."
-            </p>
-        </div>
+        <Suspense fallback=|| view! { <div class="h-64 animate-pulse rounded-xl bg-slate-100"></div> }>
+            {move || Suspend::new(async move {
+                match glossary.await {
+                    Ok(g) => view! { <GlossaryBody glossary=g needle /> }.into_any(),
+                    Err(e) => view! {
+                        <p role="alert" class="rounded-lg bg-red-50 px-4 py-3 text-sm text-red-800">
+                            "The glossary could not be loaded: " {e.to_string()}
+                        </p>
+                    }
+                        .into_any(),
+                }
+            })}
+        </Suspense>
+    }
+}
+
+#[component]
+fn GlossaryBody(glossary: Glossary, needle: Memo<String>) -> impl IntoView {
+    let total = glossary.terms.len();
+    let terms = StoredValue::new(glossary.terms);
+    let entities = StoredValue::new(glossary.entities);
+    let shown_terms = move || {
+        let q = needle.get();
+        terms.with_value(|ts| ts.iter().filter(|t| t.matches(&q)).cloned().collect::<Vec<_>>())
+    };
+    let shown_entities = move || {
+        let q = needle.get();
+        entities.with_value(|es| es.iter().filter_map(|e| e.filtered(&q)).collect::<Vec<_>>())
+    };
+    view! {
+        <section id="terms" aria-labelledby="terms-heading" class="scroll-mt-24">
+            <div class="mb-3 flex items-baseline justify-between gap-4">
+                <h2 id="terms-heading" class="text-lg font-semibold text-slate-900">"Ambiguous words"</h2>
+                <p class="text-sm text-slate-500" aria-live="polite" data-testid="term-count">
+                    {move || {
+                        let n = shown_terms().len();
+                        if n == total { format!("{total} terms") } else { format!("{n} of {total} terms") }
+                    }}
+                </p>
+            </div>
+            {move || {
+                let list = shown_terms();
+                if list.is_empty() {
+                    view! {
+                        <p class="rounded-xl border border-dashed border-slate-300 bg-white px-6 py-8 text-center text-sm text-slate-500">
+                            "No term matches your search."
+                        </p>
+                    }
+                        .into_any()
+                } else {
+                    view! {
+                        <ul class="grid gap-4 md:grid-cols-2" data-testid="glossary-terms">
+                            {list.into_iter().map(|t| view! { <TermCard term=t /> }).collect_view()}
+                        </ul>
+                    }
+                        .into_any()
+                }
+            }}
+        </section>
+        <section id="data" aria-labelledby="data-heading" class="mt-12 scroll-mt-24">
+            <h2 id="data-heading" class="mb-3 text-lg font-semibold text-slate-900">"What you can ask about"</h2>
+            {move || {
+                let list = shown_entities();
+                if list.is_empty() {
+                    view! {
+                        <p class="rounded-xl border border-dashed border-slate-300 bg-white px-6 py-8 text-center text-sm text-slate-500">
+                            "No data item matches your search."
+                        </p>
+                    }
+                        .into_any()
+                } else {
+                    list.into_iter().map(|e| view! { <EntityCard entity=e /> }).collect_view().into_any()
+                }
+            }}
+        </section>
+    }
+}
+
+#[component]
+fn TermCard(term: GlossaryTerm) -> impl IntoView {
+    let variants = (!term.variants.is_empty()).then(|| term.variants.join(", "));
+    view! {
+        <li class="rounded-xl border border-slate-200 bg-white p-5 shadow-sm" data-testid="glossary-term">
+            <div class="flex flex-wrap items-baseline gap-x-3 gap-y-1">
+                <h3 class="text-base font-semibold text-slate-900">{term.phrase.clone()}</h3>
+                <span class="rounded-full bg-slate-100 px-2 py-0.5 text-xs font-medium text-slate-700">{term.kind.clone()}</span>
+                <span class="text-xs text-slate-500">"for " {term.applies_to.join(", ").to_lowercase()}</span>
+            </div>
+            {variants.map(|v| view! { <p class="mt-1 text-xs text-slate-500">"Also: " {v}</p> })}
+            <p class="mt-3 text-sm font-medium text-slate-800">{term.question.clone()}</p>
+            <ul class="mt-2 space-y-2">
+                {term
+                    .options
+                    .into_iter()
+                    .map(|o| {
+                        view! {
+                            <li class="flex gap-2 text-sm">
+                                <span
+                                    aria-hidden="true"
+                                    class=if o.default { "mt-1.5 h-2 w-2 shrink-0 rounded-full bg-teal-600" } else { "mt-1.5 h-2 w-2 shrink-0 rounded-full bg-slate-300" }
+                                ></span>
+                                <span>
+                                    <span class="font-medium text-slate-900">{o.label}</span>
+                                    {o.default.then(|| view! {
+                                        <span class="ml-2 rounded bg-teal-50 px-1.5 py-0.5 text-xs font-medium text-teal-800">"Default"</span>
+                                    })}
+                                    {(!o.description.is_empty()).then(|| view! { <span class="block text-slate-600">{o.description}</span> })}
+                                </span>
+                            </li>
+                        }
+                    })
+                    .collect_view()}
+            </ul>
+        </li>
+    }
+}
+
+#[component]
+fn EntityCard(entity: GlossaryEntity) -> impl IntoView {
+    let synonyms = (!entity.synonyms.is_empty()).then(|| entity.synonyms.join(", "));
+    view! {
+        <article class="mb-4 overflow-hidden rounded-xl border border-slate-200 bg-white shadow-sm" data-testid="glossary-entity">
+            <header class="border-b border-slate-100 px-5 py-4">
+                <h3 class="text-base font-semibold text-slate-900">{entity.label.clone()}</h3>
+                {(!entity.description.is_empty()).then(|| view! { <p class="mt-0.5 text-sm text-slate-600">{entity.description.clone()}</p> })}
+                {synonyms.map(|s| view! { <p class="mt-1 text-xs text-slate-500">"Also called: " {s}</p> })}
+            </header>
+            <div class="overflow-x-auto">
+                <table class="min-w-full text-left text-sm">
+                    <thead class="bg-slate-50 text-xs uppercase tracking-wide text-slate-500">
+                        <tr>
+                            <th scope="col" class="px-5 py-2 font-medium">"Data item"</th>
+                            <th scope="col" class="px-5 py-2 font-medium">"Kind"</th>
+                            <th scope="col" class="px-5 py-2 font-medium">"Meaning"</th>
+                            <th scope="col" class="px-5 py-2 font-medium">"Values / other words"</th>
+                        </tr>
+                    </thead>
+                    <tbody class="divide-y divide-slate-100">
+                        {entity
+                            .attributes
+                            .into_iter()
+                            .map(|a| {
+                                let kind = if a.unit.is_empty() { a.kind.clone() } else { format!("{} ({})", a.kind, a.unit) };
+                                let extra = if a.values.is_empty() { a.synonyms.join(", ") } else { a.values.join(", ") };
+                                view! {
+                                    <tr>
+                                        <td class="whitespace-nowrap px-5 py-2 font-medium text-slate-900">{a.name}</td>
+                                        <td class="whitespace-nowrap px-5 py-2 text-slate-600">{kind}</td>
+                                        <td class="px-5 py-2 text-slate-700">{a.description}</td>
+                                        <td class="px-5 py-2 text-slate-500">{extra}</td>
+                                    </tr>
+                                }
+                            })
+                            .collect_view()}
+                    </tbody>
+                </table>
+            </div>
+        </article>
     }
 }

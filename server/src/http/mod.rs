@@ -1,14 +1,25 @@
-//! HTTP: the axum router with the Leptos pages and server functions, health
-//! checks, and the cross-cutting layers (added once, here).
+//! HTTP: the axum router with the Leptos pages and server functions, sign-in
+//! and sign-out, health checks, and the cross-cutting layers (added once, here).
+//!
+//! Request order through the layers: trace → catch-panic → timeout → body
+//! limit → compression → cross-origin refusal → user resolution → server-function
+//! input errors as 400 → route (pages additionally pass the sign-in guard).
 
+pub mod api;
+pub mod auth;
+
+use crate::auth::extract::{ProtectedPages, require_session_for_pages, resolve_user};
+use crate::auth::origin::refuse_cross_origin;
 use crate::state::AppState;
-use app::backend::SharedBackend;
+use app::backend::{AuthUser, RequestUser, SharedBackend};
 use axum::Router;
 use axum::extract::State;
 use axum::http::StatusCode;
+use axum::http::request::Parts;
+use axum::middleware::{from_fn, from_fn_with_state};
 use axum::response::IntoResponse;
 use axum::routing::get;
-use leptos::prelude::provide_context;
+use leptos::prelude::{provide_context, use_context};
 use leptos_axum::{LeptosRoutes, generate_route_list};
 use std::time::Duration;
 use tower_http::catch_panic::CatchPanicLayer;
@@ -22,19 +33,25 @@ pub const MAX_BODY_BYTES: usize = 64 * 1024;
 /// Builds the whole application router.
 pub fn router(state: AppState) -> Router {
     let routes = generate_route_list(app::App);
-    let backend: SharedBackend = state.backend.clone();
-    let context = move || provide_context(backend.clone());
+    let protected = ProtectedPages::new(routes.iter().map(|r| r.path()));
+    let context = leptos_context(&state);
     let shell_options = state.leptos_options.clone();
 
     Router::new()
         .route("/healthz", get(healthz))
+        .merge(auth::routes())
+        .merge(api::routes())
         .leptos_routes_with_context(&state, routes, context.clone(), move || {
             app::shell(shell_options.clone())
         })
+        .route_layer(from_fn_with_state(protected, require_session_for_pages))
         .fallback(leptos_axum::file_and_error_handler_with_context::<AppState, _>(
             context,
             app::shell,
         ))
+        .layer(from_fn(bad_server_fn_input_is_400))
+        .layer(from_fn_with_state(state.clone(), resolve_user))
+        .layer(from_fn(refuse_cross_origin))
         .layer(CompressionLayer::new())
         .layer(axum::middleware::from_fn(limit_body))
         .layer(TimeoutLayer::with_status_code(
@@ -44,6 +61,18 @@ pub fn router(state: AppState) -> Router {
         .layer(CatchPanicLayer::new())
         .layer(TraceLayer::new_for_http())
         .with_state(state)
+}
+
+/// What every page render and server-function call gets in its Leptos
+/// context: the backend, and who is asking (read from the request's `Parts`,
+/// where [`resolve_user`] put it; leptos_axum provides `Parts` before calling this).
+pub fn leptos_context(state: &AppState) -> impl Fn() + Clone + Send + Sync + 'static {
+    let backend: SharedBackend = state.backend.clone();
+    move || {
+        provide_context(backend.clone());
+        let user = use_context::<Parts>().and_then(|p| p.extensions.get::<AuthUser>().cloned());
+        provide_context(RequestUser(user));
+    }
 }
 
 /// Refuses bodies over [`MAX_BODY_BYTES`] with 413, whether or not the client sent a
@@ -69,6 +98,28 @@ async fn limit_body(req: axum::extract::Request, next: axum::middleware::Next) -
         }
         Err(_) => too_large(),
     }
+}
+
+/// A server function whose arguments do not parse (a missing field, a
+/// malformed form body) is the client's mistake, but `server_fn` answers it
+/// with 500. Rewrites exactly those answers to 400, keeping the message.
+async fn bad_server_fn_input_is_400(
+    req: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> axum::response::Response {
+    let is_server_fn = req.uri().path().starts_with("/api/") && !req.uri().path().starts_with("/api/v1/");
+    let res = next.run(req).await;
+    if !is_server_fn || res.status() != StatusCode::INTERNAL_SERVER_ERROR {
+        return res;
+    }
+    let (mut parts, body) = res.into_parts();
+    let Ok(bytes) = axum::body::to_bytes(body, MAX_BODY_BYTES).await else {
+        return StatusCode::INTERNAL_SERVER_ERROR.into_response();
+    };
+    if bytes.starts_with(b"Args|") || bytes.starts_with(b"Deserialization|") {
+        parts.status = StatusCode::BAD_REQUEST;
+    }
+    axum::response::Response::from_parts(parts, axum::body::Body::from(bytes))
 }
 
 /// Liveness and readiness: 200 when the database answers, 503 otherwise.

@@ -1,2 +1,10 @@
-//! Read-only access to the clinical data: allowed-values cache (and, later,
-//! query execution and option-count previews).
+//! Read-only access to the clinical data: the allowed-values cache (and, later,
+//! query execution and option-count previews). Never writes to the clinical tables.
+
+pub mod allowed_values;
+pub mod exec;
+
+pub use allowed_values::{
+    AllowedValuesConfig, AllowedValuesError, AllowedValuesProvider, AllowedValuesStats, Clock, ColumnRef,
+    ColumnSpec, ColumnValues, ManualClock, SystemClock, ValueSource, ValuesByColumn,
+};

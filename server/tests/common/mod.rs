@@ -1,6 +1,8 @@
 //! Shared helpers for integration tests: a fresh database per test, on either backend.
 #![allow(dead_code)]
 
+pub mod api;
+
 use server::db::Database;
 use sqlx::Connection;
 use std::sync::atomic::{AtomicU32, Ordering};

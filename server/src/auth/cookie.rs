@@ -1,0 +1,176 @@
+//! The session cookie and the request facts it depends on.
+//!
+//! The cookie is `HttpOnly` (scripts cannot read it), `SameSite=Lax` (not sent
+//! on cross-site POSTs), `Path=/`, and `Secure` when configured or when the
+//! request came over TLS (directly, or through a proxy that says so with
+//! `X-Forwarded-Proto: https`; believing that header can only make the cookie
+//! stricter).
+
+use super::token::SESSION_COOKIE;
+use axum::http::{HeaderMap, HeaderValue, Uri, header};
+use std::net::SocketAddr;
+
+/// The `Set-Cookie` value that stores a session.
+pub fn session_cookie(secret: &str, max_age_secs: i64, secure: bool) -> HeaderValue {
+    let value = format!(
+        "{SESSION_COOKIE}={secret}; Path=/; HttpOnly; SameSite=Lax; Max-Age={max_age_secs}{}",
+        if secure { "; Secure" } else { "" }
+    );
+    // The secret is hex, so the value is always a valid header.
+    HeaderValue::from_str(&value).expect("hex cookie is a valid header value")
+}
+
+/// The `Set-Cookie` value that removes the session cookie.
+pub fn clear_session_cookie(secure: bool) -> HeaderValue {
+    let value = format!(
+        "{SESSION_COOKIE}=; Path=/; HttpOnly; SameSite=Lax; Max-Age=0{}",
+        if secure { "; Secure" } else { "" }
+    );
+    HeaderValue::from_str(&value).expect("static cookie is a valid header value")
+}
+
+/// The value of cookie `name`, from any `Cookie` header of the request.
+pub fn read_cookie<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
+    headers
+        .get_all(header::COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(';'))
+        .filter_map(|pair| pair.trim().split_once('='))
+        .find(|(k, _)| *k == name)
+        .map(|(_, v)| v.trim())
+        .filter(|v| !v.is_empty())
+}
+
+/// The session secret sent by the browser, if any.
+pub fn session_secret(headers: &HeaderMap) -> Option<&str> {
+    read_cookie(headers, SESSION_COOKIE)
+}
+
+/// The bearer token of an `Authorization: Bearer …` header, if any.
+pub fn bearer_token(headers: &HeaderMap) -> Option<&str> {
+    let value = headers.get(header::AUTHORIZATION)?.to_str().ok()?;
+    let (scheme, token) = value.trim().split_once(' ')?;
+    scheme
+        .eq_ignore_ascii_case("bearer")
+        .then_some(token.trim())
+        .filter(|t| !t.is_empty())
+}
+
+/// True when the request reached us (or the proxy in front of us) over TLS.
+pub fn came_over_tls(headers: &HeaderMap, uri: &Uri) -> bool {
+    if uri.scheme_str() == Some("https") {
+        return true;
+    }
+    let forwarded_proto = headers
+        .get("x-forwarded-proto")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(',').next())
+        .map(|v| v.trim().eq_ignore_ascii_case("https"))
+        .unwrap_or(false);
+    let forwarded = headers
+        .get(header::FORWARDED)
+        .and_then(|v| v.to_str().ok())
+        .map(|v| v.to_ascii_lowercase().contains("proto=https"))
+        .unwrap_or(false);
+    forwarded_proto || forwarded
+}
+
+/// The client's address as text, for rate limiting: the socket's peer, or the
+/// last `X-Forwarded-For` hop when the proxy is trusted. `unknown` when neither
+/// is available (in-process tests).
+pub fn client_ip(headers: &HeaderMap, peer: Option<SocketAddr>, trust_proxy: bool) -> String {
+    if trust_proxy
+        && let Some(last) = headers
+            .get_all("x-forwarded-for")
+            .iter()
+            .filter_map(|v| v.to_str().ok())
+            .flat_map(|v| v.split(','))
+            .map(str::trim)
+            .rfind(|v| !v.is_empty())
+    {
+        return last.to_string();
+    }
+    peer.map(|p| p.ip().to_string())
+        .unwrap_or_else(|| "unknown".into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn headers(pairs: &[(&str, &str)]) -> HeaderMap {
+        let mut h = HeaderMap::new();
+        for (k, v) in pairs {
+            h.append(
+                axum::http::HeaderName::from_bytes(k.as_bytes()).unwrap(),
+                HeaderValue::from_str(v).unwrap(),
+            );
+        }
+        h
+    }
+
+    #[test]
+    fn the_session_cookie_is_http_only_lax_and_secure_only_when_asked() {
+        let c = session_cookie("abc", 60, false);
+        let c = c.to_str().unwrap();
+        assert!(c.starts_with("clarion_session=abc; Path=/; HttpOnly; SameSite=Lax; Max-Age=60"));
+        assert!(!c.contains("Secure"));
+        assert!(
+            session_cookie("abc", 60, true)
+                .to_str()
+                .unwrap()
+                .ends_with("; Secure")
+        );
+        assert!(
+            clear_session_cookie(false)
+                .to_str()
+                .unwrap()
+                .contains("Max-Age=0")
+        );
+    }
+
+    #[test]
+    fn the_cookie_is_found_among_others_and_across_headers() {
+        let h = headers(&[("cookie", "a=1; b=2"), ("cookie", "clarion_session=s3cret; c=3")]);
+        assert_eq!(session_secret(&h), Some("s3cret"));
+        assert_eq!(read_cookie(&h, "b"), Some("2"));
+        assert_eq!(read_cookie(&h, "missing"), None);
+        assert_eq!(session_secret(&headers(&[("cookie", "clarion_session=")])), None);
+    }
+
+    #[test]
+    fn bearer_tokens_are_read_case_insensitively_and_other_schemes_ignored() {
+        assert_eq!(
+            bearer_token(&headers(&[("authorization", "Bearer t0k")])),
+            Some("t0k")
+        );
+        assert_eq!(
+            bearer_token(&headers(&[("authorization", "bearer  t0k ")])),
+            Some("t0k")
+        );
+        assert_eq!(bearer_token(&headers(&[("authorization", "Basic dTpw")])), None);
+        assert_eq!(bearer_token(&headers(&[("authorization", "Bearer ")])), None);
+    }
+
+    #[test]
+    fn tls_is_recognised_directly_or_through_a_proxy() {
+        let plain: Uri = "/".parse().unwrap();
+        assert!(!came_over_tls(&HeaderMap::new(), &plain));
+        assert!(came_over_tls(&headers(&[("x-forwarded-proto", "https")]), &plain));
+        assert!(came_over_tls(
+            &headers(&[("forwarded", "for=1.2.3.4;proto=https")]),
+            &plain
+        ));
+        assert!(came_over_tls(&HeaderMap::new(), &"https://x/".parse().unwrap()));
+    }
+
+    #[test]
+    fn forwarded_for_is_believed_only_for_a_trusted_proxy() {
+        let h = headers(&[("x-forwarded-for", "6.6.6.6, 10.0.0.7")]);
+        let peer: SocketAddr = "127.0.0.1:5000".parse().unwrap();
+        assert_eq!(client_ip(&h, Some(peer), false), "127.0.0.1");
+        assert_eq!(client_ip(&h, Some(peer), true), "10.0.0.7");
+        assert_eq!(client_ip(&HeaderMap::new(), None, false), "unknown");
+    }
+}

@@ -1,0 +1,2579 @@
+//! Stage 7 — the ambiguity detectors (F2). Each reads the [`Reading`] and produces
+//! structured diagnostics: kind, severity, span, a hypothesis-first question, 2–5 typed
+//! options with exactly one default (the best guess), the custom value accepted, and a
+//! one-line reason.
+//!
+//! | detector | fires on |
+//! |---|---|
+//! | [`vague_terms`] | dictionary terms for the entity they modify ("large" for wounds, "busy" for clinics) — kinds vague qualifier, value, threshold, ranking, aggregation |
+//! | [`values`] | a phrase matching values of two attributes, or several values |
+//! | [`columns`] | a word naming several columns in a grouping, metric, comparison or list ("by date", "average size") — unless one option is the question's own entity's |
+//! | [`time_column`] | a time range or trend whose date column was not said (low severity) |
+//! | [`missing_window`] | a trend without a window (medium); a rate or average without one (low) |
+//! | [`missing_cohort`] | counting or listing every wound or patient with no filter at all (low) |
+//! | [`thresholds`] | "more visits than usual", "higher than normal" |
+//! | [`ranking`] | "top 10 wounds" with nothing to rank by |
+//! | [`entity`] | only a dictionary term or "who" says what is counted |
+//! | [`reference`] | "it", "them", "that" with nothing to point at |
+//! | [`intent_question`] | intent confidence below 0.6 ("show me data") |
+//!
+//! Out-of-domain input is caught before any of this (see [`out_of_domain`]). Ids are
+//! stable signatures (`term:large@wounds`) so remembered choices and loop prevention can
+//! match them. Pure.
+
+use crate::semantic::{
+    CompareOp, Constraint, Grain, MeasureAgg, PlanChange, SemanticModel, SortOrder, Span, SpanUnit, Term,
+    TermKind, TermOption, Value, split_qualified,
+};
+
+use super::draft::{
+    self, CmpSubject, ColSpec, Ctx, DimSpec, EntitySource, MetricSpec, RankKey, Reading, Slot,
+};
+use super::plan::{Dimension, Intent, QueryPlan};
+use super::tokenize::Token;
+use super::{Ambiguity, AmbiguityKind, AmbiguityOption, CustomValue, Effect, PlanPatch, Severity, TextSpan};
+
+/// A detected ambiguity and where its answer goes in the plan.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Candidate {
+    pub ambiguity: Ambiguity,
+    pub slot: Slot,
+    /// The lowest attribute weight the default touches (pushes a guess down a tier).
+    pub weight: f64,
+    /// The token where the qualifier was said (for the share split).
+    pub at: Option<usize>,
+}
+
+/// A column word settled without asking (one option is the entity's own).
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Settled {
+    pub slot: Slot,
+    pub attribute: String,
+}
+
+/// What the detectors found.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub(crate) struct Detected {
+    pub candidates: Vec<Candidate>,
+    pub settled: Vec<Settled>,
+    /// Term readings settled by the entity they modify (no ambiguity): constraint + anchor.
+    pub direct: Vec<(Constraint, String)>,
+}
+
+/// Runs every detector.
+pub(crate) fn detect(ctx: &Ctx<'_>, r: &Reading, low: f64) -> Detected {
+    let mut d = Detected::default();
+    intent_question(ctx, r, low, &mut d);
+    reference(ctx, r, &mut d);
+    entity(ctx, r, &mut d);
+    vague_terms(ctx, r, &mut d);
+    values(ctx, r, &mut d);
+    visit_values(ctx, r, &mut d);
+    unknown_names(ctx, r, &mut d);
+    columns(ctx, r, &mut d);
+    thresholds(ctx, r, &mut d);
+    ranking(ctx, r, &mut d);
+    time_column(ctx, r, &mut d);
+    missing_window(ctx, r, &mut d);
+    missing_cohort(ctx, r, &mut d);
+    // one question per id
+    let mut seen = std::collections::HashSet::new();
+    d.candidates.retain(|c| seen.insert(c.ambiguity.id.clone()));
+    d
+}
+
+fn entity_of(r: &Reading) -> String {
+    r.entity.clone().unwrap_or_else(|| "wounds".into())
+}
+
+#[allow(clippy::too_many_arguments)]
+fn new_ambiguity(
+    id: String,
+    kind: AmbiguityKind,
+    severity: Severity,
+    span: Option<TextSpan>,
+    text: String,
+    question: String,
+    options: Vec<AmbiguityOption>,
+    custom: CustomValue,
+    reason: String,
+) -> Ambiguity {
+    Ambiguity {
+        id,
+        kind,
+        severity,
+        span,
+        text,
+        question,
+        options,
+        custom,
+        reason,
+        term: None,
+        confidence: severity.default_confidence(),
+        ask: false,
+    }
+}
+
+fn option(id: &str, label: &str, description: &str, default: bool, effect: Effect) -> AmbiguityOption {
+    AmbiguityOption {
+        id: id.into(),
+        label: label.into(),
+        description: description.into(),
+        default,
+        effect,
+    }
+}
+
+fn constraint_effect(c: Constraint) -> Effect {
+    Effect {
+        constraint: Some(c),
+        ..Effect::default()
+    }
+}
+
+fn change_effect(c: PlanChange) -> Effect {
+    Effect {
+        change: Some(c),
+        ..Effect::default()
+    }
+}
+
+fn patch_effect(p: PlanPatch) -> Effect {
+    Effect {
+        patch: Some(p),
+        ..Effect::default()
+    }
+}
+
+/// Ensures exactly one default (the first, when none is marked).
+fn one_default(options: &mut [AmbiguityOption]) {
+    let mut seen = false;
+    for o in options.iter_mut() {
+        if o.default && !seen {
+            seen = true;
+        } else {
+            o.default = false;
+        }
+    }
+    if !seen && let Some(o) = options.first_mut() {
+        o.default = true;
+    }
+}
+
+fn weight_of(model: &SemanticModel, effect: &Effect) -> f64 {
+    let mut w: f64 = 1.0;
+    if let Some(c) = &effect.constraint {
+        for a in c.attributes() {
+            w = w.min(model.attribute(a).map_or(1.0, |r| r.attribute.weight));
+        }
+    }
+    if let Some(PlanChange::ChooseAttribute { attribute } | PlanChange::Sort { attribute, .. }) =
+        &effect.change
+    {
+        w = w.min(model.attribute(attribute).map_or(1.0, |r| r.attribute.weight));
+    }
+    w
+}
+
+fn term_options(term: &Term, negated: bool, limit: Option<u32>) -> Vec<AmbiguityOption> {
+    term.options
+        .iter()
+        .map(|o| term_option(o, negated, limit))
+        .collect()
+}
+
+fn term_option(o: &TermOption, negated: bool, limit: Option<u32>) -> AmbiguityOption {
+    let constraint = o.constraint.clone().map(|c| draft::negate(c, negated));
+    let change = o.change.clone().map(|c| match (c, limit) {
+        (PlanChange::Sort { attribute, order, .. }, Some(n)) => PlanChange::Sort {
+            attribute,
+            order,
+            limit: Some(n),
+        },
+        (
+            PlanChange::Rank {
+                measure, per, order, ..
+            },
+            Some(n),
+        ) => PlanChange::Rank {
+            measure,
+            per,
+            order,
+            limit: n,
+        },
+        (c, _) => c,
+    });
+    let label = if negated {
+        format!("Not: {}", o.label)
+    } else {
+        o.label.clone()
+    };
+    AmbiguityOption {
+        id: o.id.clone(),
+        label,
+        description: o.description.clone(),
+        default: o.default,
+        effect: Effect {
+            constraint,
+            change,
+            patch: None,
+        },
+    }
+}
+
+/// The custom value a question accepts, from its default option.
+fn custom_for(model: &SemanticModel, effect: &Effect, entity: &str) -> CustomValue {
+    match &effect.constraint {
+        Some(Constraint::Compare {
+            attribute, op, unit, ..
+        }) => {
+            let ty = model.attribute_type(attribute);
+            if ty.is_some_and(|t| t.is_numeric()) {
+                CustomValue::Number {
+                    attribute: attribute.clone(),
+                    op: *op,
+                    unit: unit.clone(),
+                }
+            } else if model.allowed_values(attribute).is_some() {
+                CustomValue::AllowedValue {
+                    attribute: attribute.clone(),
+                }
+            } else {
+                CustomValue::FreeConstraint {
+                    entity: entity.to_owned(),
+                }
+            }
+        }
+        Some(Constraint::InSet { attribute, .. }) => CustomValue::AllowedValue {
+            attribute: attribute.clone(),
+        },
+        Some(Constraint::TimeWindow { dimension, .. }) => {
+            let attr = dimension
+                .as_deref()
+                .and_then(|d| model.time_dimension(d))
+                .map(|d| d.attribute.clone())
+                .or_else(|| draft::default_time_attribute(model, entity));
+            attr.map_or(CustomValue::None, |attribute| CustomValue::DateRange {
+                attribute,
+            })
+        }
+        Some(_) => CustomValue::FreeConstraint {
+            entity: entity.to_owned(),
+        },
+        None => match &effect.change {
+            Some(PlanChange::Sort { attribute, .. }) => CustomValue::Number {
+                attribute: attribute.clone(),
+                op: CompareOp::Gt,
+                unit: None,
+            },
+            _ => CustomValue::None,
+        },
+    }
+}
+
+fn phrase_text(ctx: &Ctx<'_>, mi: usize) -> (TextSpan, String) {
+    let m = &ctx.mentions[mi];
+    (m.span, m.span.slice(ctx.question).to_owned())
+}
+
+// -------------------------------------------------------------------------------------
+
+/// Dictionary terms for the entity they modify.
+pub(crate) fn vague_terms(ctx: &Ctx<'_>, r: &Reading, d: &mut Detected) {
+    let model = ctx.model;
+    let plan_entity = entity_of(r);
+    for tu in &r.terms {
+        let term = &model.terms[tu.term];
+        if term.id == "over_time" {
+            continue; // the time-window detector asks about trends
+        }
+        let mut anchor = tu.anchor.clone();
+        // "assessments with signs of infection": the entity's own yes/no column
+        if let Some(attr) = local_boolean(model, &anchor, &ctx.mentions[tu.mention].phrase) {
+            let c = Constraint::Compare {
+                attribute: attr,
+                op: CompareOp::Eq,
+                value: Value::Bool(!tu.negated),
+                unit: None,
+            };
+            d.direct.push((c, anchor.clone()));
+            continue;
+        }
+        if !term.applies_to.contains(&anchor) {
+            if term.applies_to.contains(&plan_entity) {
+                anchor = plan_entity.clone();
+            } else {
+                // not ambiguous here: an option about the entity itself is meant
+                // ("diabetic patients" → patients with diabetes)
+                let local: Vec<&TermOption> = term
+                    .options
+                    .iter()
+                    .filter(|o| {
+                        o.constraint.as_ref().is_some_and(|c| {
+                            let attrs = c.attributes();
+                            !attrs.is_empty()
+                                && attrs
+                                    .iter()
+                                    .all(|a| split_qualified(a).is_some_and(|(e, _)| e == anchor))
+                        })
+                    })
+                    .collect();
+                if let [only] = local.as_slice()
+                    && let Some(c) = &only.constraint
+                {
+                    d.direct
+                        .push((draft::negate(c.clone(), tu.negated), anchor.clone()));
+                }
+                continue;
+            }
+        }
+        // "infected wounds ever": a word next to the term names one of its options
+        let m = &ctx.mentions[tu.mention];
+        let next_word = |k: usize| ctx.tokens.get(k).map(|t| t.text.as_str()).filter(|w| *w != ",");
+        let hint = [
+            next_word(m.last),
+            m.first.checked_sub(1).and_then(next_word),
+            next_word(m.last + 1),
+        ]
+        .into_iter()
+        .flatten()
+        .find_map(|w| term.options.iter().find(|o| o.id == w && o.constraint.is_some()));
+        if let Some(o) = hint
+            && let Some(c) = &o.constraint
+        {
+            d.direct
+                .push((draft::negate(c.clone(), tu.negated), anchor.clone()));
+            continue;
+        }
+        let (kind, slot, severity) = match term.kind {
+            TermKind::Ranking => {
+                if r.rank.as_ref().is_some_and(|k| k.key != RankKey::None) {
+                    continue;
+                }
+                (
+                    AmbiguityKind::RankingWithoutMeasure,
+                    Slot::Rank,
+                    if term.critical {
+                        Severity::Critical
+                    } else {
+                        Severity::Medium
+                    },
+                )
+            }
+            TermKind::Threshold => (
+                AmbiguityKind::ThresholdWithoutNumber,
+                Slot::Filter {
+                    anchor: anchor.clone(),
+                    negated: tu.negated,
+                },
+                if term.critical {
+                    Severity::Critical
+                } else {
+                    Severity::Medium
+                },
+            ),
+            TermKind::Value => (
+                AmbiguityKind::Value,
+                Slot::Filter {
+                    anchor: anchor.clone(),
+                    negated: tu.negated,
+                },
+                if term.critical {
+                    Severity::Critical
+                } else {
+                    Severity::Medium
+                },
+            ),
+            TermKind::Aggregation => {
+                let slot = if r.metric != MetricSpec::None && r.metric != MetricSpec::Count {
+                    Slot::Metric
+                } else if term.options.iter().any(|o| o.constraint.is_some()) {
+                    Slot::Filter {
+                        anchor: anchor.clone(),
+                        negated: false,
+                    }
+                } else {
+                    continue; // "typical wound" with nothing aggregated
+                };
+                (
+                    AmbiguityKind::Aggregation,
+                    slot,
+                    if term.critical {
+                        Severity::Critical
+                    } else {
+                        Severity::Low
+                    },
+                )
+            }
+            TermKind::Measure => (AmbiguityKind::Column, Slot::Metric, Severity::Medium),
+            _ => (
+                AmbiguityKind::VagueQualifier,
+                Slot::Filter {
+                    anchor: anchor.clone(),
+                    negated: tu.negated,
+                },
+                if term.critical {
+                    Severity::Critical
+                } else {
+                    Severity::Medium
+                },
+            ),
+        };
+        let limit = r.rank.as_ref().and_then(|k| k.n);
+        let mut options = term_options(term, tu.negated, limit);
+        if term.kind == TermKind::Time
+            && let Some(dim) = &r.time_dimension
+        {
+            // "recently assessed": the window is on the date that was said
+            for o in &mut options {
+                if let Some(c) = o.effect.constraint.take() {
+                    o.effect.constraint = Some(with_dimension(c, dim));
+                }
+            }
+        }
+        one_default(&mut options);
+        let Some(default) = options.iter().find(|o| o.default).cloned() else {
+            continue;
+        };
+        let (span, text) = phrase_text(ctx, tu.mention);
+        let reason = if term.description.is_empty() {
+            format!("\"{text}\" can mean different things for {anchor}.")
+        } else {
+            term.description.clone()
+        };
+        let mut a = new_ambiguity(
+            format!("term:{}@{}", term.id, anchor),
+            kind,
+            severity,
+            Some(span),
+            text,
+            term.question.clone(),
+            options,
+            custom_for(model, &default.effect, &anchor),
+            reason,
+        );
+        a.term = Some(term.id.clone());
+        d.candidates.push(Candidate {
+            weight: weight_of(model, &default.effect),
+            ambiguity: a,
+            slot,
+            at: Some(tu.first),
+        });
+    }
+    // the measure-kind term read as the metric ("rate by clinic")
+    if let MetricSpec::TermMeasure { term, mention } = r.metric {
+        let t = &model.terms[term];
+        let mut options = term_options(t, false, None);
+        one_default(&mut options);
+        let (span, text) = phrase_text(ctx, mention);
+        let mut a = new_ambiguity(
+            format!("term:{}@{}", t.id, plan_entity),
+            AmbiguityKind::Column,
+            if t.critical {
+                Severity::Critical
+            } else {
+                Severity::Medium
+            },
+            Some(span),
+            text.clone(),
+            t.question.clone(),
+            options,
+            CustomValue::None,
+            format!("\"{text}\" could be several measures."),
+        );
+        a.term = Some(t.id.clone());
+        d.candidates.push(Candidate {
+            ambiguity: a,
+            slot: Slot::Metric,
+            weight: 1.0,
+            at: None,
+        });
+    }
+}
+
+/// Puts a time dimension on time windows that leave it to the entity.
+fn with_dimension(c: Constraint, dim: &str) -> Constraint {
+    match c {
+        Constraint::TimeWindow {
+            dimension: None,
+            last,
+        } => Constraint::TimeWindow {
+            dimension: Some(dim.to_owned()),
+            last,
+        },
+        Constraint::OlderThan { dimension: None, age } => Constraint::OlderThan {
+            dimension: Some(dim.to_owned()),
+            age,
+        },
+        Constraint::All { of } => Constraint::All {
+            of: of.into_iter().map(|c| with_dimension(c, dim)).collect(),
+        },
+        Constraint::Any { of } => Constraint::Any {
+            of: of.into_iter().map(|c| with_dimension(c, dim)).collect(),
+        },
+        Constraint::Not { of } => Constraint::Not {
+            of: Box::new(with_dimension(*of, dim)),
+        },
+        other => other,
+    }
+}
+
+/// A plain yes/no column of `entity` one of whose longer names contains the phrase
+/// ("signs of infection" in "clinical signs of infection").
+fn local_boolean(model: &SemanticModel, entity: &str, phrase: &str) -> Option<String> {
+    if !phrase.contains(' ') {
+        return None;
+    }
+    let e = model.entity(entity)?;
+    let padded = format!(" {phrase} ");
+    e.attributes
+        .iter()
+        .filter(|a| a.ty == crate::semantic::AttributeType::Boolean && a.column.is_some())
+        .find(|a| {
+            std::iter::once(&a.name).chain(&a.synonyms).any(|s| {
+                let n = super::vocab::normalise(s);
+                n != phrase && format!(" {n} ").contains(&padded)
+            })
+        })
+        .map(|a| format!("{entity}.{}", a.name))
+}
+
+/// A phrase matching values of two attributes, or several values of one.
+pub(crate) fn values(ctx: &Ctx<'_>, r: &Reading, d: &mut Detected) {
+    let model = ctx.model;
+    let entity = entity_of(r);
+    for vc in &r.values {
+        let (span, text) = phrase_text(ctx, vc.mention);
+        let mut attrs: Vec<&str> = vc.hits.iter().map(|h| h.0.as_str()).collect();
+        attrs.dedup();
+        let mut options = Vec::new();
+        let id;
+        let question;
+        if attrs.len() >= 2 {
+            id = format!(
+                "value:{}@{entity}",
+                ctx.mentions[vc.mention].phrase.replace(' ', "_")
+            );
+            question = format!("Which \"{text}\" do you mean?");
+            let mut seen: Vec<&str> = Vec::new();
+            for (a, v, label) in &vc.hits {
+                if seen.contains(&a.as_str()) || options.len() >= 5 {
+                    continue;
+                }
+                seen.push(a);
+                let attr_label = model
+                    .attribute(a)
+                    .map_or_else(|| a.clone(), |x| draft::attribute_label(&x.attribute.name));
+                let c = draft::negate(
+                    Constraint::Compare {
+                        attribute: a.clone(),
+                        op: CompareOp::Eq,
+                        value: v.clone(),
+                        unit: None,
+                    },
+                    vc.negated,
+                );
+                let own = split_qualified(a).is_some_and(|(e, _)| e == entity);
+                options.push(option(
+                    a,
+                    &format!("{label} ({attr_label})"),
+                    &format!("{attr_label} is {label}"),
+                    own,
+                    constraint_effect(c),
+                ));
+            }
+        } else {
+            let attribute = attrs.first().map_or("", |a| a);
+            id = format!(
+                "value:{}@{attribute}",
+                ctx.mentions[vc.mention].phrase.replace(' ', "_")
+            );
+            question = format!("Which one is \"{text}\"?");
+            for (a, v, label) in vc.hits.iter().take(4) {
+                let c = draft::negate(
+                    Constraint::Compare {
+                        attribute: a.clone(),
+                        op: CompareOp::Eq,
+                        value: v.clone(),
+                        unit: None,
+                    },
+                    vc.negated,
+                );
+                let oid = v.as_str().map_or_else(|| v.to_string(), str::to_owned);
+                options.push(option(&oid, label, "", false, constraint_effect(c)));
+            }
+            let all: Vec<Value> = vc.hits.iter().map(|h| h.1.clone()).collect();
+            let c = draft::negate(
+                Constraint::InSet {
+                    attribute: attribute.to_owned(),
+                    values: all,
+                },
+                vc.negated,
+            );
+            options.push(option(
+                "any",
+                "Any of them",
+                "All the matching values.",
+                true,
+                constraint_effect(c),
+            ));
+        }
+        one_default(&mut options);
+        if options.len() < 2 {
+            continue;
+        }
+        let custom = match attrs.first() {
+            Some(a) => CustomValue::AllowedValue {
+                attribute: (*a).to_owned(),
+            },
+            None => CustomValue::None,
+        };
+        let a = new_ambiguity(
+            id,
+            AmbiguityKind::Value,
+            Severity::High,
+            Some(span),
+            text.clone(),
+            question,
+            options,
+            custom,
+            format!("\"{text}\" matches more than one value."),
+        );
+        d.candidates.push(Candidate {
+            ambiguity: a,
+            slot: Slot::Filter {
+                anchor: entity.clone(),
+                negated: false,
+            },
+            weight: 1.0,
+            at: Some(vc.first),
+        });
+    }
+}
+
+/// A per-visit value said of wounds or patients: at the latest visit, or any visit.
+pub(crate) fn visit_values(ctx: &Ctx<'_>, r: &Reading, d: &mut Detected) {
+    let entity = entity_of(r);
+    for v in &r.visit_values {
+        let eq = |a: &str| {
+            draft::negate(
+                Constraint::Compare {
+                    attribute: a.to_owned(),
+                    op: CompareOp::Eq,
+                    value: v.value.clone(),
+                    unit: None,
+                },
+                v.negated,
+            )
+        };
+        let name = v.per_visit.split('.').nth(1).unwrap_or(&v.per_visit);
+        let label = draft::attribute_label(name);
+        let options = vec![
+            option(
+                "latest",
+                &format!("{} at the latest visit", v.label),
+                "The most recent assessment.",
+                true,
+                constraint_effect(eq(&v.latest)),
+            ),
+            option(
+                "any_visit",
+                &format!("{} at any visit", v.label),
+                "At least one assessment, ever.",
+                false,
+                constraint_effect(eq(&v.per_visit)),
+            ),
+        ];
+        let text = v.span.slice(ctx.question).to_owned();
+        let a = new_ambiguity(
+            format!("aggregation:{name}@{entity}"),
+            AmbiguityKind::Aggregation,
+            Severity::Medium,
+            Some(v.span),
+            text,
+            format!("{} when?", capitalise(&label)),
+            options,
+            CustomValue::AllowedValue {
+                attribute: v.per_visit.clone(),
+            },
+            format!("The {label} is recorded at every assessment."),
+        );
+        d.candidates.push(Candidate {
+            ambiguity: a,
+            slot: Slot::Filter {
+                anchor: entity.clone(),
+                negated: false,
+            },
+            weight: 1.0,
+            at: Some(v.first),
+        });
+    }
+}
+
+/// A word that looks like a name but matches nothing ("at Riverside"): never ignored
+/// silently — the closest known names are offered, or leaving it out.
+pub(crate) fn unknown_names(ctx: &Ctx<'_>, r: &Reading, d: &mut Detected) {
+    let entity = entity_of(r);
+    for span in &r.unknown_names {
+        let word = span.slice(ctx.question).to_lowercase();
+        let mut near: Vec<(usize, String, String)> = Vec::new();
+        for attribute in ["clinics.name", "clinics.region", "clinicians.name"] {
+            let Some(values) = ctx.allowed.get(attribute) else {
+                continue;
+            };
+            for v in &values.values {
+                let lower = v.to_lowercase();
+                let best = lower
+                    .split(|c: char| !c.is_alphanumeric())
+                    .filter(|w| !w.is_empty())
+                    .filter_map(|w| super::vocab::bounded_distance(&word, w, 2))
+                    .min();
+                if let Some(dist) = best {
+                    near.push((dist, attribute.to_owned(), v.clone()));
+                }
+            }
+        }
+        near.sort();
+        let mut options: Vec<AmbiguityOption> = near
+            .iter()
+            .take(3)
+            .map(|(_, a, v)| {
+                let c = Constraint::Compare {
+                    attribute: a.clone(),
+                    op: CompareOp::Eq,
+                    value: Value::Text(v.clone()),
+                    unit: None,
+                };
+                option(
+                    v,
+                    v,
+                    &format!(
+                        "{} is {v}",
+                        draft::attribute_label(a.split('.').nth(1).unwrap_or(a))
+                    ),
+                    false,
+                    constraint_effect(c),
+                )
+            })
+            .collect();
+        options.push(option(
+            "ignore",
+            &format!("Leave \"{}\" out", span.slice(ctx.question)),
+            "Answer without it.",
+            options.is_empty(),
+            patch_effect(PlanPatch::NoChange),
+        ));
+        if options.len() < 2 {
+            options.push(option(
+                "other",
+                "Something else (type it below)",
+                "",
+                false,
+                patch_effect(PlanPatch::NoChange),
+            ));
+        }
+        one_default(&mut options);
+        let text = span.slice(ctx.question).to_owned();
+        let a = new_ambiguity(
+            format!("value:{}@unknown", word.replace(' ', "_")),
+            AmbiguityKind::Value,
+            Severity::High,
+            Some(*span),
+            text.clone(),
+            format!("I don't recognise \"{text}\". Which is it?"),
+            options,
+            CustomValue::AllowedValue {
+                attribute: "clinics.name".into(),
+            },
+            format!("\"{text}\" is not a clinic, region, clinician or value I know."),
+        );
+        d.candidates.push(Candidate {
+            ambiguity: a,
+            slot: Slot::Filter {
+                anchor: entity.clone(),
+                negated: false,
+            },
+            weight: 1.0,
+            at: None,
+        });
+    }
+}
+
+/// The options of a column term that fit a slot (unit-compatible, reachable).
+fn column_options<'t>(model: &SemanticModel, term: &'t Term, unit: Option<&str>) -> Vec<&'t TermOption> {
+    term.options
+        .iter()
+        .filter(|o| match &o.change {
+            Some(PlanChange::ChooseAttribute { attribute }) => match (unit, model.attribute(attribute)) {
+                (Some(u), Some(r)) => r
+                    .attribute
+                    .unit
+                    .as_deref()
+                    .is_some_and(|au| super::link::convert(1.0, u, au).is_some()),
+                (_, r) => r.is_some(),
+            },
+            _ => false,
+        })
+        .collect()
+}
+
+fn chosen_attribute(o: &TermOption) -> Option<&str> {
+    match &o.change {
+        Some(PlanChange::ChooseAttribute { attribute }) => Some(attribute),
+        _ => None,
+    }
+}
+
+/// Settles a column term or makes it a question.
+#[allow(clippy::too_many_arguments)]
+fn column_choice(
+    ctx: &Ctx<'_>,
+    d: &mut Detected,
+    term_ix: usize,
+    slot: Slot,
+    entity: &str,
+    unit: Option<&str>,
+    span: TextSpan,
+    metric_slot: bool,
+) {
+    let model = ctx.model;
+    let term = &model.terms[term_ix];
+    let mut opts = column_options(model, term, unit);
+    if metric_slot {
+        // an average needs a number
+        opts.retain(|o| {
+            chosen_attribute(o)
+                .and_then(|a| model.attribute_type(a))
+                .is_some_and(|t| t.is_numeric())
+        });
+    }
+    let local: Vec<&&TermOption> = opts
+        .iter()
+        .filter(|o| {
+            chosen_attribute(o)
+                .and_then(split_qualified)
+                .is_some_and(|(e, _)| e == entity)
+        })
+        .collect();
+    let settle = |d: &mut Detected, o: &TermOption| {
+        if let Some(a) = chosen_attribute(o) {
+            d.settled.push(Settled {
+                slot: slot.clone(),
+                attribute: a.to_owned(),
+            });
+        }
+    };
+    if let [only] = opts.as_slice() {
+        settle(d, only);
+        return;
+    }
+    let levels_differ = metric_slot
+        && opts
+            .iter()
+            .filter_map(|o| chosen_attribute(o))
+            .any(|a| a.starts_with("assessments."))
+        && opts
+            .iter()
+            .filter_map(|o| chosen_attribute(o))
+            .any(|a| a.starts_with("wounds."));
+    if let [only] = local.as_slice()
+        && !levels_differ
+    {
+        let default_is_foreign = opts
+            .iter()
+            .find(|o| o.default)
+            .and_then(|o| chosen_attribute(o))
+            .and_then(split_qualified)
+            .is_none_or(|(e, _)| e != entity);
+        if only.default || default_is_foreign {
+            settle(d, only);
+            return;
+        }
+    }
+    if opts.is_empty() {
+        return;
+    }
+    let mut options: Vec<AmbiguityOption> = opts.iter().map(|o| term_option(o, false, None)).collect();
+    if !options.iter().any(|o| o.default) {
+        // the term's default does not fit (unit): prefer the entity's own option
+        if let Some(first_local) = local
+            .first()
+            .and_then(|o| options.iter_mut().find(|x| x.id == o.id))
+        {
+            first_local.default = true;
+        }
+    }
+    one_default(&mut options);
+    let mixed_levels = metric_slot
+        && opts
+            .iter()
+            .filter_map(|o| chosen_attribute(o))
+            .any(|a| a.starts_with("assessments."))
+        && opts
+            .iter()
+            .filter_map(|o| chosen_attribute(o))
+            .any(|a| a.starts_with("wounds."));
+    let (kind, id) = if mixed_levels {
+        (
+            AmbiguityKind::Aggregation,
+            format!("aggregation:{}@{entity}", term.id),
+        )
+    } else {
+        (AmbiguityKind::Column, format!("column:{}@{entity}", term.id))
+    };
+    let text = span.slice(ctx.question).to_owned();
+    let severity = if matches!(slot, Slot::Column(_)) {
+        Severity::Low
+    } else if mixed_levels {
+        // averaging per visit or per wound changes the number a lot
+        Severity::High
+    } else {
+        Severity::Medium
+    };
+    let default = options
+        .iter()
+        .find(|o| o.default)
+        .map(|o| o.effect.clone())
+        .unwrap_or_default();
+    let mut a = new_ambiguity(
+        id,
+        kind,
+        severity,
+        Some(span),
+        text.clone(),
+        term.question.clone(),
+        options,
+        CustomValue::None,
+        format!("\"{text}\" can name more than one column."),
+    );
+    a.term = Some(term.id.clone());
+    d.candidates.push(Candidate {
+        ambiguity: a,
+        slot,
+        weight: weight_of(model, &default),
+        at: None,
+    });
+}
+
+/// Column words in groupings, metrics, comparisons and list columns.
+pub(crate) fn columns(ctx: &Ctx<'_>, r: &Reading, d: &mut Detected) {
+    let entity = entity_of(r);
+    for (i, dim) in r.dims.iter().enumerate() {
+        if let DimSpec::ColumnTerm { term, .. } = dim.spec {
+            column_choice(ctx, d, term, Slot::Dimension(i), &entity, None, dim.span, false);
+        }
+    }
+    if let MetricSpec::AggColumn { term, mention, .. } = r.metric {
+        let span = ctx.mentions[mention].span;
+        let owner = r.per_unit.clone().unwrap_or_else(|| entity.clone());
+        column_choice(ctx, d, term, Slot::Metric, &owner, None, span, true);
+    }
+    per_unit_aggregation(ctx, r, d);
+    for (i, c) in r.cmps.iter().enumerate() {
+        match &c.subject {
+            CmpSubject::Column { term } => {
+                column_choice(
+                    ctx,
+                    d,
+                    *term,
+                    Slot::Comparison(i),
+                    &entity,
+                    c.unit.as_deref(),
+                    c.span,
+                    false,
+                );
+            }
+            CmpSubject::Aggregation { per_visit, latest } => {
+                let model = ctx.model;
+                let label = model.attribute(per_visit).map_or_else(
+                    || per_visit.clone(),
+                    |x| draft::attribute_label(&x.attribute.name),
+                );
+                let options = vec![
+                    option(
+                        "latest",
+                        &format!("The latest {label}"),
+                        "The value at each wound's most recent assessment.",
+                        true,
+                        change_effect(PlanChange::ChooseAttribute {
+                            attribute: latest.clone(),
+                        }),
+                    ),
+                    option(
+                        "any_visit",
+                        &format!("{} at any visit", capitalise(&label)),
+                        "At least one assessment matches.",
+                        false,
+                        change_effect(PlanChange::ChooseAttribute {
+                            attribute: per_visit.clone(),
+                        }),
+                    ),
+                ];
+                let text = c.span.slice(ctx.question).to_owned();
+                let a = new_ambiguity(
+                    format!(
+                        "aggregation:{}@{entity}",
+                        per_visit.split('.').nth(1).unwrap_or(per_visit)
+                    ),
+                    AmbiguityKind::Aggregation,
+                    Severity::Medium,
+                    Some(c.span),
+                    text,
+                    format!(
+                        "Which {label} per {}?",
+                        draft::plural(&entity).trim_end_matches('s')
+                    ),
+                    options,
+                    CustomValue::None,
+                    format!(
+                        "Each {} has a {label} at every assessment.",
+                        entity.trim_end_matches('s')
+                    ),
+                );
+                d.candidates.push(Candidate {
+                    ambiguity: a,
+                    slot: Slot::Comparison(i),
+                    weight: 1.0,
+                    at: None,
+                });
+            }
+            CmpSubject::Attribute(_) => {}
+        }
+    }
+    for (i, col) in r.columns.iter().enumerate() {
+        if let ColSpec::ColumnTerm { term, mention } = col {
+            let span = ctx.mentions[*mention].span;
+            column_choice(ctx, d, *term, Slot::Column(i), &entity, None, span, false);
+        }
+    }
+}
+
+/// "mean pain score per wound": every visit's score, or one (the latest) per wound.
+fn per_unit_aggregation(ctx: &Ctx<'_>, r: &Reading, d: &mut Detected) {
+    let model = ctx.model;
+    let Some(unit) = r
+        .per_unit
+        .as_deref()
+        .filter(|u| matches!(*u, "wounds" | "patients"))
+    else {
+        return;
+    };
+    let attribute = match &r.metric {
+        MetricSpec::Measure(mx) => model.measures[*mx].attribute.clone(),
+        MetricSpec::Agg { attribute, .. } => Some(attribute.clone()),
+        _ => None,
+    };
+    let Some(attribute) = attribute.filter(|a| a.starts_with("assessments.")) else {
+        return;
+    };
+    let Some(_latest) = draft::latest_of(model, &attribute) else {
+        return;
+    };
+    let label = draft::attribute_label(attribute.split('.').nth(1).unwrap_or(&attribute));
+    let options = vec![
+        option(
+            "latest",
+            &format!("Each {}'s latest {label}", unit.trim_end_matches('s')),
+            "One value per wound: its most recent assessment.",
+            true,
+            change_effect(PlanChange::ChooseAggregation {
+                aggregation: crate::semantic::Aggregation::Latest,
+            }),
+        ),
+        option(
+            "every_visit",
+            &format!("Every assessment's {label}"),
+            "All visits count, so wounds seen often weigh more.",
+            false,
+            patch_effect(PlanPatch::NoChange),
+        ),
+    ];
+    let span = r.metric_span;
+    let a = new_ambiguity(
+        format!(
+            "aggregation:{}@{unit}",
+            attribute.split('.').nth(1).unwrap_or(&attribute)
+        ),
+        AmbiguityKind::Aggregation,
+        Severity::High,
+        span,
+        span.map(|s| s.slice(ctx.question).to_owned()).unwrap_or_default(),
+        format!(
+            "Average over what: one {label} per {} or every assessment?",
+            unit.trim_end_matches('s')
+        ),
+        options,
+        CustomValue::None,
+        format!("The {label} is measured at every assessment; a wound has many."),
+    );
+    d.candidates.push(Candidate {
+        ambiguity: a,
+        slot: Slot::Metric,
+        weight: 1.0,
+        at: None,
+    });
+}
+
+fn capitalise(s: &str) -> String {
+    let mut c = s.chars();
+    match c.next() {
+        Some(f) => f.to_uppercase().collect::<String>() + c.as_str(),
+        None => String::new(),
+    }
+}
+
+/// The date columns a time range may use for an entity, default first.
+pub(crate) fn time_options(model: &SemanticModel, entity: &str) -> Vec<(String, String, String)> {
+    let mut out: Vec<(String, String, String)> = Vec::new();
+    let default = model
+        .entity(entity)
+        .and_then(|e| e.default_time_dimension.clone());
+    let children: Vec<&str> = match entity {
+        "wounds" => vec!["assessments"],
+        "patients" => vec!["wounds"],
+        "clinics" => vec!["wounds", "assessments"],
+        "clinicians" => vec!["assessments"],
+        _ => vec![],
+    };
+    let push = |out: &mut Vec<(String, String, String)>, d: &crate::semantic::TimeDimension| {
+        if !out.iter().any(|(n, _, _)| *n == d.name) && d.name != "birth" {
+            out.push((d.name.clone(), d.label.clone(), d.attribute.clone()));
+        }
+    };
+    if let Some(dd) = default.as_deref().and_then(|n| model.time_dimension(n)) {
+        push(&mut out, dd);
+    }
+    for d in &model.time_dimensions {
+        if split_qualified(&d.attribute).is_some_and(|(e, _)| e == entity) {
+            push(&mut out, d);
+        }
+    }
+    for c in children {
+        if let Some(d) = model.default_time_dimension(c) {
+            push(&mut out, d);
+        }
+    }
+    out
+}
+
+/// A time range or trend whose date column was not said.
+pub(crate) fn time_column(ctx: &Ctx<'_>, r: &Reading, d: &mut Detected) {
+    let entity = entity_of(r);
+    if r.follow_up
+        && ctx.previous.is_some_and(|p| {
+            p.time_range.is_some() || p.dimensions.iter().any(|d| matches!(d, Dimension::Time { .. }))
+        })
+    {
+        return;
+    }
+    if r.time_dimension.is_some() {
+        return;
+    }
+    let needs = r
+        .time
+        .as_ref()
+        .is_some_and(|t| !t.all_time && t.dimension.is_none())
+        || (r.intent == Intent::Trend && r.time.as_ref().is_none_or(|t| t.dimension.is_none()));
+    if !needs {
+        return;
+    }
+    let opts = time_options(ctx.model, &entity);
+    if opts.len() < 2 {
+        return;
+    }
+    let options: Vec<AmbiguityOption> = opts
+        .iter()
+        .enumerate()
+        .take(5)
+        .map(|(i, (name, label, attr))| {
+            option(
+                name,
+                label,
+                "",
+                i == 0,
+                change_effect(PlanChange::ChooseAttribute {
+                    attribute: attr.clone(),
+                }),
+            )
+        })
+        .collect();
+    let (span, text) = match &r.time {
+        Some(t) => (Some(t.span), t.span.slice(ctx.question).to_owned()),
+        None => (None, String::new()),
+    };
+    let a = new_ambiguity(
+        format!("column:date@{entity}"),
+        AmbiguityKind::Column,
+        Severity::Low,
+        span,
+        text,
+        "Which date?".into(),
+        options,
+        CustomValue::None,
+        format!(
+            "{} have more than one date.",
+            capitalise(&draft::plural(entity.trim_end_matches('s')))
+        ),
+    );
+    d.candidates.push(Candidate {
+        ambiguity: a,
+        slot: Slot::TimeAttribute,
+        weight: 1.0,
+        at: None,
+    });
+}
+
+fn window(n: u32, unit: SpanUnit) -> Constraint {
+    Constraint::TimeWindow {
+        dimension: None,
+        last: Span { n, unit },
+    }
+}
+
+/// A trend without a window; a rate or average without one.
+pub(crate) fn missing_window(ctx: &Ctx<'_>, r: &Reading, d: &mut Detected) {
+    if r.time.is_some() {
+        return;
+    }
+    let entity = entity_of(r);
+    let attribute = draft::default_time_attribute(ctx.model, &entity);
+    let custom = attribute.map_or(CustomValue::None, |attribute| CustomValue::DateRange {
+        attribute,
+    });
+    if r.intent == Intent::Trend {
+        let grain_said = r.grain;
+        let options = match grain_said {
+            Some(g) => vec![
+                option(
+                    "last_12_months",
+                    "Last 12 months",
+                    "",
+                    true,
+                    constraint_effect(window(12, SpanUnit::Months)),
+                ),
+                option(
+                    "last_2_years",
+                    "Last 2 years",
+                    "",
+                    false,
+                    constraint_effect(window(2, SpanUnit::Years)),
+                ),
+                option(
+                    "all_time",
+                    "All time",
+                    "Every recorded date.",
+                    false,
+                    patch_effect(PlanPatch::ClearTimeRange),
+                ),
+            ]
+            .into_iter()
+            .map(|mut o| {
+                if o.id != "all_time" {
+                    o.effect.change = Some(PlanChange::SetGrain {
+                        grain: g,
+                        dimension: None,
+                    });
+                }
+                o
+            })
+            .collect(),
+            None => {
+                let term = ctx.model.terms.iter().find(|t| t.id == "over_time");
+                match term {
+                    Some(t) => term_options(t, false, None),
+                    None => vec![
+                        option(
+                            "monthly_12",
+                            "By month, last 12 months",
+                            "",
+                            true,
+                            Effect {
+                                constraint: Some(window(12, SpanUnit::Months)),
+                                change: Some(PlanChange::SetGrain {
+                                    grain: Grain::Month,
+                                    dimension: None,
+                                }),
+                                patch: None,
+                            },
+                        ),
+                        option(
+                            "weekly_12",
+                            "By week, last 12 weeks",
+                            "",
+                            false,
+                            Effect {
+                                constraint: Some(window(12, SpanUnit::Weeks)),
+                                change: Some(PlanChange::SetGrain {
+                                    grain: Grain::Week,
+                                    dimension: None,
+                                }),
+                                patch: None,
+                            },
+                        ),
+                    ],
+                }
+            }
+        };
+        let mut options = options;
+        one_default(&mut options);
+        // "has it changed?" compares periods nobody named: ask; "trend of …" is a
+        // usual chart: assume the last 12 months by month
+        let (severity, span) = match ctx.cues.change_verb.or(r.change_term) {
+            Some(k) => (Severity::High, Some(ctx.tokens[k].span)),
+            None => (
+                Severity::Medium,
+                ctx.cues
+                    .trend
+                    .map(|(a, b)| TextSpan::new(ctx.tokens[a].span.start, ctx.tokens[b - 1].span.end)),
+            ),
+        };
+        let a = new_ambiguity(
+            format!("time_window@{entity}"),
+            AmbiguityKind::MissingTimeWindow,
+            severity,
+            span,
+            span.map(|s| s.slice(ctx.question).to_owned()).unwrap_or_default(),
+            "Over what period, and by what step?".into(),
+            options,
+            custom,
+            "A trend needs a period; none was given.".into(),
+        );
+        d.candidates.push(Candidate {
+            ambiguity: a,
+            slot: Slot::TimeWindow,
+            weight: 1.0,
+            at: None,
+        });
+        return;
+    }
+    let rate_or_average = match &r.metric {
+        MetricSpec::Measure(mx) => matches!(
+            ctx.model.measures[*mx].agg,
+            MeasureAgg::Share | MeasureAgg::Avg | MeasureAgg::Median
+        ),
+        MetricSpec::Agg { agg, .. } | MetricSpec::AggColumn { agg, .. } => {
+            matches!(agg, MeasureAgg::Avg | MeasureAgg::Median)
+        }
+        MetricSpec::Share | MetricSpec::TermMeasure { .. } => true,
+        _ => false,
+    };
+    // only rates and averages over events (wounds, assessments) drift with the period
+    let metric_entity = match &r.metric {
+        MetricSpec::Measure(mx) => ctx.model.measures[*mx].entity.clone(),
+        MetricSpec::Agg { attribute, .. } => {
+            split_qualified(attribute).map_or_else(|| entity.clone(), |(e, _)| e.to_owned())
+        }
+        _ => entity.clone(),
+    };
+    if !rate_or_average
+        || !matches!(
+            r.intent,
+            Intent::Aggregate | Intent::GroupBy | Intent::Rank | Intent::Compare
+        )
+        || !matches!(metric_entity.as_str(), "wounds" | "assessments")
+    {
+        return;
+    }
+    let options = vec![
+        option(
+            "all_time",
+            "All recorded data",
+            "No date limit.",
+            true,
+            patch_effect(PlanPatch::NoChange),
+        ),
+        option(
+            "last_12_months",
+            "Last 12 months",
+            "",
+            false,
+            constraint_effect(window(12, SpanUnit::Months)),
+        ),
+        option(
+            "last_90_days",
+            "Last 90 days",
+            "",
+            false,
+            constraint_effect(window(90, SpanUnit::Days)),
+        ),
+    ];
+    let a = new_ambiguity(
+        format!("time_window@{entity}"),
+        AmbiguityKind::MissingTimeWindow,
+        Severity::Low,
+        None,
+        String::new(),
+        "Over what period?".into(),
+        options,
+        custom,
+        "Rates and averages depend on the period; none was given.".into(),
+    );
+    d.candidates.push(Candidate {
+        ambiguity: a,
+        slot: Slot::TimeWindow,
+        weight: 1.0,
+        at: None,
+    });
+}
+
+/// Counting or listing every wound or patient, with nothing to narrow it.
+pub(crate) fn missing_cohort(ctx: &Ctx<'_>, r: &Reading, d: &mut Detected) {
+    let entity = entity_of(r);
+    size_average_cohort(ctx, r, d);
+    let narrowed = !r.filters.is_empty()
+        || !r.terms.is_empty()
+        || !r.values.is_empty()
+        || !r.cmps.is_empty()
+        || r.time.is_some()
+        || r.rank.is_some()
+        || !r.gaps.is_empty()
+        || r.follow_up
+        || r.unresolved_pronoun.is_some()
+        || r.intent_confidence < 0.6;
+    let plain_count = match &r.metric {
+        MetricSpec::Count | MetricSpec::None => true,
+        MetricSpec::Measure(mx) => {
+            let m = &ctx.model.measures[*mx];
+            m.agg == MeasureAgg::Count && m.filter.is_none() && m.entity == entity
+        }
+        _ => false,
+    };
+    if narrowed || !matches!(r.intent, Intent::Count | Intent::List | Intent::GroupBy) || !plain_count {
+        return;
+    }
+    let open = || Constraint::Compare {
+        attribute: "wounds.status".into(),
+        op: CompareOp::Eq,
+        value: Value::Text("open".into()),
+        unit: None,
+    };
+    let options = match entity.as_str() {
+        "wounds" => vec![
+            option(
+                "all",
+                "All wounds, any status",
+                "Open, healed and amputated.",
+                true,
+                patch_effect(PlanPatch::NoChange),
+            ),
+            option(
+                "open",
+                "Open wounds only",
+                "Wounds not yet healed.",
+                false,
+                constraint_effect(open()),
+            ),
+            option(
+                "onset_12_months",
+                "Started in the last 12 months",
+                "",
+                false,
+                constraint_effect(Constraint::TimeWindow {
+                    dimension: Some("onset".into()),
+                    last: Span {
+                        n: 12,
+                        unit: SpanUnit::Months,
+                    },
+                }),
+            ),
+        ],
+        _ => return,
+    };
+    let _ = ctx;
+    let a = new_ambiguity(
+        format!("cohort@{entity}"),
+        AmbiguityKind::MissingCohort,
+        Severity::Low,
+        None,
+        String::new(),
+        format!("All {entity}, or only some?"),
+        options,
+        CustomValue::FreeConstraint {
+            entity: entity.clone(),
+        },
+        format!(
+            "No filter was given, so every {} ever recorded counts.",
+            entity.trim_end_matches('s')
+        ),
+    );
+    d.candidates.push(Candidate {
+        ambiguity: a,
+        slot: Slot::Filter {
+            anchor: entity,
+            negated: false,
+        },
+        weight: 1.0,
+        at: None,
+    });
+}
+
+/// The status filter a size average needs: healed wounds are small, so an average over
+/// every wound is not the average open wound.
+fn size_average_cohort(ctx: &Ctx<'_>, r: &Reading, d: &mut Detected) {
+    let model = ctx.model;
+    let size_attr = |a: &str| {
+        matches!(
+            a,
+            "wounds.latest_area"
+                | "wounds.latest_length"
+                | "wounds.latest_width"
+                | "wounds.latest_depth"
+                | "assessments.area"
+                | "assessments.length"
+                | "assessments.width"
+                | "assessments.depth"
+        )
+    };
+    let is_size = match &r.metric {
+        MetricSpec::Agg {
+            agg: MeasureAgg::Avg | MeasureAgg::Median,
+            attribute,
+        } => size_attr(attribute),
+        MetricSpec::AggColumn {
+            agg: MeasureAgg::Avg | MeasureAgg::Median,
+            term,
+            ..
+        } => {
+            matches!(model.terms[*term].id.as_str(), "size" | "area" | "depth_column")
+        }
+        MetricSpec::Measure(mx) => {
+            let m = &model.measures[*mx];
+            matches!(m.agg, MeasureAgg::Avg | MeasureAgg::Median)
+                && m.attribute.as_deref().is_some_and(size_attr)
+        }
+        _ => false,
+    };
+    let status_said = r
+        .filters
+        .iter()
+        .any(|f| f.constraint.attributes().contains(&"wounds.status"))
+        || r.terms.iter().any(|t| {
+            model.terms[t.term]
+                .default_option()
+                .and_then(|o| o.constraint.as_ref())
+                .is_some_and(|c| {
+                    let mut found = false;
+                    c.visit(&mut |x| found |= x.attributes().contains(&"wounds.status"));
+                    found
+                })
+        });
+    if !is_size
+        || status_said
+        || r.follow_up
+        || !matches!(r.entity.as_deref(), None | Some("wounds" | "assessments"))
+    {
+        return;
+    }
+    let status = |v: &str| Constraint::Compare {
+        attribute: "wounds.status".into(),
+        op: CompareOp::Eq,
+        value: Value::Text(v.into()),
+        unit: None,
+    };
+    let options = vec![
+        option(
+            "open",
+            "Open wounds",
+            "Wounds not yet healed.",
+            true,
+            constraint_effect(status("open")),
+        ),
+        option(
+            "all",
+            "All wounds",
+            "Open, healed and amputated.",
+            false,
+            patch_effect(PlanPatch::NoChange),
+        ),
+        option(
+            "healed",
+            "Healed wounds",
+            "",
+            false,
+            constraint_effect(status("healed")),
+        ),
+    ];
+    let span = r.metric_span;
+    let a = new_ambiguity(
+        "cohort@wounds".into(),
+        AmbiguityKind::MissingCohort,
+        Severity::High,
+        span,
+        span.map(|s| s.slice(ctx.question).to_owned()).unwrap_or_default(),
+        "Which wounds should the average cover?".into(),
+        options,
+        CustomValue::FreeConstraint {
+            entity: "wounds".into(),
+        },
+        "Healed wounds are small; averaging over every wound is not the size of the wounds being treated."
+            .into(),
+    );
+    d.candidates.push(Candidate {
+        ambiguity: a,
+        slot: Slot::Filter {
+            anchor: "wounds".into(),
+            negated: false,
+        },
+        weight: 1.0,
+        at: None,
+    });
+}
+
+/// Threshold options for an attribute by its unit: (id, label, op, value), default first.
+fn threshold_values(unit: Option<&str>, op: CompareOp) -> Vec<(String, f64)> {
+    let up = matches!(op, CompareOp::Gt | CompareOp::Gte);
+    let v: Vec<f64> = match (unit, up) {
+        (Some("points"), true) => vec![7.0, 5.0, 4.0],
+        (Some("points"), false) => vec![3.0, 1.0, 0.0],
+        (Some("cm2"), true) => vec![25.0, 10.0, 50.0],
+        (Some("cm2"), false) => vec![5.0, 2.0, 1.0],
+        (Some("cm"), true) => vec![5.0, 2.0, 10.0],
+        (Some("cm"), false) => vec![1.0, 0.5, 2.0],
+        (Some("days"), true) => vec![90.0, 30.0, 180.0],
+        (Some("days"), false) => vec![30.0, 14.0, 60.0],
+        (Some("years"), true) => vec![80.0, 65.0, 75.0],
+        (Some("years"), false) => vec![40.0, 50.0, 65.0],
+        (Some("kg/m2"), true) => vec![30.0, 35.0, 25.0],
+        (Some("kg/m2"), false) => vec![18.5, 20.0, 25.0],
+        (Some("percent"), true) => vec![0.0, 10.0, 25.0],
+        (Some("percent"), false) => vec![-40.0, -50.0, -25.0],
+        (_, true) => vec![5.0, 10.0, 3.0],
+        (_, false) => vec![2.0, 1.0, 5.0],
+    };
+    v.into_iter()
+        .map(|x| {
+            (
+                format!(
+                    "{}{}",
+                    if up { "gt" } else { "lt" },
+                    x.to_string().replace(['.', '-'], "_")
+                ),
+                x,
+            )
+        })
+        .collect()
+}
+
+/// "More visits than usual", "pain higher than normal".
+pub(crate) fn thresholds(ctx: &Ctx<'_>, r: &Reading, d: &mut Detected) {
+    let model = ctx.model;
+    let entity = entity_of(r);
+    for g in &r.gaps {
+        let text = g.span.slice(ctx.question).to_owned();
+        let (id, options, custom) = if let Some(a) = &g.attribute {
+            let attr = model.attribute(a);
+            let unit = attr.and_then(|x| x.attribute.unit.clone());
+            let integer = attr.is_some_and(|x| x.attribute.ty == crate::semantic::AttributeType::Integer);
+            let options: Vec<AmbiguityOption> = threshold_values(unit.as_deref(), g.op)
+                .into_iter()
+                .enumerate()
+                .map(|(i, (oid, v))| {
+                    let value = if integer && v.fract() == 0.0 {
+                        Value::Integer(v as i64)
+                    } else {
+                        Value::Real(v)
+                    };
+                    let sym = g.op.symbol();
+                    let u = unit
+                        .as_deref()
+                        .map(|u| format!(" {}", crate::semantic::unit_symbol(u)))
+                        .unwrap_or_default();
+                    let label = format!(
+                        "{} {sym} {v}{u}",
+                        draft::attribute_label(a.split('.').nth(1).unwrap_or(a))
+                    );
+                    option(
+                        &oid,
+                        &capitalise(&label),
+                        "",
+                        i == 0,
+                        constraint_effect(Constraint::Compare {
+                            attribute: a.clone(),
+                            op: g.op,
+                            value,
+                            unit: unit.clone(),
+                        }),
+                    )
+                })
+                .collect();
+            (
+                format!("threshold:{}@{entity}", a.split('.').nth(1).unwrap_or(a)),
+                options,
+                CustomValue::Number {
+                    attribute: a.clone(),
+                    op: g.op,
+                    unit,
+                },
+            )
+        } else {
+            let related = g.related.clone().unwrap_or_else(|| "assessments".into());
+            let rc = |value: u32, within: Option<Span>| Constraint::RelatedCount {
+                per: Some(entity.clone()),
+                related: related.clone(),
+                op: if g.op == CompareOp::Lt {
+                    CompareOp::Lt
+                } else {
+                    CompareOp::Gte
+                },
+                value,
+                within,
+            };
+            let month = Some(Span {
+                n: 30,
+                unit: SpanUnit::Days,
+            });
+            let options = if g.op == CompareOp::Lt {
+                vec![
+                    option(
+                        "lt2_30d",
+                        &format!("Fewer than 2 {related} in 30 days"),
+                        "",
+                        true,
+                        constraint_effect(rc(2, month)),
+                    ),
+                    option(
+                        "lt1_30d",
+                        &format!("No {related} in 30 days"),
+                        "",
+                        false,
+                        constraint_effect(rc(1, month)),
+                    ),
+                ]
+            } else {
+                vec![
+                    option(
+                        "gte4_30d",
+                        &format!("4 or more {related} in 30 days"),
+                        "About weekly.",
+                        true,
+                        constraint_effect(rc(4, month)),
+                    ),
+                    option(
+                        "gte8_30d",
+                        &format!("8 or more {related} in 30 days"),
+                        "About twice a week.",
+                        false,
+                        constraint_effect(rc(8, month)),
+                    ),
+                    option(
+                        "gte10",
+                        &format!("10 or more {related} ever"),
+                        "",
+                        false,
+                        constraint_effect(rc(10, None)),
+                    ),
+                ]
+            };
+            (
+                format!("threshold:{related}@{entity}"),
+                options,
+                CustomValue::FreeConstraint {
+                    entity: entity.clone(),
+                },
+            )
+        };
+        if options.len() < 2 {
+            continue;
+        }
+        let a = new_ambiguity(
+            id,
+            AmbiguityKind::ThresholdWithoutNumber,
+            Severity::High,
+            Some(g.span),
+            text.clone(),
+            match (&g.attribute, g.op) {
+                (Some(a), op) => format!(
+                    "{} what {}?",
+                    if op == CompareOp::Lt { "Below" } else { "Above" },
+                    draft::attribute_label(a.split('.').nth(1).unwrap_or(a))
+                ),
+                (None, CompareOp::Lt) => "How few is too few?".to_owned(),
+                (None, _) => "How many is too many?".to_owned(),
+            },
+            options,
+            custom,
+            format!("\"{text}\" has no number; there is no usual value in the data to compare with."),
+        );
+        d.candidates.push(Candidate {
+            ambiguity: a,
+            slot: Slot::Filter {
+                anchor: entity.clone(),
+                negated: false,
+            },
+            weight: 1.0,
+            at: None,
+        });
+    }
+}
+
+/// "Top 10 wounds" with nothing to rank by.
+pub(crate) fn ranking(ctx: &Ctx<'_>, r: &Reading, d: &mut Detected) {
+    let model = ctx.model;
+    let Some(rank) = &r.rank else { return };
+    if rank.key != RankKey::None || r.follow_up && ctx.previous.is_some_and(|p| !p.order.is_empty()) {
+        return;
+    }
+    let entity = rank.subject.clone().unwrap_or_else(|| entity_of(r));
+    // a ranking term for this entity asks instead ("busiest clinics")
+    if r.terms.iter().any(|t| {
+        model.terms[t.term].kind == TermKind::Ranking && model.terms[t.term].applies_to.contains(&entity)
+    }) {
+        return;
+    }
+    let n = rank.n.unwrap_or(10);
+    let order = rank.order;
+    let sort = |attr: &str| {
+        change_effect(PlanChange::Sort {
+            attribute: attr.into(),
+            order,
+            limit: Some(n),
+        })
+    };
+    let rank_by = |measure: &str| {
+        change_effect(PlanChange::Rank {
+            measure: measure.into(),
+            per: entity.clone(),
+            order,
+            limit: n,
+        })
+    };
+    let word = if order == SortOrder::Desc {
+        "Highest"
+    } else {
+        "Lowest"
+    };
+    let mut options = match entity.as_str() {
+        "wounds" => vec![
+            option(
+                "latest_area",
+                &format!(
+                    "{} current area",
+                    if order == SortOrder::Desc {
+                        "Largest"
+                    } else {
+                        "Smallest"
+                    }
+                ),
+                "",
+                true,
+                sort("wounds.latest_area"),
+            ),
+            option(
+                "days_open",
+                &format!(
+                    "{} open",
+                    if order == SortOrder::Desc {
+                        "Longest"
+                    } else {
+                        "Shortest"
+                    }
+                ),
+                "Days since onset (or until healed).",
+                false,
+                sort("wounds.days_open"),
+            ),
+            option(
+                "latest_pain",
+                &format!("{word} current pain"),
+                "",
+                false,
+                sort("wounds.latest_pain"),
+            ),
+            option(
+                "assessment_count",
+                &format!(
+                    "{} assessments",
+                    if order == SortOrder::Desc {
+                        "Most"
+                    } else {
+                        "Fewest"
+                    }
+                ),
+                "",
+                false,
+                sort("wounds.assessment_count"),
+            ),
+        ],
+        "patients" => vec![
+            option(
+                "wound_count",
+                &format!(
+                    "{} wounds",
+                    if order == SortOrder::Desc {
+                        "Most"
+                    } else {
+                        "Fewest"
+                    }
+                ),
+                "",
+                true,
+                sort("patients.wound_count"),
+            ),
+            option("age", &format!("{} age", word), "", false, sort("patients.age")),
+            option("bmi", &format!("{word} BMI"), "", false, sort("patients.bmi")),
+        ],
+        "clinics" => vec![
+            option(
+                "healing_rate",
+                &format!("{word} healing rate"),
+                "",
+                true,
+                rank_by("healing_rate"),
+            ),
+            option(
+                "patient_count",
+                &format!(
+                    "{} patients",
+                    if order == SortOrder::Desc {
+                        "Most"
+                    } else {
+                        "Fewest"
+                    }
+                ),
+                "",
+                false,
+                rank_by("patient_count"),
+            ),
+            option(
+                "open_wound_count",
+                &format!(
+                    "{} open wounds",
+                    if order == SortOrder::Desc {
+                        "Most"
+                    } else {
+                        "Fewest"
+                    }
+                ),
+                "",
+                false,
+                rank_by("open_wound_count"),
+            ),
+            option(
+                "assessment_count",
+                &format!(
+                    "{} assessments",
+                    if order == SortOrder::Desc {
+                        "Most"
+                    } else {
+                        "Fewest"
+                    }
+                ),
+                "",
+                false,
+                rank_by("assessment_count"),
+            ),
+        ],
+        "clinicians" => vec![
+            option(
+                "assessment_count",
+                &format!(
+                    "{} assessments",
+                    if order == SortOrder::Desc {
+                        "Most"
+                    } else {
+                        "Fewest"
+                    }
+                ),
+                "",
+                true,
+                sort("clinicians.assessment_count"),
+            ),
+            option(
+                "healing_rate",
+                &format!("{word} healing rate of their wounds"),
+                "",
+                false,
+                rank_by("healing_rate"),
+            ),
+        ],
+        _ => vec![
+            option(
+                "area",
+                &format!("{word} area"),
+                "",
+                true,
+                sort("assessments.area"),
+            ),
+            option(
+                "pain",
+                &format!("{word} pain"),
+                "",
+                false,
+                sort("assessments.pain_score"),
+            ),
+            option(
+                "recent",
+                "Most recent",
+                "",
+                false,
+                change_effect(PlanChange::Sort {
+                    attribute: "assessments.assessed_on".into(),
+                    order: SortOrder::Desc,
+                    limit: Some(n),
+                }),
+            ),
+        ],
+    };
+    options.retain(|o| match &o.effect.change {
+        Some(PlanChange::Sort { attribute, .. }) => model.attribute(attribute).is_some(),
+        Some(PlanChange::Rank { measure, .. }) => model.measure(measure).is_some(),
+        _ => true,
+    });
+    one_default(&mut options);
+    if options.len() < 2 {
+        return;
+    }
+    let text = rank.span.slice(ctx.question).to_owned();
+    let a = new_ambiguity(
+        format!("ranking@{entity}"),
+        AmbiguityKind::RankingWithoutMeasure,
+        Severity::High,
+        Some(rank.span),
+        text.clone(),
+        format!("\"{}\" by what?", text.trim()),
+        options,
+        CustomValue::None,
+        "A ranking needs something to rank by; none was given.".into(),
+    );
+    d.candidates.push(Candidate {
+        ambiguity: a,
+        slot: Slot::Rank,
+        weight: 1.0,
+        at: None,
+    });
+}
+
+/// Only a dictionary term or "who" says what is counted or listed.
+pub(crate) fn entity(ctx: &Ctx<'_>, r: &Reading, d: &mut Detected) {
+    let model = ctx.model;
+    let (options, id, severity, text, span): (
+        Vec<AmbiguityOption>,
+        String,
+        Severity,
+        String,
+        Option<TextSpan>,
+    ) = match r.entity_source {
+        EntitySource::Term
+            if r.term_entities.len() >= 2
+                && matches!(r.intent, Intent::Count | Intent::List | Intent::GroupBy) =>
+        {
+            let opts = r
+                .term_entities
+                .iter()
+                .filter(|e| model.entity(e).is_some())
+                .take(4)
+                .enumerate()
+                .map(|(i, e)| {
+                    let label = model
+                        .entity(e)
+                        .map_or_else(|| e.clone(), |x| capitalise(&draft::plural(&x.label)));
+                    option(
+                        e,
+                        &label,
+                        "",
+                        i == 0,
+                        change_effect(PlanChange::ChooseEntity { entity: e.clone() }),
+                    )
+                })
+                .collect();
+            let t = r.terms.first().map(|t| &model.terms[t.term]);
+            let (span, text) = r
+                .terms
+                .first()
+                .map(|t| phrase_text(ctx, t.mention))
+                .map_or((None, String::new()), |(s, t)| (Some(s), t));
+            let severity = if r.intent == Intent::Count {
+                Severity::High
+            } else {
+                Severity::Medium
+            };
+            (
+                opts,
+                format!("entity@{}", t.map_or("question", |t| t.id.as_str())),
+                severity,
+                text,
+                span,
+            )
+        }
+        EntitySource::Missing | EntitySource::Implied
+            if r.intent == Intent::Count
+                && r.metric == MetricSpec::Count
+                && (r.entity.is_none() || r.count_context_only) =>
+        {
+            let default = if r.entity.as_deref() == Some("clinicians") {
+                "assessments"
+            } else {
+                "wounds"
+            };
+            let opts = ["wounds", "patients", "assessments"]
+                .into_iter()
+                .map(|e| {
+                    let label = model
+                        .entity(e)
+                        .map_or_else(|| e.to_owned(), |x| capitalise(&draft::plural(&x.label)));
+                    option(
+                        e,
+                        &label,
+                        "",
+                        e == default,
+                        change_effect(PlanChange::ChooseEntity { entity: e.into() }),
+                    )
+                })
+                .collect();
+            let span = ctx
+                .cues
+                .count
+                .map(|k| TextSpan::new(ctx_span(ctx.tokens, k).start, ctx_span(ctx.tokens, k + 1).end));
+            let text = span.map(|s| s.slice(ctx.question).to_owned()).unwrap_or_default();
+            (opts, "entity@count".into(), Severity::High, text, span)
+        }
+        EntitySource::Who => {
+            let opts = vec![
+                option(
+                    "patients",
+                    "Patients",
+                    "",
+                    true,
+                    change_effect(PlanChange::ChooseEntity {
+                        entity: "patients".into(),
+                    }),
+                ),
+                option(
+                    "clinicians",
+                    "Clinicians",
+                    "",
+                    false,
+                    change_effect(PlanChange::ChooseEntity {
+                        entity: "clinicians".into(),
+                    }),
+                ),
+            ];
+            let span = ctx.cues.who.map(|k| ctx_span(ctx.tokens, k));
+            (opts, "entity:who".into(), Severity::Medium, "who".into(), span)
+        }
+        _ => return,
+    };
+    if options.len() < 2 {
+        return;
+    }
+    let question = if id == "entity:who" {
+        "Patients or clinicians?".to_owned()
+    } else {
+        "Count or list what?".to_owned()
+    };
+    let a = new_ambiguity(
+        id,
+        AmbiguityKind::Entity,
+        severity,
+        span,
+        text,
+        question,
+        options,
+        CustomValue::None,
+        "The question does not say which records to count or list.".into(),
+    );
+    d.candidates.push(Candidate {
+        ambiguity: a,
+        slot: Slot::Entity,
+        weight: 1.0,
+        at: None,
+    });
+}
+
+fn ctx_span(tokens: &[Token], k: usize) -> TextSpan {
+    tokens.get(k).map_or_else(TextSpan::default, |t| t.span)
+}
+
+/// Example plans offered when the question gives too little to go on.
+pub(crate) fn example_plans(
+    model: &SemanticModel,
+    entity: Option<&str>,
+    today: chrono::NaiveDate,
+) -> Vec<(String, String, QueryPlan)> {
+    let open = || Constraint::Compare {
+        attribute: "wounds.status".into(),
+        op: CompareOp::Eq,
+        value: Value::Text("open".into()),
+        unit: None,
+    };
+    let mut out = Vec::new();
+    let by = |e: &str, dim: &str, label: &str, id: &str, filter: Option<Constraint>| {
+        let mut p = QueryPlan::new(e, today);
+        p.intent = Intent::GroupBy;
+        p.metrics = vec![draft::count_metric(model, e)];
+        p.dimensions = vec![Dimension::Attribute {
+            attribute: dim.into(),
+        }];
+        p.filters.extend(filter);
+        (id.to_owned(), label.to_owned(), p)
+    };
+    match entity {
+        Some(e) if model.entity(e).is_some() => {
+            let mut list = QueryPlan::new(e, today);
+            list.intent = Intent::List;
+            let mut count = QueryPlan::new(e, today);
+            count.intent = Intent::Count;
+            count.metrics = vec![draft::count_metric(model, e)];
+            let plural = model
+                .entity(e)
+                .map_or_else(|| e.to_owned(), |x| draft::plural(&x.label));
+            out.push(("list".into(), format!("List the {plural}"), list));
+            out.push(("count".into(), format!("Count the {plural}"), count));
+            if let Some(area) = model.areas_of(e).next()
+                && let Some(attr) = area.attributes.iter().find(|a| a.starts_with(e))
+            {
+                let label = format!(
+                    "Count {plural} by {}",
+                    draft::attribute_label(attr.split('.').nth(1).unwrap_or(attr))
+                );
+                out.push(by(e, attr, &label, "count_by", None));
+            }
+        }
+        _ => {
+            out.push(by(
+                "wounds",
+                "clinics.name",
+                "Open wounds by clinic",
+                "open_wounds_by_clinic",
+                Some(open()),
+            ));
+            out.push(by(
+                "wounds",
+                "wounds.etiology",
+                "Open wounds by type",
+                "open_wounds_by_etiology",
+                Some(open()),
+            ));
+            out.push(by(
+                "patients",
+                "clinics.name",
+                "Patients by clinic",
+                "patients_by_clinic",
+                None,
+            ));
+            let mut trend = QueryPlan::new("assessments", today);
+            trend.intent = Intent::Trend;
+            trend.metrics = vec![draft::count_metric(model, "assessments")];
+            trend.dimensions = vec![Dimension::Time {
+                attribute: "assessments.assessed_on".into(),
+                grain: Grain::Month,
+            }];
+            let (start, end) = draft::window_range(
+                today,
+                Span {
+                    n: 12,
+                    unit: SpanUnit::Months,
+                },
+            );
+            trend.time_range = Some(draft::time_range(start, end, "assessments.assessed_on".into()));
+            out.push((
+                "assessments_per_month".into(),
+                "Assessments per month, last 12 months".into(),
+                trend,
+            ));
+        }
+    }
+    out.retain(|(_, _, p)| model.entity(&p.entity).is_some());
+    out
+}
+
+/// "It", "them", "that" with nothing to point at.
+pub(crate) fn reference(ctx: &Ctx<'_>, r: &Reading, d: &mut Detected) {
+    let Some(span) = r.unresolved_pronoun else { return };
+    if ctx.previous.is_some() {
+        return;
+    }
+    let mut options: Vec<AmbiguityOption> = example_plans(
+        ctx.model,
+        r.entity
+            .as_deref()
+            .filter(|_| r.entity_source == EntitySource::Named),
+        ctx.today,
+    )
+    .into_iter()
+    .take(4)
+    .map(|(id, label, plan)| {
+        option(
+            &id,
+            &label,
+            "",
+            false,
+            patch_effect(PlanPatch::ReplacePlan { plan: Box::new(plan) }),
+        )
+    })
+    .collect();
+    one_default(&mut options);
+    let text = span.slice(ctx.question).to_owned();
+    let a = new_ambiguity(
+        format!("reference:{}", text.to_lowercase()),
+        AmbiguityKind::UnresolvedReference,
+        Severity::Critical,
+        Some(span),
+        text.clone(),
+        "What would you like to know more about?".into(),
+        options,
+        CustomValue::None,
+        format!("\"{text}\" refers to something earlier, but this conversation has nothing before it."),
+    );
+    d.candidates.push(Candidate {
+        ambiguity: a,
+        slot: Slot::Plan,
+        weight: 1.0,
+        at: None,
+    });
+}
+
+/// Too little to go on ("show me data"): ask what to do first (F1).
+pub(crate) fn intent_question(ctx: &Ctx<'_>, r: &Reading, low: f64, d: &mut Detected) {
+    let _ = low;
+    if r.intent_confidence >= 0.6 || r.follow_up || r.unresolved_pronoun.is_some() {
+        return;
+    }
+    let entity = r
+        .entity
+        .as_deref()
+        .filter(|_| matches!(r.entity_source, EntitySource::Named | EntitySource::Measure));
+    let mut options: Vec<AmbiguityOption> = example_plans(ctx.model, entity, ctx.today)
+        .into_iter()
+        .take(5)
+        .map(|(id, label, plan)| {
+            option(
+                &id,
+                &label,
+                "",
+                false,
+                patch_effect(PlanPatch::ReplacePlan { plan: Box::new(plan) }),
+            )
+        })
+        .collect();
+    one_default(&mut options);
+    let a = new_ambiguity(
+        "intent".into(),
+        AmbiguityKind::Intent,
+        Severity::Critical,
+        None,
+        ctx.question.trim().to_owned(),
+        "What would you like to see?".into(),
+        options,
+        CustomValue::None,
+        "The question does not say what to count, list or compare.".into(),
+    );
+    d.candidates.push(Candidate {
+        ambiguity: a,
+        slot: Slot::Plan,
+        weight: 1.0,
+        at: None,
+    });
+}
+
+/// Why a question is outside what the engine answers, if it is.
+pub(crate) fn out_of_domain(
+    tokens: &[Token],
+    linked_anything: bool,
+) -> Option<(super::RefuseReason, &'static str)> {
+    use super::RefuseReason;
+    let words: Vec<&str> = tokens
+        .iter()
+        .filter(|t| t.is_wordlike())
+        .map(|t| t.text.as_str())
+        .collect();
+    let has = |w: &str| words.contains(&w) || tokens.iter().any(|t| t.text == w);
+    let first = words.first().copied().unwrap_or("");
+    let second = words.get(1).copied().unwrap_or("");
+    // requests to change data, and SQL
+    let sql_punct = tokens.iter().any(|t| t.text == ";")
+        || tokens.windows(2).any(|p| p[0].text == "-" && p[1].text == "-");
+    let sql_words = (has("drop") && (has("table") || has("database")))
+        || (has("select") && has("from") && (has("*") || sql_punct || words.contains(&"where")))
+        || (has("insert") && has("into"))
+        || (has("delete") && has("from"))
+        || (has("update") && has("set"))
+        || has("truncate")
+        || (has("alter") && has("table"))
+        || has("union") && has("select");
+    let verbs = [
+        "delete",
+        "remove",
+        "drop",
+        "erase",
+        "update",
+        "modify",
+        "edit",
+        "insert",
+        "change",
+        "mark",
+        "rename",
+        "wipe",
+        "purge",
+        "discharge",
+        "reopen",
+        "assign",
+        "merge",
+        "overwrite",
+    ];
+    let data_verb =
+        verbs.contains(&first) && !matches!(second, "by" | "over" | "in" | "of" | "rate" | "rates");
+    let please_verb = matches!(first, "please" | "can" | "could" | "would")
+        && words
+            .iter()
+            .take(4)
+            .any(|w| verbs.contains(w) && *w != "change" && *w != "close");
+    if sql_words || data_verb || please_verb || (sql_punct && (has("drop") || has("delete"))) {
+        return Some((
+            RefuseReason::DataChange,
+            "I can't change or delete data, and I don't run SQL.",
+        ));
+    }
+    let off_topic = [
+        "weather",
+        "forecast",
+        "rain",
+        "temperature",
+        "stock",
+        "stocks",
+        "bitcoin",
+        "football",
+        "soccer",
+        "recipe",
+        "joke",
+        "capital",
+        "president",
+        "movie",
+        "song",
+        "translate",
+        "poem",
+        "news",
+        "sports",
+        "election",
+        "horoscope",
+        "flight",
+        "hotel",
+        "restaurant",
+        "password",
+        "email",
+        "essay",
+        "lottery",
+    ];
+    if !linked_anything && words.iter().any(|w| off_topic.contains(w)) {
+        return Some((RefuseReason::OutOfDomain, ""));
+    }
+    // not a question about the data, whatever it mentions: writing, jokes, secrets,
+    // instructions to the assistant, the application's own tables
+    let never = [
+        "poem",
+        "joke",
+        "essay",
+        "song",
+        "story",
+        "weather",
+        "recipe",
+        "password",
+        "passwords",
+        "passwd",
+        "credentials",
+        "prompt",
+        "instructions",
+        "jailbreak",
+    ];
+    let app_tables = (has("users") || has("sessions") || has("audit")) && (has("table") || has("tables"));
+    if words.iter().any(|w| never.contains(w)) || app_tables {
+        return Some((RefuseReason::OutOfDomain, ""));
+    }
+    // the application itself: accounts, access, settings
+    let admin = [
+        "admin",
+        "administrator",
+        "permission",
+        "permissions",
+        "login",
+        "logins",
+        "sudo",
+        "privileges",
+        "privilege",
+    ];
+    if words.iter().any(|w| admin.contains(w))
+        || (has("grant") && has("access"))
+        || (has("reset") && has("account"))
+    {
+        return Some((RefuseReason::OutOfDomain, ""));
+    }
+    // clinical advice and definitions: not questions about the records
+    let advice = [
+        "treatment",
+        "treatments",
+        "dressing",
+        "dressings",
+        "guideline",
+        "guidelines",
+        "protocol",
+        "protocols",
+        "advice",
+        "advise",
+        "recommend",
+        "recommended",
+        "recommendation",
+        "recommendations",
+        "prescribe",
+        "medication",
+        "medications",
+        "antibiotic",
+        "antibiotics",
+        "cure",
+        "symptoms",
+        "prevention",
+        "therapy",
+    ];
+    let how_to = first == "how"
+        && matches!(second, "to" | "do" | "should" | "can" | "would")
+        && words.iter().any(|w| {
+            matches!(
+                *w,
+                "treat"
+                    | "manage"
+                    | "dress"
+                    | "prevent"
+                    | "heal"
+                    | "clean"
+                    | "debride"
+                    | "care"
+                    | "stage"
+                    | "measure"
+                    | "document"
+            )
+        });
+    let asks_count = matches!((first, second), ("how", "many" | "much"))
+        || has("number")
+        || has("count")
+        || has("percentage");
+    let definition = matches!(
+        (first, second),
+        ("define", _) | ("definition", _) | ("meaning", "of")
+    ) || (matches!(first, "what" | "whats")
+        && matches!(second, "is" | "are" | "s")
+        && words.get(2).is_some_and(|w| matches!(*w, "a" | "an"))
+        && words.len() <= 6)
+        || (first == "what" && second == "does" && words.last() == Some(&"mean"));
+    if definition {
+        return Some((
+            RefuseReason::OutOfDomain,
+            "I don't give definitions here; the Glossary page lists how each term is defined.",
+        ));
+    }
+    if how_to || words.iter().any(|w| advice.contains(w)) && !asks_count {
+        return Some((
+            RefuseReason::OutOfDomain,
+            "I can't give clinical advice; I answer questions about the records.",
+        ));
+    }
+    // a function call ("pg_read_file('/etc/passwd')"): code, not a question
+    let call = tokens.windows(2).any(|p| {
+        p[0].kind == super::tokenize::TokenKind::Word && p[1].text == "(" && p[0].span.end == p[1].span.start
+    });
+    let underscored = tokens.windows(3).any(|p| {
+        p[0].kind == super::tokenize::TokenKind::Word && p[1].text == "_" && p[0].span.end == p[1].span.start
+    });
+    if call && underscored {
+        return Some((RefuseReason::OutOfDomain, ""));
+    }
+    None
+}

@@ -1,0 +1,250 @@
+//! Stage 5 — follow-up context: refinements of the previous question in the thread.
+//!
+//! A question is a follow-up when the thread has a previous plan and the question reads
+//! like a refinement: it opens with "only", "what about", "and for", "by … instead",
+//! "same for", points back ("those", "ones", "them"), or names no entity of its own and
+//! no new intent ("last year?", "venous ulcers?"). A follow-up [`merge`]s into the
+//! previous plan instead of starting over: filters on the same attribute are replaced
+//! ("and for venous ulcers?"), other filters are added ("only diabetic ones"), a new
+//! time range replaces the old ("what about last year"), "by X instead" replaces the
+//! grouping, a new intent or metric replaces the old one. Pure.
+
+use crate::semantic::{CompareOp, Constraint, SemanticModel};
+
+use super::draft::{self, Ctx, EntitySource, MetricSpec, Reading};
+use super::plan::{Dimension, Intent, QueryPlan};
+
+/// True when the question refines the previous one (there must be one).
+pub(crate) fn is_follow_up(ctx: &Ctx<'_>, r: &Reading) -> bool {
+    if ctx.previous.is_none() {
+        return false;
+    }
+    let c = ctx.cues;
+    if c.follow_lead || c.instead || c.more_about {
+        return true;
+    }
+    let points_back = c.pronouns.iter().any(|&p| {
+        matches!(
+            ctx.tokens.get(p).map(|t| t.text.as_str()),
+            Some("those" | "these" | "them" | "they" | "ones" | "it" | "their" | "that" | "this")
+        )
+    });
+    if points_back && r.entity_source != EntitySource::Named {
+        return true;
+    }
+    let own_entity = matches!(r.entity_source, EntitySource::Named | EntitySource::Measure);
+    let new_intent =
+        c.count.is_some() || c.list.is_some() || c.agg.is_some() || c.rank.is_some() || c.share.is_some();
+    let has_content = !r.filters.is_empty()
+        || !r.terms.is_empty()
+        || !r.values.is_empty()
+        || !r.cmps.is_empty()
+        || r.time.is_some()
+        || !r.dims.is_empty()
+        || r.grain.is_some();
+    // a fragment with content and no intent of its own ("last year?"), or an intent with
+    // nothing to apply it to ("how many are there?")
+    (!own_entity && (new_intent != has_content)) || points_back && c.words <= 6
+}
+
+/// Merges the plan built from the follow-up (`fragment`) into the previous plan.
+pub(crate) fn merge(
+    model: &SemanticModel,
+    previous: &QueryPlan,
+    fragment: QueryPlan,
+    ctx: &Ctx<'_>,
+    r: &Reading,
+) -> QueryPlan {
+    let c = ctx.cues;
+    let mut plan = previous.clone();
+    plan.today = ctx.today;
+    let replace_all = c.instead
+        || ctx
+            .tokens
+            .iter()
+            .take(3)
+            .any(|t| matches!(t.text.as_str(), "about" | "for"))
+            && ctx
+                .tokens
+                .first()
+                .is_some_and(|t| matches!(t.text.as_str(), "what" | "how" | "and" | "same" | "now"));
+
+    // a new entity named ("show their open wounds"): switch, keep the filters
+    let drill = c.list.is_some()
+        || c.more_about
+        || c.pronouns.iter().any(|&p| {
+            matches!(
+                ctx.tokens.get(p).map(|t| t.text.as_str()),
+                Some("their" | "them" | "those" | "these")
+            )
+        });
+    if r.entity_source == EntitySource::Named
+        && fragment.entity != plan.entity
+        && drill
+        && matches!(r.metric, MetricSpec::None | MetricSpec::Count)
+    {
+        plan.entity = fragment.entity.clone();
+        plan.columns.clear();
+        if matches!(plan.intent, Intent::Rank) {
+            plan.order.clear();
+            plan.limit = None;
+        }
+        for m in &mut plan.metrics {
+            if m.agg == crate::semantic::MeasureAgg::Count && m.attribute.is_none() {
+                *m = draft::count_metric(model, &plan.entity);
+            }
+        }
+        if c.list.is_some() || c.more_about || matches!(plan.intent, Intent::List) {
+            plan.intent = Intent::List;
+            plan.metrics.clear();
+            plan.dimensions.clear();
+        }
+    }
+
+    // a new metric or intent
+    let new_metric = !matches!(r.metric, MetricSpec::None | MetricSpec::Count)
+        || c.count.is_some()
+        || c.agg.is_some()
+        || c.share.is_some();
+    if new_metric && !fragment.metrics.is_empty() {
+        plan.metrics = fragment.metrics.clone();
+        plan.entity = fragment.entity.clone();
+        if !matches!(
+            plan.intent,
+            Intent::GroupBy | Intent::Trend | Intent::Rank | Intent::Compare
+        ) || plan.dimensions.is_empty()
+        {
+            plan.intent = fragment.intent;
+        }
+    }
+    if c.more_about || (c.list.is_some() && !new_metric && fragment.dimensions.is_empty()) {
+        plan.intent = Intent::List;
+        plan.metrics.clear();
+        plan.dimensions.clear();
+        plan.order.clear();
+        plan.limit = None;
+    }
+    let reversal =
+        r.rank.as_ref().is_some_and(|k| k.key == draft::RankKey::None) && !previous.order.is_empty();
+    if !reversal
+        && (fragment.intent == Intent::Rank || !fragment.order.is_empty())
+        && !fragment.order.is_empty()
+    {
+        plan.intent = Intent::Rank;
+        plan.entity = fragment.entity.clone();
+        plan.metrics = fragment.metrics.clone();
+        plan.dimensions = fragment.dimensions.clone();
+        plan.order = fragment.order.clone();
+        plan.limit = fragment.limit;
+    }
+
+    // "and the bottom 3?": the previous ranking, the other way round
+    if let Some(rank) = &r.rank
+        && rank.key == draft::RankKey::None
+        && !previous.order.is_empty()
+    {
+        for o in &mut plan.order {
+            o.order = rank.order;
+        }
+        if let Some(n) = rank.n {
+            plan.limit = Some(n);
+        }
+    }
+
+    // groupings
+    let new_dims: Vec<Dimension> = fragment
+        .dimensions
+        .iter()
+        .filter(|d| !plan.dimensions.contains(d))
+        .cloned()
+        .collect();
+    let time_dims: Vec<&Dimension> = new_dims
+        .iter()
+        .filter(|d| matches!(d, Dimension::Time { .. }))
+        .collect();
+    if !time_dims.is_empty() {
+        plan.dimensions.retain(|d| !matches!(d, Dimension::Time { .. }));
+        for d in time_dims.into_iter().rev() {
+            plan.dimensions.insert(0, d.clone());
+        }
+        plan.intent = Intent::Trend;
+    }
+    let attr_dims: Vec<Dimension> = new_dims
+        .into_iter()
+        .filter(|d| matches!(d, Dimension::Attribute { .. }))
+        .collect();
+    if !attr_dims.is_empty() && fragment.intent != Intent::Rank {
+        if c.instead || !c.also && plan.intent != Intent::Trend {
+            plan.dimensions.retain(|d| matches!(d, Dimension::Time { .. }));
+        }
+        plan.dimensions.extend(attr_dims);
+        if plan.intent == Intent::Compare && fragment.intent != Intent::Compare {
+            plan.intent = Intent::GroupBy;
+        }
+        if matches!(
+            plan.intent,
+            Intent::Count | Intent::Aggregate | Intent::List | Intent::Rank
+        ) {
+            plan.intent = if fragment.intent == Intent::Compare {
+                Intent::Compare
+            } else {
+                Intent::GroupBy
+            };
+            plan.order.clear();
+            plan.limit = None;
+        }
+        if fragment.intent == Intent::Compare {
+            plan.intent = Intent::Compare;
+        }
+    }
+
+    // "without the etiology filter"
+    if !r.remove.is_empty() {
+        plan.filters
+            .retain(|f| !f.attributes().iter().any(|a| r.remove.iter().any(|x| x == a)));
+    }
+
+    // filters: the same attribute is replaced ("and for venous ulcers?"), others added
+    for f in &fragment.filters {
+        let same_attr_equality = plan.filters.iter().any(|g| {
+            is_equality(g) && is_equality(f) && g.attributes().iter().any(|a| f.attributes().contains(a))
+        });
+        draft::add_filter(&mut plan, f.clone(), replace_all || same_attr_equality);
+    }
+
+    // time
+    if r.time.as_ref().is_some_and(|t| t.all_time) {
+        plan.time_range = None;
+    } else if let Some(t) = &fragment.time_range {
+        let attr = plan
+            .time_range
+            .as_ref()
+            .filter(|_| r.time.as_ref().is_some_and(|t| t.dimension.is_none()))
+            .map(|p| p.attribute.clone());
+        let mut t = t.clone();
+        if let Some(a) = attr {
+            t.attribute = a;
+        }
+        plan.time_range = Some(t);
+    }
+    if !fragment.columns.is_empty() && plan.intent == Intent::List {
+        for col in fragment.columns {
+            if !plan.columns.contains(&col) {
+                plan.columns.push(col);
+            }
+        }
+    }
+    draft::normalise_intent(model, &mut plan);
+    draft::consolidate(model, &mut plan);
+    plan
+}
+
+fn is_equality(c: &Constraint) -> bool {
+    matches!(
+        c,
+        Constraint::Compare {
+            op: CompareOp::Eq,
+            ..
+        } | Constraint::InSet { .. }
+    )
+}

@@ -1,0 +1,198 @@
+//! Custom values typed in a clarification panel (F7): a free constraint such as
+//! `area > 15`, `pain 7 or more` or `etiology venous leg ulcer`, read with the same
+//! linker as questions and checked against the model. A bad value gets an error a person
+//! can act on; nothing is guessed. Pure.
+
+use crate::semantic::{AttributeType, CompareOp, Constraint, SemanticModel, Value};
+
+use super::draft;
+use super::link::{self, Subject};
+use super::time;
+use super::tokenize::tokenize;
+use super::vocab::{EngineIndex, Target, ValueLookup};
+
+/// Why a custom value was not accepted.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct CustomValueError {
+    /// What to tell the user.
+    pub message: String,
+}
+
+fn err(message: impl Into<String>) -> CustomValueError {
+    CustomValueError {
+        message: message.into(),
+    }
+}
+
+/// Reads one condition for rows of `entity` (`area > 15`, `pain 7 or more`, `stage 4`,
+/// `diabetes`, `not smoker`).
+pub fn parse_custom_constraint(
+    model: &SemanticModel,
+    entity: &str,
+    text: &str,
+) -> Result<Constraint, CustomValueError> {
+    let example = "Try something like \"area > 15\" or \"pain 7 or more\".";
+    if text.trim().is_empty() {
+        return Err(err(format!("Please type a condition. {example}")));
+    }
+    if text.chars().count() > 200 {
+        return Err(err("That condition is too long (200 characters at most)."));
+    }
+    if model.entity(entity).is_none() {
+        return Err(err(format!("Unknown entity \"{entity}\".")));
+    }
+    let index = EngineIndex::for_model(model);
+    let tokens = tokenize(text);
+    let blocked: Vec<bool> = vec![false; tokens.len()];
+    let values = ValueLookup::default();
+    let mentions = link::link(&tokens, &index, &values, &blocked);
+    let comparisons = link::comparisons(model, &tokens, &mentions, &blocked);
+    if let Some(c) = comparisons.first() {
+        let attribute = match &c.subject {
+            Subject::Attribute(a) => a.clone(),
+            Subject::ColumnTerm(t) => first_attribute_option(model, *t, entity).ok_or_else(|| {
+                err(format!(
+                    "\"{}\" is not something I can compare. {example}",
+                    model.terms[*t].phrase
+                ))
+            })?,
+            Subject::Size => "wounds.latest_area".into(),
+            Subject::Implied(e) if e == "patients" => "patients.age".into(),
+            Subject::Implied(_) | Subject::Related(_) => {
+                return Err(err(format!(
+                    "Please say what to compare, e.g. \"area > 15\". {example}"
+                )));
+            }
+        };
+        let attribute = match attribute.split_once('.') {
+            Some(("assessments", _)) if matches!(entity, "wounds" | "patients") => {
+                draft::latest_of(model, &attribute).unwrap_or(attribute)
+            }
+            _ => attribute,
+        };
+        let ty = model
+            .attribute_type(&attribute)
+            .ok_or_else(|| err(format!("Unknown attribute \"{attribute}\".")))?;
+        if !ty.is_ordered() {
+            return Err(err(format!(
+                "{} is not a number, so it cannot be compared with {}.",
+                draft::attribute_label(attribute.split('.').nth(1).unwrap_or(&attribute)),
+                c.value
+            )));
+        }
+        if model
+            .join_path(entity, attribute.split('.').next().unwrap_or(""))
+            .is_none()
+        {
+            return Err(err(format!("{attribute} is not related to {entity}.")));
+        }
+        if let (Some(u), Some(au)) = (
+            c.unit.as_deref(),
+            model.attribute(&attribute).and_then(|r| r.attribute.unit.clone()),
+        ) && link::convert(1.0, u, &au).is_none()
+        {
+            return Err(err(format!(
+                "The unit {u} does not fit {} (measured in {}).",
+                attribute,
+                crate::semantic::unit_symbol(&au)
+            )));
+        }
+        let read = draft::Cmp {
+            subject: draft::CmpSubject::Attribute(attribute.clone()),
+            op: c.op,
+            value: c.value,
+            upper: c.upper,
+            unit: c.unit.clone(),
+            span: c.span,
+            first: c.first,
+            negated: false,
+        };
+        return Ok(draft::comparison_constraint(model, &read, &attribute));
+    }
+    let negated = tokens
+        .iter()
+        .any(|t| matches!(t.text.as_str(), "not" | "no" | "non" | "without"));
+    for m in &mentions {
+        for e in &m.entries {
+            match &e.target {
+                Target::Value(a, v) => {
+                    let c = Constraint::Compare {
+                        attribute: a.clone(),
+                        op: CompareOp::Eq,
+                        value: v.clone(),
+                        unit: None,
+                    };
+                    return Ok(draft::negate(c, negated));
+                }
+                Target::Attribute(ei, ai) => {
+                    let attr = &model.entities[*ei].attributes[*ai];
+                    if attr.ty == AttributeType::Boolean {
+                        let q = format!("{}.{}", model.entities[*ei].name, attr.name);
+                        return Ok(Constraint::Compare {
+                            attribute: q,
+                            op: CompareOp::Eq,
+                            value: Value::Bool(!negated),
+                            unit: None,
+                        });
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    if !time::find_times(&tokens, chrono::NaiveDate::default()).is_empty() {
+        return Err(err("Dates go in the date-range field."));
+    }
+    Err(err(format!(
+        "I couldn't read a condition in \"{}\". {example}",
+        text.trim()
+    )))
+}
+
+fn first_attribute_option(model: &SemanticModel, term: usize, entity: &str) -> Option<String> {
+    let t = &model.terms[term];
+    let attrs: Vec<&str> = t
+        .options
+        .iter()
+        .filter_map(|o| match &o.change {
+            Some(crate::semantic::PlanChange::ChooseAttribute { attribute }) => Some(attribute.as_str()),
+            _ => None,
+        })
+        .collect();
+    attrs
+        .iter()
+        .find(|a| a.starts_with(&format!("{entity}.")))
+        .or(attrs.first())
+        .map(|a| (*a).to_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn typed_conditions_become_model_checked_constraints() {
+        let m = SemanticModel::wound_care();
+        let ok = [
+            ("area > 15", "wounds.latest_area"),
+            ("pain 7 or more", "wounds.latest_pain"),
+            ("bmi over 30", "patients.bmi"),
+            ("diabetes", "patients.diabetes"),
+            ("venous leg ulcer", "wounds.etiology"),
+        ];
+        for (text, attr) in ok {
+            let c = parse_custom_constraint(&m, "wounds", text).unwrap_or_else(|e| panic!("{text}: {e}"));
+            assert!(c.attributes().contains(&attr), "{text}: {c:?}");
+        }
+    }
+
+    #[test]
+    fn bad_custom_values_get_a_message_a_person_can_act_on() {
+        let m = SemanticModel::wound_care();
+        for text in ["", "purple elephants", "area > 15 kg/m2", "etiology > 4"] {
+            let e = parse_custom_constraint(&m, "wounds", text).expect_err(text);
+            assert!(!e.message.is_empty());
+        }
+    }
+}

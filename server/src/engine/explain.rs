@@ -1,0 +1,546 @@
+//! Stage 10 — explain: the one-sentence restatement of a plan in plain English
+//! ("Counting wounds with latest area > 25 cm², assessed in the last 30 days, by
+//! clinic.") and readable forms of constraints for assumption badges.
+//!
+//! Works from the typed plan only (and the model's labels), so what is shown is what
+//! will be computed. Pure.
+
+use chrono::{Datelike, Duration, NaiveDate};
+
+use crate::semantic::{
+    CompareOp, Constraint, MeasureAgg, SemanticModel, Span, SpanUnit, Value, split_qualified, unit_symbol,
+};
+
+use super::draft::{attribute_label, plural};
+use super::plan::{Dimension, Intent, OrderKey, QueryPlan};
+use crate::semantic::SortOrder;
+
+fn entity_plural(model: &SemanticModel, entity: &str) -> String {
+    model
+        .entity(entity)
+        .map_or_else(|| entity.to_owned(), |e| plural(&e.label))
+}
+
+/// A readable name for an attribute, seen from the plan's entity.
+fn attr_name(model: &SemanticModel, plan_entity: &str, attribute: &str) -> String {
+    let Some((e, a)) = split_qualified(attribute) else {
+        return attribute.to_owned();
+    };
+    let base = match model.attribute(attribute).map(|r| r.attribute.role) {
+        Some(crate::semantic::AttributeRole::Label) | Some(crate::semantic::AttributeRole::ForeignKey) => {
+            model
+                .entity(e)
+                .map_or_else(|| e.to_owned(), |x| x.label.to_lowercase())
+        }
+        _ => attribute_label(a),
+    };
+    if e == plan_entity
+        || matches!(
+            model.attribute(attribute).map(|r| r.attribute.role),
+            Some(crate::semantic::AttributeRole::Label)
+        )
+    {
+        base
+    } else {
+        let owner = model
+            .entity(e)
+            .map_or_else(|| e.to_owned(), |x| x.label.to_lowercase());
+        format!("{owner} {base}")
+    }
+}
+
+fn value_text(model: &SemanticModel, attribute: &str, v: &Value) -> String {
+    if let Some(allowed) = model.allowed_values(attribute)
+        && let Some(x) = allowed.listed().iter().find(|x| x.value == *v)
+        && !x.label.is_empty()
+    {
+        return x.label.clone();
+    }
+    match v {
+        Value::Text(s) => s.replace('_', " "),
+        Value::Real(r) => trim_number(*r),
+        other => other.to_string(),
+    }
+}
+
+fn trim_number(r: f64) -> String {
+    if r.fract() == 0.0 {
+        format!("{}", r as i64)
+    } else {
+        format!("{r}")
+    }
+}
+
+fn span_text(s: Span) -> String {
+    let unit = match s.unit {
+        SpanUnit::Days => "day",
+        SpanUnit::Weeks => "week",
+        SpanUnit::Months => "month",
+        SpanUnit::Years => "year",
+    };
+    if s.n == 1 {
+        unit.to_owned()
+    } else {
+        format!("{} {unit}s", s.n)
+    }
+}
+
+fn unit_suffix(unit: Option<&str>) -> String {
+    match unit {
+        Some("percent") => "%".into(),
+        Some("points") => String::new(),
+        Some(u) => format!(" {}", unit_symbol(u)),
+        None => String::new(),
+    }
+}
+
+fn time_dim_label(model: &SemanticModel, dimension: Option<&str>) -> String {
+    dimension
+        .and_then(|d| model.time_dimension(d))
+        .map_or_else(|| "date".into(), |d| d.label.to_lowercase())
+}
+
+/// A readable form of a constraint ("latest area > 25 cm²").
+pub fn describe(model: &SemanticModel, plan_entity: &str, c: &Constraint) -> String {
+    match c {
+        Constraint::Compare {
+            attribute,
+            op,
+            value,
+            unit,
+        } => {
+            let name = attr_name(model, plan_entity, attribute);
+            match (op, value) {
+                (CompareOp::Eq, Value::Bool(true)) if yes_no(&name) => format!("{name}: yes"),
+                (CompareOp::Eq, Value::Bool(false)) | (CompareOp::Ne, Value::Bool(true)) if yes_no(&name) => {
+                    format!("{name}: no")
+                }
+                (CompareOp::Eq, Value::Bool(true)) => format!("with {name}"),
+                (CompareOp::Eq, Value::Bool(false)) | (CompareOp::Ne, Value::Bool(true)) => {
+                    format!("without {name}")
+                }
+                (CompareOp::Eq, v @ Value::Text(_)) => format!("{name} {}", value_text(model, attribute, v)),
+                (CompareOp::Ne, v @ Value::Text(_)) => {
+                    format!("{name} not {}", value_text(model, attribute, v))
+                }
+                (op, v) => format!(
+                    "{name} {} {}{}",
+                    op.symbol(),
+                    value_text(model, attribute, v),
+                    unit_suffix(unit.as_deref())
+                ),
+            }
+        }
+        Constraint::Between {
+            attribute,
+            min,
+            max,
+            unit,
+        } => format!(
+            "{} between {} and {}{}",
+            attr_name(model, plan_entity, attribute),
+            value_text(model, attribute, min),
+            value_text(model, attribute, max),
+            unit_suffix(unit.as_deref())
+        ),
+        Constraint::InSet { attribute, values } => {
+            let vs: Vec<String> = values.iter().map(|v| value_text(model, attribute, v)).collect();
+            format!("{} {}", attr_name(model, plan_entity, attribute), join_or(&vs))
+        }
+        Constraint::IsNull { attribute } => format!("no {}", attr_name(model, plan_entity, attribute)),
+        Constraint::NotNull { attribute } => format!("with a {}", attr_name(model, plan_entity, attribute)),
+        Constraint::TimeWindow { dimension, last } => {
+            format!(
+                "{} in the last {}",
+                time_dim_label(model, dimension.as_deref()),
+                span_text(*last)
+            )
+        }
+        Constraint::OlderThan { dimension, age } => {
+            format!(
+                "{} more than {} ago",
+                time_dim_label(model, dimension.as_deref()),
+                span_text(*age)
+            )
+        }
+        Constraint::Change {
+            attribute,
+            over,
+            op,
+            pct,
+            ..
+        } => {
+            let name = attr_name(model, plan_entity, attribute);
+            if *pct == 0.0 {
+                let word = match op {
+                    CompareOp::Gt | CompareOp::Gte => "grew",
+                    CompareOp::Lt | CompareOp::Lte => "shrank",
+                    _ => "changed",
+                };
+                format!("{name} {word} over {}", span_text(*over))
+            } else {
+                format!(
+                    "{name} change {} {}% over {}",
+                    op.symbol(),
+                    trim_number(*pct),
+                    span_text(*over)
+                )
+            }
+        }
+        Constraint::RelatedCount {
+            related,
+            op,
+            value,
+            within,
+            ..
+        } => {
+            let rel = entity_plural(model, related);
+            let base = match (op, value) {
+                (CompareOp::Eq, 0) => format!("no {rel}"),
+                (op, v) => format!("{} {v} {rel}", op.symbol()),
+            };
+            match within {
+                Some(w) => format!("{base} in the last {}", span_text(*w)),
+                None => base,
+            }
+        }
+        Constraint::All { of } => {
+            let parts: Vec<String> = of.iter().map(|c| describe(model, plan_entity, c)).collect();
+            join_and(&parts)
+        }
+        Constraint::Any { of } => {
+            let parts: Vec<String> = of.iter().map(|c| describe(model, plan_entity, c)).collect();
+            format!("({})", join_or(&parts))
+        }
+        Constraint::Not { of } => format!("not ({})", describe(model, plan_entity, of)),
+    }
+}
+
+/// Yes/no columns named like adjectives or roles read better as "smoker: yes".
+fn yes_no(name: &str) -> bool {
+    name.ends_with("ed") || name.ends_with("er") || name.ends_with("signs")
+}
+
+fn join_with(parts: &[String], word: &str) -> String {
+    match parts {
+        [] => String::new(),
+        [one] => one.clone(),
+        [rest @ .., last] => format!("{} {word} {last}", rest.join(", ")),
+    }
+}
+
+fn join_and(parts: &[String]) -> String {
+    join_with(parts, "and")
+}
+
+fn join_or(parts: &[String]) -> String {
+    join_with(parts, "or")
+}
+
+/// "in 2025", "in March 2025", "in Q3 2025", "in the last 30 days", "on 3 June 2025",
+/// "from … to …".
+pub fn describe_range(start: NaiveDate, end: NaiveDate, today: NaiveDate) -> String {
+    let last_day = end.pred_opt().unwrap_or(end);
+    let tomorrow = today.succ_opt().unwrap_or(today);
+    if start.ordinal() == 1 && end.ordinal() == 1 && end.year() == start.year() + 1 {
+        return format!("in {}", start.year());
+    }
+    if start.day() == 1 && end.day() == 1 {
+        let months = (end.year() - start.year()) * 12 + end.month() as i32 - start.month() as i32;
+        if months == 1 {
+            return format!("in {}", start.format("%B %Y"));
+        }
+        if months == 3 && (start.month() - 1).is_multiple_of(3) {
+            return format!("in Q{} {}", (start.month() - 1) / 3 + 1, start.year());
+        }
+    }
+    if end == tomorrow {
+        let days = (today - start).num_days();
+        if start.year() <= 1900 {
+            return "at any time".into();
+        }
+        if start.day() == 1 && today.day() != 1 {
+            return format!("since {}", start.format("%-d %B %Y"));
+        }
+        if days % 7 == 0 && days / 7 <= 12 && days >= 7 {
+            let w = days / 7;
+            return if w == 1 {
+                "in the last week".into()
+            } else {
+                format!("in the last {w} weeks")
+            };
+        }
+        if start.day() == today.day() && days > 27 {
+            let months = (today.year() - start.year()) * 12 + today.month() as i32 - start.month() as i32;
+            if months % 12 == 0 {
+                let y = months / 12;
+                return if y == 1 {
+                    "in the last year".into()
+                } else {
+                    format!("in the last {y} years")
+                };
+            }
+            return if months == 1 {
+                "in the last month".into()
+            } else {
+                format!("in the last {months} months")
+            };
+        }
+        return format!("in the last {days} days");
+    }
+    if end - start == Duration::days(1) {
+        return format!("on {}", start.format("%-d %B %Y"));
+    }
+    if start.year() <= 1900 {
+        return format!("before {}", end.format("%-d %B %Y"));
+    }
+    format!(
+        "from {} to {}",
+        start.format("%-d %B %Y"),
+        last_day.format("%-d %B %Y")
+    )
+}
+
+fn time_phrase(model: &SemanticModel, attribute: &str) -> String {
+    let dim = model
+        .time_dimensions
+        .iter()
+        .find(|d| d.attribute == attribute)
+        .map(|d| d.name.as_str());
+    match dim {
+        Some("onset") => "with onset".into(),
+        Some("assessed") => "assessed".into(),
+        Some("healed") => "healed".into(),
+        Some("first_assessed") => "first assessed".into(),
+        Some("first_visit") => "first seen".into(),
+        Some("last_visit") => "last seen".into(),
+        Some("birth") => "born".into(),
+        _ => model
+            .time_dimensions
+            .iter()
+            .find(|d| d.attribute == attribute)
+            .map_or_else(
+                || attribute_label(attribute.split('.').nth(1).unwrap_or(attribute)),
+                |d| d.label.to_lowercase(),
+            ),
+    }
+}
+
+fn dim_name(model: &SemanticModel, plan: &QueryPlan, d: &Dimension) -> String {
+    match d {
+        Dimension::Attribute { attribute } => attr_name(model, &plan.entity, attribute),
+        Dimension::Time { grain, .. } => grain.as_str().to_owned(),
+    }
+}
+
+fn metric_phrase(m: &super::plan::Metric) -> String {
+    let mut label = m.label.clone();
+    if let Some(i) = label.find(" (") {
+        label.truncate(i);
+    }
+    let mut c = label.chars();
+    match c.next() {
+        Some(f) => f.to_lowercase().collect::<String>() + c.as_str(),
+        None => label,
+    }
+}
+
+/// The restatement of a plan: one sentence saying what will be computed.
+pub fn restate(model: &SemanticModel, plan: &QueryPlan) -> String {
+    let subject = entity_plural(model, &plan.entity);
+    let metric = plan.metrics.first();
+    let is_count = metric.is_none_or(|m| m.agg == MeasureAgg::Count && m.attribute.is_none());
+    let mut plan_filters = plan.filters.clone();
+    if let Some(m) = metric
+        && is_count
+        && let Some(c) = &m.condition
+        && plan.intent != Intent::Rank
+    {
+        // "number of open wounds" reads as counting wounds that are open
+        plan_filters.insert(0, c.clone());
+    }
+    let head = match plan.intent {
+        Intent::Count => format!("Counting {subject}"),
+        Intent::List | Intent::Rank
+            if plan
+                .order
+                .iter()
+                .any(|o| matches!(o.key, OrderKey::Attribute { .. })) =>
+        {
+            let (attr, order) = plan
+                .order
+                .iter()
+                .find_map(|o| match &o.key {
+                    OrderKey::Attribute { attribute } => Some((attribute.clone(), o.order)),
+                    OrderKey::Metric { .. } => None,
+                })
+                .unwrap_or((String::new(), SortOrder::Desc));
+            let word = if order == SortOrder::Desc {
+                "highest"
+            } else {
+                "lowest"
+            };
+            let n = plan.limit.map_or_else(String::new, |n| format!("{n} "));
+            format!(
+                "Listing the {n}{subject} with the {word} {}",
+                attr_name(model, &plan.entity, &attr)
+            )
+        }
+        Intent::List => format!("Listing {subject}"),
+        Intent::Rank => {
+            let per = plan
+                .dimensions
+                .first()
+                .map(|d| dim_name(model, plan, d))
+                .unwrap_or_else(|| subject.clone());
+            let word = if plan.order.first().is_some_and(|o| o.order == SortOrder::Asc) {
+                "Bottom"
+            } else {
+                "Top"
+            };
+            let n = plan.limit.map_or_else(String::new, |n| format!(" {n}"));
+            let by = metric.map_or_else(|| "count".to_owned(), metric_phrase);
+            if plan.limit == Some(1) {
+                let most = if word == "Top" { "highest" } else { "lowest" };
+                let one = per.trim_end_matches('s');
+                format!("The {one} with the {most} {by}")
+            } else {
+                let per = if per.ends_with('s') { per } else { plural(&per) };
+                format!("{word}{n} {per} by {by}")
+            }
+        }
+        Intent::Compare => match metric {
+            Some(m) if !is_count => format!("Comparing the {} of {subject}", metric_phrase(m)),
+            _ => format!("Comparing the number of {subject}"),
+        },
+        _ => match metric {
+            Some(m)
+                if m.agg == MeasureAgg::Share
+                    && m.condition.is_some()
+                    && m.attribute.is_none()
+                    && m.label.starts_with("Share") =>
+            {
+                format!("Share of {subject}")
+            }
+            Some(m) if !is_count => format!("{} of {subject}", capitalise(&metric_phrase(m))),
+            _ => format!("Counting {subject}"),
+        },
+    };
+    let mut parts: Vec<String> = Vec::new();
+    if !plan_filters.is_empty() {
+        let fs: Vec<String> = plan_filters
+            .iter()
+            .map(|f| describe(model, &plan.entity, f))
+            .collect();
+        let joined = join_and(&fs);
+        if joined.starts_with("with ") || joined.starts_with("without ") {
+            parts.push(joined);
+        } else {
+            parts.push(format!("with {joined}"));
+        }
+    }
+    if let Some(t) = &plan.time_range {
+        parts.push(format!(
+            "{} {}",
+            time_phrase(model, &t.attribute),
+            describe_range(t.start, t.end, plan.today)
+        ));
+    }
+    let dims: Vec<String> = plan
+        .dimensions
+        .iter()
+        .filter(|d| {
+            !(plan.intent == Intent::Rank
+                && matches!(d, Dimension::Attribute { .. })
+                && plan.dimensions.first() == Some(*d))
+        })
+        .map(|d| dim_name(model, plan, d))
+        .collect();
+    if !dims.is_empty() {
+        parts.push(format!("by {}", join_and(&dims)));
+    }
+    if plan.intent == Intent::List && !plan.columns.is_empty() {
+        let cols: Vec<String> = plan
+            .columns
+            .iter()
+            .map(|c| attr_name(model, &plan.entity, c))
+            .collect();
+        parts.push(format!("showing {}", join_and(&cols)));
+    }
+    if let Some(m) = metric
+        && m.agg == MeasureAgg::Share
+        && m.label.starts_with("Share")
+        && let Some(c) = &m.condition
+    {
+        parts.push(format!("that have {}", describe(model, &plan.entity, c)));
+    }
+    let mut out = head;
+    if !parts.is_empty() {
+        out.push(' ');
+        out.push_str(&parts.join(", "));
+    }
+    out.push('.');
+    out
+}
+
+fn capitalise(s: &str) -> String {
+    let mut c = s.chars();
+    match c.next() {
+        Some(f) => f.to_uppercase().collect::<String>() + c.as_str(),
+        None => String::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::draft::count_metric;
+    use super::*;
+
+    fn d(s: &str) -> NaiveDate {
+        NaiveDate::parse_from_str(s, "%Y-%m-%d").unwrap()
+    }
+
+    #[test]
+    fn the_restatement_reads_like_the_issue_example() {
+        let m = SemanticModel::wound_care();
+        let today = d("2025-11-20");
+        let mut p = QueryPlan::new("wounds", today);
+        p.intent = Intent::GroupBy;
+        p.metrics = vec![count_metric(&m, "wounds")];
+        p.filters = vec![Constraint::Compare {
+            attribute: "wounds.latest_area".into(),
+            op: CompareOp::Gt,
+            value: Value::Integer(25),
+            unit: Some("cm2".into()),
+        }];
+        p.time_range = Some(super::super::TimeRange {
+            attribute: "assessments.assessed_on".into(),
+            start: d("2025-10-21"),
+            end: d("2025-11-21"),
+        });
+        p.dimensions = vec![Dimension::Attribute {
+            attribute: "clinics.name".into(),
+        }];
+        assert_eq!(
+            restate(&m, &p),
+            "Counting wounds with latest area > 25 cm², assessed in the last 30 days, by clinic."
+        );
+    }
+
+    #[test]
+    fn ranges_are_described_by_their_calendar_shape() {
+        let today = d("2025-11-20");
+        let table = [
+            ("2025-01-01", "2026-01-01", "in 2025"),
+            ("2025-03-01", "2025-04-01", "in March 2025"),
+            ("2025-07-01", "2025-10-01", "in Q3 2025"),
+            ("2025-10-21", "2025-11-21", "in the last 30 days"),
+            ("2025-11-06", "2025-11-21", "in the last 2 weeks"),
+            ("2025-05-20", "2025-11-21", "in the last 6 months"),
+            ("2025-06-03", "2025-06-04", "on 3 June 2025"),
+        ];
+        for (s, e, want) in table {
+            assert_eq!(describe_range(d(s), d(e), today), want);
+        }
+    }
+}

@@ -1,0 +1,596 @@
+//! Stage 6 — intent: what the clinician wants done with the rows, with a confidence.
+//!
+//! Reads the structural words of the question ("how many", "list", "average", "top 5",
+//! "by clinic", "trend", "compare", pronouns, negations, follow-up openers) into
+//! [`Cues`], then [`decide`]s the [`Intent`]. Explicit cues give 0.9–1.0; a bare noun
+//! phrase ("open wounds") is read as a list at 0.85; with nothing to go on the
+//! confidence falls below 0.6 and the engine asks an intent-level question first (F1).
+//! Pure.
+
+use crate::semantic::{MeasureAgg, SortOrder};
+
+use super::plan::Intent;
+use super::tokenize::{Token, TokenKind};
+
+/// A ranking cue: "top 5", "10 largest", "the most".
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RankCue {
+    /// First token.
+    pub first: usize,
+    /// One past the last token.
+    pub last: usize,
+    /// How many, when said.
+    pub n: Option<u32>,
+    /// Direction.
+    pub order: SortOrder,
+    /// "most"/"fewest": ranks by a count of what follows.
+    pub by_count: bool,
+    /// A superlative that says what to rank by ("oldest", "deepest").
+    pub superlative: Option<&'static str>,
+}
+
+/// Structural words of the question, by token position.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Cues {
+    /// "how many", "number of", "count".
+    pub count: Option<usize>,
+    /// "list", "show", "which", "who" … (strong list words).
+    pub list: Option<usize>,
+    /// "what", "get" … (weak).
+    pub weak_list: Option<usize>,
+    /// "data", "report", "numbers": a request with nothing said about what.
+    pub data_word: Option<usize>,
+    /// "has it changed", "going up": a trend asked as a yes/no question.
+    pub change_verb: Option<usize>,
+    /// An aggregate word and its aggregation (token range).
+    pub agg: Option<(usize, usize, MeasureAgg)>,
+    /// "percentage of", "proportion", "share of" (token range).
+    pub share: Option<(usize, usize)>,
+    /// "top 5", "highest" …
+    pub rank: Option<RankCue>,
+    /// "trend", "over time" (token range).
+    pub trend: Option<(usize, usize)>,
+    /// "compare", "vs" (token range).
+    pub compare: Option<(usize, usize)>,
+    /// Tokens just after a grouping word ("by", "per", "for each", "across").
+    pub group_at: Vec<usize>,
+    /// Tokens just after "per"/"each" (a unit of analysis when it names the counted entity).
+    pub per_at: Vec<usize>,
+    /// Tokens just after "sorted/ordered/ranked by" (a ranking key).
+    pub sort_at: Vec<usize>,
+    /// Negation words.
+    pub negations: Vec<usize>,
+    /// Pronouns pointing back ("it", "them", "those" …).
+    pub pronouns: Vec<usize>,
+    /// "who"/"whose".
+    pub who: Option<usize>,
+    /// The question opens like a refinement ("only", "what about", "and for" …).
+    pub follow_lead: bool,
+    /// "instead", "rather".
+    pub instead: bool,
+    /// "also", "as well", "and also".
+    pub also: bool,
+    /// "more about", "tell me more", "details".
+    pub more_about: bool,
+    /// Number of words (not punctuation).
+    pub words: usize,
+}
+
+fn w(tokens: &[Token], k: usize) -> &str {
+    tokens.get(k).map_or("", |t| t.text.as_str())
+}
+
+fn count_at(tokens: &[Token], k: usize) -> Option<u32> {
+    let t = tokens.get(k)?;
+    if !matches!(t.kind, TokenKind::Number | TokenKind::NumberWord) {
+        return None;
+    }
+    let v = t.num?;
+    ((1.0..=1000.0).contains(&v) && v.fract() == 0.0).then_some(v as u32)
+}
+
+/// Reads the cues. `in_phrase(k)` says whether token `k` is inside a multi-word model
+/// phrase (such words are not cues: "most recent", "top performing").
+pub fn cues(tokens: &[Token], in_phrase: impl Fn(usize) -> bool) -> Cues {
+    let mut c = Cues {
+        words: tokens.iter().filter(|t| t.is_wordlike()).count(),
+        ..Cues::default()
+    };
+    let first_word = tokens.iter().position(|t| t.is_wordlike()).unwrap_or(0);
+    for k in 0..tokens.len() {
+        let word = w(tokens, k);
+        let next = w(tokens, k + 1);
+        let free = !in_phrase(k);
+        match word {
+            "how" if matches!(next, "many" | "much") => {
+                c.count.get_or_insert(k);
+            }
+            "number" | "numbers"
+                if next == "of"
+                    && (w(tokens, k.wrapping_sub(1)) != "the"
+                        || !matches!(
+                            w(tokens, k.wrapping_sub(2)),
+                            "highest" | "most" | "largest" | "lowest"
+                        )) =>
+            {
+                c.count.get_or_insert(k);
+            }
+            "no" | "nr" | "num" if next == "of" => {
+                c.count.get_or_insert(k);
+            }
+            "count" | "counts" | "tally" | "tallies" | "quantity" => {
+                c.count.get_or_insert(k);
+            }
+            "list" | "show" | "display" | "find" | "identify" | "which" | "who" | "whom" | "whose"
+            | "give" | "pull" | "fetch" | "retrieve" | "name" | "names" | "see" | "view" => {
+                if free || matches!(word, "which" | "who") {
+                    c.list.get_or_insert(k);
+                }
+                if matches!(word, "who" | "whom" | "whose") {
+                    c.who.get_or_insert(k);
+                }
+            }
+            "what" | "get" | "tell" => {
+                c.weak_list.get_or_insert(k);
+            }
+            "data" | "information" | "info" | "stats" | "statistics" | "report" | "overview" | "summary"
+            | "stuff" | "things" | "dashboard" | "figures" | "numbers" | "details" => {
+                c.data_word.get_or_insert(k);
+            }
+            _ => {}
+        }
+        // aggregates
+        let agg = match word {
+            "average" | "avg" | "mean" | "averages" => Some(MeasureAgg::Avg),
+            "median" => Some(MeasureAgg::Median),
+            "sum" => Some(MeasureAgg::Sum),
+            "total" if next != "number" && !matches!(next, "of") => Some(MeasureAgg::Sum),
+            "minimum" | "min" => Some(MeasureAgg::Min),
+            "maximum" | "max" => Some(MeasureAgg::Max),
+            _ => None,
+        };
+        if let Some(a) = agg
+            && c.agg.is_none()
+        {
+            c.agg = Some((k, k + 1, a));
+        }
+        if word == "total" && next == "number" {
+            c.count.get_or_insert(k);
+        }
+        if matches!(
+            word,
+            "percentage" | "proportion" | "percent" | "fraction" | "share" | "ratio" | "%"
+        ) && (matches!(next, "of" | "that" | "who" | "which")
+            || matches!(w(tokens, k.wrapping_sub(1)), "what" | "the"))
+            && c.share.is_none()
+        {
+            c.share = Some((k, k + 1));
+        }
+        // ranking
+        if c.rank.is_none() && free {
+            let rank = match word {
+                "top" => Some((SortOrder::Desc, false)),
+                "bottom" => Some((SortOrder::Asc, false)),
+                "highest" | "most" | "greatest" => {
+                    Some((SortOrder::Desc, matches!(word, "most" | "greatest")))
+                }
+                "lowest" | "fewest" | "least" => Some((SortOrder::Asc, matches!(word, "fewest" | "least"))),
+                _ => None,
+            };
+            if let Some((order, by_count)) = rank {
+                let n_after = count_at(tokens, k + 1);
+                let n_before = count_at(tokens, k.wrapping_sub(1));
+                let n = n_after.or(n_before);
+                let first = if n_before.is_some() && n_after.is_none() {
+                    k - 1
+                } else {
+                    k
+                };
+                let last = if n_after.is_some() { k + 2 } else { k + 1 };
+                // "most" as in "most of", "at most", "at least" are not rankings
+                let not_rank = matches!((w(tokens, k.wrapping_sub(1)), word), ("at", "most" | "least"))
+                    || (word == "most" && next == "of")
+                    || (word == "least" && next == "one");
+                if !not_rank {
+                    c.rank = Some(RankCue {
+                        first,
+                        last,
+                        n,
+                        order,
+                        by_count,
+                        superlative: None,
+                    });
+                }
+            }
+            if matches!(word, "rank" | "ranking" | "ranked") && c.rank.is_none() {
+                c.rank = Some(RankCue {
+                    first: k,
+                    last: k + 1,
+                    n: None,
+                    order: SortOrder::Desc,
+                    by_count: false,
+                    superlative: None,
+                });
+            }
+            let superlative = match word {
+                "oldest" => Some(("oldest", SortOrder::Desc)),
+                "youngest" => Some(("youngest", SortOrder::Asc)),
+                "deepest" => Some(("deepest", SortOrder::Desc)),
+                "heaviest" => Some(("heaviest", SortOrder::Desc)),
+                "longest" => Some(("longest", SortOrder::Desc)),
+                _ => None,
+            };
+            if let Some((s, order)) = superlative
+                && c.rank.is_none()
+            {
+                let n_before = count_at(tokens, k.wrapping_sub(1));
+                let first = if n_before.is_some() { k - 1 } else { k };
+                c.rank = Some(RankCue {
+                    first,
+                    last: k + 1,
+                    n: n_before,
+                    order,
+                    by_count: false,
+                    superlative: Some(s),
+                });
+            }
+        }
+        // trend
+        if c.trend.is_none() {
+            if matches!(word, "trend" | "trends" | "trending" | "evolution" | "evolved") {
+                c.trend = Some((k, k + 1));
+            } else if (word == "over" && next == "time") || (word == "time" && next == "series") {
+                c.trend = Some((k, k + 2));
+            }
+        }
+        // "has the healing rate changed", "is it going up"
+        if c.change_verb.is_none() && free {
+            let change = matches!(
+                word,
+                "changed"
+                    | "changing"
+                    | "increased"
+                    | "increasing"
+                    | "decreased"
+                    | "decreasing"
+                    | "rising"
+                    | "risen"
+                    | "falling"
+                    | "fallen"
+                    | "dropping"
+                    | "dropped"
+                    | "climbing"
+                    | "climbed"
+            ) || (matches!(word, "going" | "gone" | "go" | "went")
+                && matches!(next, "up" | "down"));
+            if change {
+                c.change_verb = Some(k);
+                c.trend.get_or_insert((k, k + 1));
+            }
+        }
+        // compare
+        if c.compare.is_none()
+            && matches!(
+                word,
+                "compare"
+                    | "comparing"
+                    | "comparison"
+                    | "vs"
+                    | "versus"
+                    | "compared"
+                    | "against"
+                    | "differ"
+                    | "difference"
+            )
+        {
+            c.compare = Some((k, k + 1));
+        }
+        // grouping
+        match word {
+            "by" | "across" | "per" | "each" | "every" => {
+                let prev = w(tokens, k.wrapping_sub(1));
+                if matches!(prev, "sorted" | "ordered" | "ranked" | "sort" | "order" | "rank") {
+                    c.sort_at.push(k + 1);
+                } else if matches!(word, "each" | "every") && prev == "for"
+                    || matches!(word, "by" | "across" | "per")
+                {
+                    let skip = if matches!(next, "each" | "every" | "the") {
+                        2
+                    } else {
+                        1
+                    };
+                    c.group_at.push(k + skip);
+                    if matches!(word, "per") || matches!(next, "each" | "every") {
+                        c.per_at.push(k + skip);
+                    }
+                } else if matches!(word, "each" | "every") {
+                    // "did each clinician do", "each clinic's …"
+                    c.group_at.push(k + 1);
+                    c.per_at.push(k + 1);
+                }
+            }
+            "breakdown" | "split" | "grouped" | "broken" if matches!(next, "by" | "down") => {}
+            _ => {}
+        }
+        // negation
+        if matches!(
+            word,
+            "not"
+                | "non"
+                | "no"
+                | "without"
+                | "excluding"
+                | "except"
+                | "exclude"
+                | "excluded"
+                | "never"
+                | "havent"
+                | "hasnt"
+                | "hadnt"
+                | "isnt"
+                | "arent"
+                | "wasnt"
+                | "werent"
+                | "dont"
+                | "doesnt"
+                | "didnt"
+        ) && !(word == "no" && next == "of")
+            || (word == "other" && next == "than")
+        {
+            c.negations.push(k);
+        }
+        // pronouns
+        let pronoun = match word {
+            "it" | "them" | "they" | "those" | "these" | "ones" | "their" | "its" => true,
+            "same" => matches!(next, "again" | "for" | "but" | "as" | "thing") || k == first_word,
+            "that" | "this" => {
+                let prev = w(tokens, k.wrapping_sub(1));
+                next.is_empty() || matches!(prev, "about" | "on" | "of" | "for" | "with") || next == "?"
+            }
+            _ => false,
+        };
+        if pronoun {
+            c.pronouns.push(k);
+        }
+        if matches!(word, "instead" | "rather") {
+            c.instead = true;
+        }
+        if word == "also" || (word == "as" && next == "well") {
+            c.also = true;
+        }
+        if (word == "more" && matches!(next, "about" | "on" | "detail" | "details" | "info"))
+            || word == "details"
+        {
+            c.more_about = true;
+        }
+    }
+    // follow-up openers
+    let mut k = first_word;
+    while matches!(
+        w(tokens, k),
+        "ok" | "okay" | "so" | "now" | "then" | "great" | "thanks" | "and" | "but" | "also" | "," | "well"
+    ) {
+        if matches!(w(tokens, k), "and" | "but" | "also" | "now" | "then") {
+            c.follow_lead = true;
+        }
+        k += 1;
+    }
+    let opener = w(tokens, k);
+    let opener2 = w(tokens, k + 1);
+    if matches!(
+        opener,
+        "only"
+            | "just"
+            | "same"
+            | "instead"
+            | "excluding"
+            | "without"
+            | "except"
+            | "exclude"
+            | "restrict"
+            | "limit"
+            | "filter"
+            | "including"
+            | "plus"
+    ) || matches!(
+        (opener, opener2),
+        ("what" | "how", "about")
+            | ("what", "if")
+            | ("break" | "broken" | "split", "down" | "it" | "by")
+            | ("and", _)
+            | ("by", _)
+            | ("per", _)
+            | ("for", _)
+            | ("in", _)
+            | ("with", _)
+            | ("show", "the")
+            | ("tell", "me")
+            | ("same", _)
+            | ("now", _)
+    ) {
+        c.follow_lead = true;
+    }
+    c
+}
+
+/// The intent, with its confidence, from the cues and what was linked.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Evidence {
+    /// The aggregation of a linked measure.
+    pub measure: Option<MeasureAgg>,
+    /// An entity is named (or implied by a value).
+    pub entity: bool,
+    /// Some filter, value, term or comparison was linked.
+    pub filters: bool,
+    /// A grouping was linked.
+    pub dimensions: bool,
+    /// A time grain ("by month").
+    pub grain: bool,
+    /// Two or more values of one attribute ("DFU vs VLU", "smokers and non-smokers").
+    pub two_values: bool,
+    /// A ranking term ("busiest", "largest").
+    pub ranking_term: bool,
+    /// A trend term ("over time").
+    pub trend_term: bool,
+}
+
+/// Decides the intent.
+pub fn decide(c: &Cues, e: &Evidence) -> (Intent, f64) {
+    let metric = e.measure.is_some() || c.agg.is_some() || c.share.is_some();
+    if c.compare.is_some() && (e.two_values || e.dimensions || e.entity || metric) {
+        return (Intent::Compare, 0.9);
+    }
+    if c.trend.is_some() || e.trend_term || (e.grain && !e.dimensions) {
+        return (
+            Intent::Trend,
+            if c.trend.is_some() || e.grain { 0.95 } else { 0.9 },
+        );
+    }
+    if c.rank.is_some() || e.ranking_term {
+        let explicit = c.rank.is_some_and(|r| r.n.is_some());
+        return (Intent::Rank, if explicit || e.ranking_term { 0.95 } else { 0.9 });
+    }
+    if e.dimensions {
+        return (
+            Intent::GroupBy,
+            if metric || c.count.is_some() { 0.95 } else { 0.9 },
+        );
+    }
+    if let Some(m) = e.measure
+        && c.count.is_none()
+        && c.list.is_none()
+    {
+        return if m == MeasureAgg::Count {
+            (Intent::Count, 0.95)
+        } else {
+            (Intent::Aggregate, 0.95)
+        };
+    }
+    if c.agg.is_some() || c.share.is_some() {
+        return (Intent::Aggregate, 0.95);
+    }
+    if c.count.is_some() || e.measure == Some(MeasureAgg::Count) {
+        return (Intent::Count, 0.95);
+    }
+    if let Some(m) = e.measure {
+        return if m == MeasureAgg::Count {
+            (Intent::Count, 0.9)
+        } else {
+            (Intent::Aggregate, 0.9)
+        };
+    }
+    if c.data_word.is_some() && !e.filters && !e.dimensions && c.count.is_none() {
+        // "wound stuff", "patient data": which stuff?
+        return (Intent::List, 0.5);
+    }
+    if c.list.is_some() {
+        return (Intent::List, if e.entity || e.filters { 0.95 } else { 0.5 });
+    }
+    if e.entity || e.filters {
+        return (
+            Intent::List,
+            if c.weak_list.is_some() || e.filters {
+                0.9
+            } else {
+                0.85
+            },
+        );
+    }
+    (Intent::List, 0.3)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::tokenize::tokenize;
+    use super::*;
+
+    fn cues_of(q: &str) -> Cues {
+        cues(&tokenize(q), |_| false)
+    }
+
+    #[test]
+    fn explicit_words_give_the_intent_with_high_confidence() {
+        let e = Evidence {
+            entity: true,
+            ..Evidence::default()
+        };
+        let table = [
+            ("how many wounds", Intent::Count),
+            ("number of patients", Intent::Count),
+            ("list wounds", Intent::List),
+            ("show me the patients", Intent::List),
+            ("average area", Intent::Aggregate),
+            ("what percentage of wounds", Intent::Aggregate),
+            ("top 5 clinics", Intent::Rank),
+            ("trend of wounds", Intent::Trend),
+            ("compare clinics", Intent::Compare),
+        ];
+        for (q, want) in table {
+            let (got, conf) = decide(&cues_of(q), &e);
+            assert_eq!(got, want, "{q}");
+            assert!(conf >= 0.85, "{q}: {conf}");
+        }
+    }
+
+    #[test]
+    fn show_me_data_has_too_little_to_go_on() {
+        let (_, conf) = decide(&cues_of("show me data"), &Evidence::default());
+        assert!(conf < 0.6);
+    }
+
+    #[test]
+    fn a_noun_phrase_is_read_as_a_list() {
+        let e = Evidence {
+            entity: true,
+            filters: true,
+            ..Evidence::default()
+        };
+        assert_eq!(decide(&cues_of("open wounds"), &e).0, Intent::List);
+    }
+
+    #[test]
+    fn ranking_cues_read_the_number_on_either_side() {
+        assert_eq!(cues_of("top 10 wounds").rank.and_then(|r| r.n), Some(10));
+        assert_eq!(cues_of("the 5 highest").rank.and_then(|r| r.n), Some(5));
+        assert_eq!(cues_of("at most 3").rank, None);
+        assert!(
+            cues_of("which clinic has the most wounds")
+                .rank
+                .is_some_and(|r| r.by_count)
+        );
+    }
+
+    #[test]
+    fn grouping_words_mark_where_a_dimension_starts() {
+        let c = cues_of("wounds by clinic");
+        assert_eq!(c.group_at, [2]);
+        let c = cues_of("count for each region");
+        assert_eq!(c.group_at, [3]);
+        let c = cues_of("sorted by area");
+        assert!(c.group_at.is_empty());
+        assert_eq!(c.sort_at, [2]);
+    }
+
+    #[test]
+    fn refinements_are_recognised_by_their_opening() {
+        for q in [
+            "only diabetic ones",
+            "what about last year",
+            "and for venous ulcers?",
+            "by clinic instead",
+            "Same for last quarter",
+        ] {
+            assert!(cues_of(q).follow_lead, "{q}");
+        }
+        for q in ["how many wounds are open", "list patients over 80"] {
+            assert!(!cues_of(q).follow_lead, "{q}");
+        }
+    }
+
+    #[test]
+    fn pronouns_are_found_but_relative_that_is_not() {
+        assert_eq!(cues_of("tell me more about it").pronouns.len(), 1);
+        assert!(cues_of("wounds that are infected").pronouns.is_empty());
+        assert_eq!(cues_of("what about that?").pronouns.len(), 1);
+    }
+}

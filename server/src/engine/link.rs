@@ -1,0 +1,854 @@
+//! Stage 4 — schema linking: which words of the question name which parts of the model.
+//!
+//! Greedy longest match over the question's words against the [`EngineIndex`] (entity,
+//! attribute, value, measure, time-dimension and dictionary phrases) and the database
+//! values of the snapshot. Words the model does not know are corrected towards the
+//! closest model word first ("wuonds" → "wounds"), and such matches are marked fuzzy
+//! (confidence 0.85, F4). Then comparisons with numbers are read: `area > 25 cm²`,
+//! `patients over 80`, `larger than 10 cm2`, `7 or more`, `more than 3 wounds`, with
+//! units converted to the attribute's unit.
+//!
+//! Linking only says what words *may* mean (a word can name several things); choosing a
+//! reading is the job of [`super::draft`] and [`super::ambiguity`]. Pure.
+
+use crate::semantic::{AttributeType, CompareOp, Derived, SemanticModel};
+
+use super::TextSpan;
+use super::tokenize::{Token, TokenKind, singular};
+use super::vocab::{EngineIndex, Entry, Target, ValueHit, ValueLookup, is_common_word};
+
+/// Confidence of an exact or synonym link.
+pub const EXACT: f64 = 1.0;
+/// Confidence of a fuzzy (typo-corrected) link.
+pub const FUZZY: f64 = 0.85;
+/// Confidence of a default applied for something the question did not say.
+pub const DEFAULT: f64 = 0.7;
+
+/// A run of words that names something in the model.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Mention {
+    /// First token.
+    pub first: usize,
+    /// One past the last token.
+    pub last: usize,
+    /// Bytes of the question.
+    pub span: TextSpan,
+    /// The normalised phrase that matched.
+    pub phrase: String,
+    /// Model meanings (several when the phrase is ambiguous).
+    pub entries: Vec<Entry>,
+    /// Database values of the snapshot.
+    pub values: Vec<ValueHit>,
+    /// A typo correction was needed.
+    pub fuzzy: bool,
+}
+
+impl Mention {
+    /// The confidence of the link itself (before weights).
+    pub fn confidence(&self) -> f64 {
+        if self.fuzzy || self.values.iter().all(|v| v.prefix) && self.entries.is_empty() {
+            FUZZY
+        } else {
+            EXACT
+        }
+    }
+
+    /// The terms among the meanings.
+    pub fn terms(&self) -> impl Iterator<Item = usize> + '_ {
+        self.entries.iter().filter_map(|e| {
+            if let Target::Term(t) = e.target {
+                Some(t)
+            } else {
+                None
+            }
+        })
+    }
+
+    /// The entities among the meanings.
+    pub fn entity(&self) -> Option<usize> {
+        self.entries.iter().find_map(|e| {
+            if let Target::Entity(x) = e.target {
+                Some(x)
+            } else {
+                None
+            }
+        })
+    }
+
+    /// The measure among the meanings.
+    pub fn measure(&self) -> Option<usize> {
+        self.entries.iter().find_map(|e| {
+            if let Target::Measure(x) = e.target {
+                Some(x)
+            } else {
+                None
+            }
+        })
+    }
+
+    /// The attributes among the meanings.
+    pub fn attributes(&self) -> impl Iterator<Item = (usize, usize)> + '_ {
+        self.entries.iter().filter_map(|e| {
+            if let Target::Attribute(a, b) = e.target {
+                Some((a, b))
+            } else {
+                None
+            }
+        })
+    }
+
+    /// The time dimension among the meanings.
+    pub fn time_dimension(&self) -> Option<usize> {
+        self.entries.iter().find_map(|e| {
+            if let Target::TimeDimension(x) = e.target {
+                Some(x)
+            } else {
+                None
+            }
+        })
+    }
+
+    /// True when the phrase was the thing's own name (not a synonym).
+    pub fn exact(&self) -> bool {
+        self.entries.iter().any(|e| e.exact)
+    }
+}
+
+/// The word forms used for matching: the token text, or its correction.
+struct Forms {
+    forms: Vec<Option<(String, bool)>>,
+    segment: Vec<usize>,
+}
+
+fn forms(tokens: &[Token], index: &EngineIndex) -> Forms {
+    let mut forms = Vec::with_capacity(tokens.len());
+    let mut segment = Vec::with_capacity(tokens.len());
+    let mut seg = 0;
+    for t in tokens {
+        if t.kind == TokenKind::Punct
+            && matches!(t.text.as_str(), "," | ";" | "?" | "!" | ":" | "(" | ")" | "\"")
+        {
+            seg += 1;
+        }
+        segment.push(seg);
+        if !t.is_wordlike() {
+            forms.push(None);
+            continue;
+        }
+        // clinical shorthand the model does not list
+        let expanded = match t.text.as_str() {
+            "pts" | "pats" => Some("patients"),
+            "pt" => Some("patient"),
+            "assmt" | "assmnt" => Some("assessment"),
+            "assmts" | "assmnts" => Some("assessments"),
+            "hx" => Some("history"),
+            _ => None,
+        };
+        if let Some(e) = expanded {
+            forms.push(Some((e.to_owned(), false)));
+            continue;
+        }
+        let known = t.kind != TokenKind::Word
+            || index.knows_word(&t.text)
+            || is_common_word(&t.text)
+            || !index.lookup(&t.text).is_empty()
+            || singular(&t.text).is_some_and(|s| index.knows_word(&s) || !index.lookup(&s).is_empty());
+        if known {
+            forms.push(Some((t.text.clone(), false)));
+        } else if let Some(c) = index.correct(&t.text) {
+            forms.push(Some((c.to_owned(), true)));
+        } else {
+            forms.push(Some((t.text.clone(), false)));
+        }
+    }
+    Forms { forms, segment }
+}
+
+/// Links the question's words to the model. `blocked` tokens (time expressions) are
+/// skipped.
+pub fn link(tokens: &[Token], index: &EngineIndex, values: &ValueLookup, blocked: &[bool]) -> Vec<Mention> {
+    let f = forms(tokens, index);
+    let max = index.max_words().max(values.max_words()).clamp(1, 8);
+    // every phrase that matches, then the best non-overlapping ones: longer first, and a
+    // phrase starting with a function word ("with infection") loses to one that does not
+    // ("infection signs")
+    let mut candidates: Vec<(f64, Mention)> = Vec::new();
+    for i in 0..tokens.len() {
+        if f.forms[i].is_none() || blocked.get(i).copied().unwrap_or(false) {
+            continue;
+        }
+        for n in 1..=max {
+            let Some((words, fuzzy)) = phrase_words(&f, tokens, blocked, i, n) else {
+                continue;
+            };
+            if let Some(m) = lookup_phrase(index, values, &words, fuzzy) {
+                let last = i + n;
+                let mut score = n as f64;
+                if is_common_word(&words[0]) && n > 1 {
+                    score -= 0.5;
+                }
+                if m.2 {
+                    score -= 0.1;
+                }
+                candidates.push((
+                    score,
+                    Mention {
+                        first: i,
+                        last,
+                        span: TextSpan::new(tokens[i].span.start, tokens[last - 1].span.end),
+                        phrase: words.join(" "),
+                        entries: m.0,
+                        values: m.1,
+                        fuzzy: m.2,
+                    },
+                ));
+            }
+        }
+    }
+    candidates.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.first.cmp(&b.1.first)));
+    let mut taken = vec![false; tokens.len()];
+    let mut out: Vec<Mention> = Vec::new();
+    for (_, m) in candidates {
+        if taken[m.first..m.last].iter().any(|t| *t) {
+            continue;
+        }
+        taken[m.first..m.last].iter_mut().for_each(|t| *t = true);
+        out.push(m);
+    }
+    out.sort_by_key(|m| m.first);
+    out
+}
+
+fn phrase_words(
+    f: &Forms,
+    tokens: &[Token],
+    blocked: &[bool],
+    i: usize,
+    n: usize,
+) -> Option<(Vec<String>, bool)> {
+    if i + n > tokens.len() {
+        return None;
+    }
+    let mut words = Vec::with_capacity(n);
+    let mut fuzzy = false;
+    for k in i..i + n {
+        if blocked.get(k).copied().unwrap_or(false) || f.segment[k] != f.segment[i] {
+            return None;
+        }
+        let (w, fz) = f.forms[k].as_ref()?;
+        words.push(w.clone());
+        fuzzy |= *fz;
+    }
+    Some((words, fuzzy))
+}
+
+type Found = (Vec<Entry>, Vec<ValueHit>, bool);
+
+fn lookup_phrase(index: &EngineIndex, values: &ValueLookup, words: &[String], fuzzy: bool) -> Option<Found> {
+    let phrase = words.join(" ");
+    let mut entries = index.lookup(&phrase).to_vec();
+    let mut hits = values.exact(&phrase).to_vec();
+    let mut fuzzy = fuzzy;
+    if entries.is_empty() && hits.is_empty() {
+        // plural of the last word ("pressure ulcers" → "pressure ulcer")
+        if let Some(last) = words.last().and_then(|w| singular(w)) {
+            let mut alt = words[..words.len() - 1].to_vec();
+            alt.push(last);
+            let alt = alt.join(" ");
+            entries = index.lookup(&alt).to_vec();
+            hits = values.exact(&alt).to_vec();
+        }
+    }
+    if entries.is_empty() && hits.is_empty() && words.len() == 1 && !is_common_word(&words[0]) {
+        // the same word with another ending ("smoke" for "smoker")
+        entries = index
+            .by_stem(&words[0])
+            .iter()
+            .filter(|e| {
+                matches!(
+                    e.target,
+                    Target::Entity(_) | Target::Attribute(..) | Target::Value(..)
+                )
+            })
+            .cloned()
+            .collect();
+        fuzzy |= !entries.is_empty();
+    }
+    if entries.is_empty() && hits.is_empty() && !(words.len() == 1 && is_common_word(&words[0])) {
+        hits = values.prefix(&phrase).to_vec();
+        if !hits.is_empty() {
+            fuzzy |= false;
+        }
+    }
+    // a single common word never names a value on its own ("high", "none", "back")
+    if words.len() == 1 && entries.is_empty() && hits.iter().all(|h| h.prefix) && is_common_word(&words[0]) {
+        return None;
+    }
+    (!entries.is_empty() || !hits.is_empty()).then_some((entries, hits, fuzzy))
+}
+
+// =====================================================================================
+// Comparisons
+// =====================================================================================
+
+/// What a comparison compares.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Subject {
+    /// A qualified attribute.
+    Attribute(String),
+    /// A column term (`size`, `area`, `length`): the attribute is chosen by the
+    /// ambiguity detectors (term index).
+    ColumnTerm(usize),
+    /// How many related rows (`more than 3 wounds`): the related entity.
+    Related(String),
+    /// A number with nothing to say what it measures, after this entity ("patients
+    /// over 80").
+    Implied(String),
+    /// Wound size implied by "larger/bigger/smaller than" or an area unit: resolved
+    /// through the `size` column term.
+    Size,
+}
+
+/// A comparison with a number: `area > 25 cm²`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Comparison {
+    /// First token (the subject's, when it is before the operator).
+    pub first: usize,
+    /// One past the last token.
+    pub last: usize,
+    /// Bytes of the question.
+    pub span: TextSpan,
+    /// What is compared.
+    pub subject: Subject,
+    /// The mention the subject came from.
+    pub subject_mention: Option<usize>,
+    /// Operator.
+    pub op: CompareOp,
+    /// The number (in `unit`).
+    pub value: f64,
+    /// Upper bound for `between`.
+    pub upper: Option<f64>,
+    /// Unit code as written (`cm2`, `cm`, `days`, `years`, `kg/m2`, `percent`, `points`).
+    pub unit: Option<String>,
+    /// The comparative word used ("larger", "older"), if any.
+    pub comparative: Option<String>,
+}
+
+/// Operator phrases before a number, longest first: (words, operator, comparative word).
+const OPS_BEFORE: &[(&[&str], CompareOp)] = &[
+    (&["more", "than"], CompareOp::Gt),
+    (&["greater", "than"], CompareOp::Gt),
+    (&["higher", "than"], CompareOp::Gt),
+    (&["bigger", "than"], CompareOp::Gt),
+    (&["larger", "than"], CompareOp::Gt),
+    (&["longer", "than"], CompareOp::Gt),
+    (&["older", "than"], CompareOp::Gt),
+    (&["deeper", "than"], CompareOp::Gt),
+    (&["wider", "than"], CompareOp::Gt),
+    (&["heavier", "than"], CompareOp::Gt),
+    (&["worse", "than"], CompareOp::Gt),
+    (&["at", "least"], CompareOp::Gte),
+    (&["no", "less", "than"], CompareOp::Gte),
+    (&["not", "less", "than"], CompareOp::Gte),
+    (&["a", "minimum", "of"], CompareOp::Gte),
+    (&["minimum", "of"], CompareOp::Gte),
+    (&["less", "than"], CompareOp::Lt),
+    (&["fewer", "than"], CompareOp::Lt),
+    (&["lower", "than"], CompareOp::Lt),
+    (&["smaller", "than"], CompareOp::Lt),
+    (&["younger", "than"], CompareOp::Lt),
+    (&["shorter", "than"], CompareOp::Lt),
+    (&["shallower", "than"], CompareOp::Lt),
+    (&["at", "most"], CompareOp::Lte),
+    (&["no", "more", "than"], CompareOp::Lte),
+    (&["not", "more", "than"], CompareOp::Lte),
+    (&["a", "maximum", "of"], CompareOp::Lte),
+    (&["maximum", "of"], CompareOp::Lte),
+    (&["up", "to"], CompareOp::Lte),
+    (&["equal", "to"], CompareOp::Eq),
+    (&["exactly"], CompareOp::Eq),
+    (&["equals"], CompareOp::Eq),
+    (&["over"], CompareOp::Gt),
+    (&["above"], CompareOp::Gt),
+    (&["exceeding"], CompareOp::Gt),
+    (&["under"], CompareOp::Lt),
+    (&["below"], CompareOp::Lt),
+    (&["beyond"], CompareOp::Gt),
+];
+
+const COMPARATIVES: &[&str] = &[
+    "bigger",
+    "larger",
+    "smaller",
+    "longer",
+    "shorter",
+    "older",
+    "younger",
+    "deeper",
+    "shallower",
+    "wider",
+    "heavier",
+];
+
+fn op_symbol(s: &str) -> Option<CompareOp> {
+    Some(match s {
+        ">" => CompareOp::Gt,
+        ">=" => CompareOp::Gte,
+        "<" => CompareOp::Lt,
+        "<=" => CompareOp::Lte,
+        "=" => CompareOp::Eq,
+        "!=" => CompareOp::Ne,
+        _ => return None,
+    })
+}
+
+/// Reads a unit after a number: returns (unit code, tokens used).
+pub fn unit_at(tokens: &[Token], i: usize) -> Option<(&'static str, usize)> {
+    let w = |k: usize| tokens.get(k).map_or("", |t| t.text.as_str());
+    let two = (w(i), w(i + 1));
+    let unit = match two {
+        ("sq" | "square", "cm" | "cms" | "centimetres" | "centimeters" | "centimetre" | "centimeter") => {
+            return Some(("cm2", 2));
+        }
+        ("sq" | "square", "mm" | "millimetres" | "millimeters") => return Some(("mm2", 2)),
+        ("cm", "sq" | "squared") | ("cm", "2") => return Some(("cm2", 2)),
+        ("kg", "/") if w(i + 2) == "m2" => return Some(("kg/m2", 3)),
+        ("kg", "m2") => return Some(("kg/m2", 2)),
+        ("/", "10") => return Some(("points", 2)),
+        ("out", "of") if w(i + 2) == "10" => return Some(("points", 3)),
+        _ => match w(i) {
+            "cm2" | "cmsq" => "cm2",
+            "mm2" => "mm2",
+            "cm" | "cms" | "centimetres" | "centimeters" | "centimetre" | "centimeter" => "cm",
+            "mm" | "millimetres" | "millimeters" => "mm",
+            "%" | "percent" | "pct" => "percent",
+            "day" | "days" => "days",
+            "week" | "weeks" | "wk" | "wks" => "weeks",
+            "month" | "months" | "mo" | "mos" => "months",
+            "year" | "years" | "yr" | "yrs" | "yo" => "years",
+            "point" | "points" | "pts" => "points",
+            "bmi" => "kg/m2",
+            _ => return None,
+        },
+    };
+    Some((unit, 1))
+}
+
+/// Converts `value` from `from` to the attribute unit `to`; `None` when incompatible.
+pub fn convert(value: f64, from: &str, to: &str) -> Option<f64> {
+    if from == to {
+        return Some(value);
+    }
+    Some(match (from, to) {
+        ("mm2", "cm2") => value / 100.0,
+        ("mm", "cm") => value / 10.0,
+        ("weeks", "days") => value * 7.0,
+        ("months", "days") => value * 30.0,
+        ("years", "days") => value * 365.0,
+        ("days", "weeks") => value / 7.0,
+        ("months", "years") => value / 12.0,
+        _ => return None,
+    })
+}
+
+fn number(tokens: &[Token], i: usize) -> Option<f64> {
+    let t = tokens.get(i)?;
+    if matches!(t.kind, TokenKind::Number | TokenKind::NumberWord) {
+        t.num
+    } else {
+        None
+    }
+}
+
+/// Finds comparisons. `mentions` are the linked phrases (a subject is looked up among
+/// them); `blocked` tokens (time expressions) are never part of a comparison.
+pub fn comparisons(
+    model: &SemanticModel,
+    tokens: &[Token],
+    mentions: &[Mention],
+    blocked: &[bool],
+) -> Vec<Comparison> {
+    let w = |k: usize| tokens.get(k).map_or("", |t| t.text.as_str());
+    let mention_at = |k: usize| mentions.iter().position(|m| m.first <= k && k < m.last);
+    let mut out: Vec<Comparison> = Vec::new();
+    let mut i = 0;
+    while i < tokens.len() {
+        if blocked.get(i).copied().unwrap_or(false) {
+            i += 1;
+            continue;
+        }
+        // operator before the number
+        let mut op = None;
+        let mut op_len = 0;
+        let mut comparative = None;
+        if let Some(o) = op_symbol(w(i)) {
+            op = Some(o);
+            op_len = 1;
+        } else {
+            for (words, o) in OPS_BEFORE {
+                if words.iter().enumerate().all(|(k, word)| w(i + k) == *word) {
+                    op = Some(*o);
+                    op_len = words.len();
+                    comparative = COMPARATIVES
+                        .iter()
+                        .find(|c| **c == words[0])
+                        .map(|c| (*c).to_owned());
+                    break;
+                }
+            }
+        }
+        // "between N and M"
+        if w(i) == "between"
+            && let (Some(a), true, Some(b)) =
+                (number(tokens, i + 1), w(i + 2) == "and", number(tokens, i + 3))
+        {
+            let (unit, ulen) = unit_at(tokens, i + 4).map_or((None, 0), |(u, l)| (Some(u.to_owned()), l));
+            let last = i + 4 + ulen;
+            let (subject, sm, first) = subject_before(model, tokens, mentions, i, None, unit.as_deref());
+            if let Some(subject) = subject {
+                out.push(Comparison {
+                    first,
+                    last,
+                    span: TextSpan::new(tokens[first].span.start, tokens[last - 1].span.end),
+                    subject,
+                    subject_mention: sm,
+                    op: CompareOp::Gte,
+                    value: a,
+                    upper: Some(b),
+                    unit,
+                    comparative: None,
+                });
+                i = last;
+                continue;
+            }
+        }
+        // "pain 10", "bmi 35": a number right after a numeric attribute
+        if op.is_none()
+            && let Some(v) = number(tokens, i)
+            && mention_at(i).is_none()
+            && i > 0
+            && let Some(mi) = mentions.iter().position(|m| m.last == i)
+            && !matches!(w(i + 1), "or" | "and" | "+" | "plus")
+            && unit_at(tokens, i + 1).is_none_or(|(u, _)| !matches!(u, "days" | "weeks" | "months" | "years"))
+            && let Some(subject @ (Subject::Attribute(_) | Subject::ColumnTerm(_))) =
+                attribute_subject(model, &mentions[mi], None)
+        {
+            let m = &mentions[mi];
+            out.push(Comparison {
+                first: m.first,
+                last: i + 1,
+                span: TextSpan::new(tokens[m.first].span.start, tokens[i].span.end),
+                subject,
+                subject_mention: Some(mi),
+                op: CompareOp::Eq,
+                value: v,
+                upper: None,
+                unit: None,
+                comparative: None,
+            });
+            i += 1;
+            continue;
+        }
+        let Some(mut op) = op else {
+            // "7 or more", "80+", "aged 80 and over"
+            if let Some(v) = number(tokens, i)
+                && mention_at(i).is_none()
+            {
+                let (unit, ulen) = unit_at(tokens, i + 1).map_or((None, 0), |(u, l)| (Some(u.to_owned()), l));
+                let k = i + 1 + ulen;
+                let post = match (w(k), w(k + 1)) {
+                    ("or" | "and", "more" | "higher" | "above" | "over" | "greater" | "older") => {
+                        Some((CompareOp::Gte, 2))
+                    }
+                    ("or" | "and", "less" | "fewer" | "lower" | "below" | "under" | "younger") => {
+                        Some((CompareOp::Lte, 2))
+                    }
+                    ("+", _) => Some((CompareOp::Gte, 1)),
+                    ("plus", _) => Some((CompareOp::Gte, 1)),
+                    _ => None,
+                };
+                if let Some((o, plen)) = post {
+                    let last = k + plen;
+                    let after = if unit.is_none() {
+                        subject_after(model, tokens, mentions, last)
+                    } else {
+                        (None, None, last)
+                    };
+                    let (subject, sm, first, last) = match after {
+                        (Some(s), m, l) => (Some(s), m, i, l),
+                        _ => {
+                            let (s, m, f) = subject_before(model, tokens, mentions, i, None, unit.as_deref());
+                            (s, m, f, last)
+                        }
+                    };
+                    if let Some(subject) = subject {
+                        out.push(Comparison {
+                            first,
+                            last,
+                            span: TextSpan::new(tokens[first].span.start, tokens[last - 1].span.end),
+                            subject,
+                            subject_mention: sm,
+                            op: o,
+                            value: v,
+                            upper: None,
+                            unit,
+                            comparative: None,
+                        });
+                        i = last;
+                        continue;
+                    }
+                }
+            }
+            i += 1;
+            continue;
+        };
+        // the number after the operator ("over the age of 80": skip "the age of")
+        let mut k = i + op_len;
+        let mut age_words = false;
+        if w(k) == "the" && w(k + 1) == "age" && w(k + 2) == "of" {
+            k += 3;
+            age_words = true;
+        }
+        let Some(mut value) = number(tokens, k) else {
+            i += 1;
+            continue;
+        };
+        if mention_at(k).is_some() {
+            // "stage 4" and friends are values, not numbers
+            i += 1;
+            continue;
+        }
+        let (mut unit, ulen) = unit_at(tokens, k + 1).map_or((None, 0), |(u, l)| (Some(u.to_owned()), l));
+        let mut last = k + 1 + ulen;
+        if age_words && unit.is_none() {
+            unit = Some("years".into());
+        }
+        // "N or more" after an operator word is redundant; "over 7 or more" → gte
+        if matches!((w(last), w(last + 1)), ("or", "more") | ("or", "above")) {
+            op = CompareOp::Gte;
+            last += 2;
+        }
+        // "more than 3 wounds": what follows the number is counted
+        let after = if unit.is_none() {
+            subject_after(model, tokens, mentions, last)
+        } else {
+            (None, None, last)
+        };
+        let (subject, sm, first) = match &after {
+            (Some(s), m, _) => (Some(s.clone()), *m, i),
+            _ => subject_before(
+                model,
+                tokens,
+                mentions,
+                i,
+                comparative.as_deref(),
+                unit.as_deref(),
+            ),
+        };
+        let last = if after.0.is_some() { after.2 } else { last };
+        let (subject, sm, last) = match subject {
+            Some(s) => (Some(s), sm, last),
+            None => {
+                let (s, m, l) = subject_after(model, tokens, mentions, last);
+                (s, m, l.max(last))
+            }
+        };
+        let subject = subject.or_else(|| age_words.then(|| Subject::Attribute("patients.age".into())));
+        let Some(subject) = subject else {
+            i += 1;
+            continue;
+        };
+        if let Subject::Related(_) = subject
+            && value.fract() != 0.0
+        {
+            value = value.floor();
+        }
+        out.push(Comparison {
+            first,
+            last,
+            span: TextSpan::new(tokens[first].span.start, tokens[last.max(first + 1) - 1].span.end),
+            subject,
+            subject_mention: sm,
+            op,
+            value,
+            upper: None,
+            unit,
+            comparative,
+        });
+        i = last.max(i + 1);
+    }
+    out
+}
+
+/// The subject before an operator at `op_at`: an attribute or column term just before
+/// (skipping filler words), else one implied by a comparative or a unit, else the entity
+/// just before ("patients over 80").
+fn subject_before(
+    model: &SemanticModel,
+    tokens: &[Token],
+    mentions: &[Mention],
+    op_at: usize,
+    comparative: Option<&str>,
+    unit: Option<&str>,
+) -> (Option<Subject>, Option<usize>, usize) {
+    let w = |k: usize| tokens.get(k).map_or("", |t| t.text.as_str());
+    // walk back over fillers
+    let mut k = op_at;
+    let fillers = [
+        "is",
+        "was",
+        "are",
+        "were",
+        "of",
+        "score",
+        "level",
+        "value",
+        "with",
+        "a",
+        "an",
+        "has",
+        "had",
+        "have",
+        "aged",
+        "at",
+        "that",
+        "who",
+        "which",
+        "the",
+        "their",
+        "its",
+        "currently",
+    ];
+    let mut steps = 0;
+    while k > 0 && steps < 4 && fillers.contains(&w(k - 1)) && !mentions.iter().any(|m| m.last == k) {
+        k -= 1;
+        steps += 1;
+    }
+    if k > 0
+        && let Some(mi) = mentions.iter().position(|m| m.last == k)
+    {
+        let m = &mentions[mi];
+        if let Some(s) = attribute_subject(model, m, unit) {
+            return (Some(s), Some(mi), m.first);
+        }
+    }
+    if w(op_at.saturating_sub(1)) == "aged" || w(op_at) == "aged" {
+        return (
+            Some(Subject::Attribute("patients.age".into())),
+            None,
+            op_at.saturating_sub(1),
+        );
+    }
+    if let Some(s) = implied_by(comparative, unit) {
+        return (Some(s), None, op_at);
+    }
+    // the entity just before: "patients over 80", "wounds over 10 cm2"
+    if k > 0
+        && let Some(mi) = mentions.iter().position(|m| m.last == k)
+    {
+        let m = &mentions[mi];
+        let entity = m.entity().map(|e| model.entities[e].name.clone()).or_else(|| {
+            // "how many patients are over 65"
+            m.measure()
+                .filter(|&x| model.measures[x].agg == crate::semantic::MeasureAgg::Count)
+                .map(|x| model.measures[x].entity.clone())
+        });
+        if let Some(e) = entity {
+            return (Some(Subject::Implied(e)), None, op_at);
+        }
+    }
+    (None, None, op_at)
+}
+
+/// The subject after the number: "more than 3 wounds", "at least 2 visits".
+fn subject_after(
+    model: &SemanticModel,
+    tokens: &[Token],
+    mentions: &[Mention],
+    at: usize,
+) -> (Option<Subject>, Option<usize>, usize) {
+    let Some(mi) = mentions.iter().position(|m| m.first == at) else {
+        return (None, None, at);
+    };
+    let m = &mentions[mi];
+    let _ = tokens;
+    if let Some(e) = m.entity() {
+        return (
+            Some(Subject::Related(model.entities[e].name.clone())),
+            Some(mi),
+            m.last,
+        );
+    }
+    // "more than 2 open wounds": a count measure names what is counted
+    if let Some(x) = m
+        .measure()
+        .filter(|&x| model.measures[x].agg == crate::semantic::MeasureAgg::Count)
+    {
+        return (
+            Some(Subject::Related(model.measures[x].entity.clone())),
+            Some(mi),
+            m.last,
+        );
+    }
+    (None, None, at)
+}
+
+fn attribute_subject(model: &SemanticModel, m: &Mention, unit: Option<&str>) -> Option<Subject> {
+    // a column term (size, area, length …) wins: its options choose the attribute
+    for t in m.terms() {
+        if model.terms[t].kind == crate::semantic::TermKind::Column {
+            return Some(Subject::ColumnTerm(t));
+        }
+    }
+    let mut candidates: Vec<String> = Vec::new();
+    for (e, a) in m.attributes() {
+        let attr = &model.entities[e].attributes[a];
+        let comparable = attr.ty.is_ordered() || attr.ty == AttributeType::Integer;
+        if !comparable {
+            continue;
+        }
+        if let (Some(u), Some(au)) = (unit, attr.unit.as_deref())
+            && convert(1.0, u, au).is_none()
+        {
+            continue;
+        }
+        candidates.push(format!("{}.{}", model.entities[e].name, attr.name));
+    }
+    if let Some(c) = candidates.into_iter().next() {
+        return Some(Subject::Attribute(c));
+    }
+    // "number of wounds" style count attributes are handled as attributes above;
+    // a measure word is not a subject
+    None
+}
+
+/// The attribute a comparative or unit implies when no attribute is named.
+fn implied_by(comparative: Option<&str>, unit: Option<&str>) -> Option<Subject> {
+    let attr = match (comparative, unit) {
+        (Some("older" | "younger"), Some("years") | None) => "patients.age",
+        (Some("older" | "younger" | "longer" | "shorter"), Some("days" | "weeks" | "months")) => {
+            "wounds.days_open"
+        }
+        (Some("deeper" | "shallower"), _) => "wounds.latest_depth",
+        (Some("wider"), _) => "wounds.latest_width",
+        (Some("longer" | "shorter"), Some("cm" | "mm")) => "wounds.latest_length",
+        (Some("heavier"), _) => "patients.bmi",
+        (_, Some("kg/m2")) => "patients.bmi",
+        (_, Some("years")) => "patients.age",
+        (_, Some("days" | "weeks" | "months")) => "wounds.days_open",
+        (_, Some("points")) => "wounds.latest_pain",
+        (_, Some("percent")) => "wounds.area_change_pct",
+        (Some("bigger" | "larger" | "smaller"), _) | (_, Some("cm2" | "mm2")) => return Some(Subject::Size),
+        _ => return None,
+    };
+    Some(Subject::Attribute(attr.to_owned()))
+}
+
+/// True when an attribute counts related rows (`patients.wound_count`).
+pub fn counts_related(model: &SemanticModel, qualified: &str) -> Option<String> {
+    let r = model.attribute(qualified)?;
+    match &r.attribute.derived {
+        Some(Derived::CountRelated { entity }) => Some(entity.clone()),
+        _ => None,
+    }
+}

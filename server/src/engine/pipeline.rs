@@ -1,0 +1,526 @@
+//! The pipeline that runs the stages in order (see the module list in `mod.rs`) and
+//! assembles the [`Understanding`]. Pure.
+
+use std::sync::Arc;
+
+use super::ambiguity::{self, Candidate};
+use super::draft::{self, Chosen, Ctx, Reading};
+use super::gate::{self, Settlement};
+use super::intent;
+use super::link;
+use super::suggest;
+use super::time;
+use super::tokenize::{Token, tokenize};
+use super::vocab::EngineIndex;
+use super::*;
+use crate::semantic::TermKind;
+
+fn refused(
+    input: &EngineInput<'_>,
+    reason: RefuseReason,
+    message: String,
+    steps: Vec<ThinkingStep>,
+) -> Understanding {
+    Understanding {
+        question: input.question.chars().take(MAX_QUESTION_CHARS).collect(),
+        intent: Intent::List,
+        intent_confidence: 0.0,
+        entity: None,
+        pieces: Vec::new(),
+        times: Vec::new(),
+        ambiguities: Vec::new(),
+        applied: Vec::new(),
+        decision: Decision::Refuse {
+            reason,
+            message: message.clone(),
+        },
+        plan: None,
+        assumptions: Vec::new(),
+        restatement: message,
+        suggestions: Vec::new(),
+        steps,
+        confidence: 0.0,
+        follow_up: false,
+        area: None,
+    }
+}
+
+fn step(name: &str, detail: impl Into<String>) -> ThinkingStep {
+    ThinkingStep {
+        name: name.into(),
+        detail: detail.into(),
+    }
+}
+
+/// Runs the whole pipeline.
+pub(crate) fn run(input: &EngineInput<'_>) -> Understanding {
+    let owned;
+    let index: &EngineIndex = match input.index {
+        Some(ix) => ix,
+        None => {
+            owned = EngineIndex::for_model(input.model);
+            Arc::as_ref(&owned)
+        }
+    };
+    run_with(input, index, true)
+}
+
+/// Understands `text` as a follow-up of `plan` (no suggestions): the plan it leads to.
+pub(crate) fn follow(
+    model: &SemanticModel,
+    index: &EngineIndex,
+    plan: &QueryPlan,
+    text: &str,
+) -> Option<QueryPlan> {
+    let context = ConversationContext {
+        previous: Some(plan.clone()),
+        same_area_streak: 0,
+    };
+    let input = EngineInput::new(model, text, plan.today)
+        .with_context(&context)
+        .with_index(index);
+    let u = run_with(&input, index, false);
+    u.plan
+}
+
+struct Stages<'t> {
+    tokens: Vec<Token>,
+    times: Vec<time::TimeExpr>,
+    grains: Vec<time::GrainExpr>,
+    mentions: Vec<link::Mention>,
+    comparisons: Vec<link::Comparison>,
+    cues: intent::Cues,
+    _p: std::marker::PhantomData<&'t ()>,
+}
+
+fn run_with(input: &EngineInput<'_>, index: &EngineIndex, with_suggestions: bool) -> Understanding {
+    let q = input.question;
+    let model = input.model;
+    let mut steps = Vec::new();
+    let chars = q.chars().count();
+    if q.trim().is_empty() {
+        return refused(
+            input,
+            RefuseReason::Empty,
+            format!("Please type a question. {DOMAIN_MESSAGE}"),
+            steps,
+        );
+    }
+    if chars > MAX_QUESTION_CHARS {
+        let msg = format!(
+            "That question is too long ({chars} characters; the limit is {MAX_QUESTION_CHARS}). Please ask it in fewer words."
+        );
+        return refused(input, RefuseReason::TooLong, msg, steps);
+    }
+
+    // 1–4: tokenize, time, link
+    let tokens = tokenize(q);
+    let times = time::find_times(&tokens, input.today);
+    let grains = time::find_grains(&tokens);
+    let mut blocked = vec![false; tokens.len()];
+    for t in &times {
+        blocked[t.first..t.last.min(tokens.len())]
+            .iter_mut()
+            .for_each(|b| *b = true);
+    }
+    for g in &grains {
+        blocked[g.first..g.last.min(tokens.len())]
+            .iter_mut()
+            .for_each(|b| *b = true);
+    }
+    let values = input.allowed.lookup();
+    let mentions = link::link(&tokens, index, values, &blocked);
+    let comparisons = link::comparisons(model, &tokens, &mentions, &blocked);
+    let substantive = mentions.iter().any(|m| {
+        !m.values.is_empty()
+            || m.entries.iter().any(|e| match &e.target {
+                vocab::Target::Term(t) => {
+                    !matches!(model.terms[*t].kind, TermKind::Column | TermKind::Aggregation)
+                }
+                _ => true,
+            })
+    }) || !comparisons.is_empty()
+        || !times.is_empty()
+        || !grains.is_empty();
+    steps.push(step(
+        "Read the question",
+        format!("{} words", tokens.iter().filter(|t| t.is_wordlike()).count()),
+    ));
+
+    if let Some((reason, why)) = ambiguity::out_of_domain(&tokens, substantive) {
+        let lead = if why.is_empty() {
+            String::new()
+        } else {
+            format!("{why} ")
+        };
+        let message =
+            format!("{lead}{DOMAIN_MESSAGE} For example: \"How many open wounds are there by clinic?\"");
+        steps.push(step("Out of scope", message.clone()));
+        return refused(input, reason, message, steps);
+    }
+    let multiword = |k: usize| {
+        mentions
+            .iter()
+            .any(|m| m.first <= k && k < m.last && m.last - m.first > 1 && m.measure().is_none())
+    };
+    let cues = intent::cues(&tokens, multiword);
+    let st = Stages {
+        tokens,
+        times,
+        grains,
+        mentions,
+        comparisons,
+        cues,
+        _p: std::marker::PhantomData,
+    };
+    let structural = st.cues.count.is_some()
+        || st.cues.list.is_some()
+        || st.cues.agg.is_some()
+        || st.cues.rank.is_some()
+        || st.cues.trend.is_some()
+        || st.cues.compare.is_some()
+        || st.cues.share.is_some()
+        || st.cues.data_word.is_some()
+        || st
+            .tokens
+            .first()
+            .is_some_and(|t| matches!(t.text.as_str(), "how" | "what" | "which" | "show" | "list"));
+    let has_previous = input.context.previous.is_some();
+    let points_back = st.cues.pronouns.iter().any(|&p| {
+        matches!(
+            st.tokens[p].text.as_str(),
+            "it" | "them" | "they" | "that" | "this" | "those" | "these"
+        )
+    });
+    if !(substantive || structural || points_back || has_previous && st.cues.follow_lead) {
+        let reason =
+            if st.tokens.iter().any(|t| t.is_wordlike() && t.text.len() > 1) && st.mentions.is_empty() {
+                RefuseReason::Unintelligible
+            } else {
+                RefuseReason::OutOfDomain
+            };
+        let message = format!(
+            "I didn't understand that. {DOMAIN_MESSAGE} For example: \"How many open wounds are there by clinic?\""
+        );
+        steps.push(step("Not understood", "nothing in the question matches the data"));
+        return refused(input, reason, message, steps);
+    }
+
+    let ctx = Ctx {
+        model,
+        tokens: &st.tokens,
+        mentions: &st.mentions,
+        comparisons: &st.comparisons,
+        times: &st.times,
+        grains: &st.grains,
+        cues: &st.cues,
+        question: q,
+        today: input.today,
+        previous: input.context.previous.as_ref(),
+        allowed: input.allowed,
+    };
+    let reading = draft::read(&ctx);
+    steps.push(step(
+        "Understood intent",
+        format!(
+            "{} (confidence {:.2})",
+            draft::intent_name(reading.intent),
+            reading.intent_confidence
+        ),
+    ));
+    if let Some(e) = &reading.entity {
+        steps.push(step("Matched tables", e.clone()));
+    }
+    for t in &st.times {
+        steps.push(step(
+            "Time range",
+            format!("{} ({} to {})", t.label, t.start, t.end),
+        ));
+    }
+
+    // 7: detect; 9: settle (answers, remembered choices, gate scores)
+    let mut detected = ambiguity::detect(&ctx, &reading, input.thresholds.low);
+    let settlement = gate::settle(
+        &mut detected.candidates,
+        input.preferences,
+        input.resolutions,
+        input.thresholds,
+    );
+    for c in &detected.candidates {
+        steps.push(step(
+            "Ambiguous term found",
+            format!("{} ({})", c.ambiguity.text_or_kind(), c.ambiguity.kind.as_str()),
+        ));
+    }
+    for a in &settlement.applied {
+        let what = match a.how {
+            LinkMethod::Remembered => "Applied your saved definition",
+            LinkMethod::Answered => "Applied your answer",
+            _ => "Used the best guess",
+        };
+        steps.push(step(what, format!("{} = {}", a.ambiguity_id, a.option_id)));
+    }
+
+    // 8: the plan
+    let fragment = draft::build(&ctx, &reading, &detected, &settlement.chosen);
+    let replaced = detected.candidates.iter().zip(&settlement.chosen).any(|(c, ch)| {
+        c.slot == draft::Slot::Plan
+            && matches!(ch, Chosen::Effect(e) if matches!(e.patch, Some(PlanPatch::ReplacePlan { .. })))
+    });
+    let plan = match (&input.context.previous, reading.follow_up && !replaced) {
+        (Some(prev), true) => context::merge(model, prev, fragment, &ctx, &reading),
+        _ => fragment,
+    };
+    if reading.follow_up {
+        steps.push(step("Follow-up", "refined the previous question"));
+    }
+
+    let candidates = std::mem::take(&mut detected.candidates);
+    assemble(
+        input,
+        index,
+        &ctx,
+        &reading,
+        candidates,
+        &detected,
+        settlement,
+        plan,
+        steps,
+        with_suggestions,
+    )
+}
+
+trait TextOrKind {
+    fn text_or_kind(&self) -> String;
+}
+
+impl TextOrKind for Ambiguity {
+    fn text_or_kind(&self) -> String {
+        if self.text.is_empty() {
+            self.kind.as_str().replace('_', " ")
+        } else {
+            format!("\"{}\"", self.text)
+        }
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn assemble(
+    input: &EngineInput<'_>,
+    index: &EngineIndex,
+    ctx: &Ctx<'_>,
+    reading: &Reading,
+    candidates: Vec<Candidate>,
+    detected: &ambiguity::Detected,
+    settlement: Settlement,
+    plan: QueryPlan,
+    mut steps: Vec<ThinkingStep>,
+    with_suggestions: bool,
+) -> Understanding {
+    let model = input.model;
+    let mut pieces = reading.pieces.clone();
+    for s in &detected.settled {
+        pieces.push(LinkedPiece {
+            kind: PieceKind::Attribute,
+            target: s.attribute.clone(),
+            value: None,
+            text: String::new(),
+            span: None,
+            how: LinkMethod::Exact,
+            confidence: 1.0,
+        });
+    }
+    for (c, _) in &detected.direct {
+        pieces.push(LinkedPiece {
+            kind: PieceKind::Term,
+            target: c
+                .attributes()
+                .first()
+                .map_or_else(String::new, |a| (*a).to_owned()),
+            value: None,
+            text: String::new(),
+            span: None,
+            how: LinkMethod::Synonym,
+            confidence: 1.0,
+        });
+    }
+    let mut ambiguities = Vec::new();
+    let mut assumptions = Vec::new();
+    for (i, c) in candidates.into_iter().enumerate() {
+        let how = settlement.how[i];
+        if c.slot == draft::Slot::Plan && matches!(how, LinkMethod::Answered | LinkMethod::Remembered) {
+            // the intent (or reference) was answered: what to do is now certain
+            for p in pieces.iter_mut().filter(|p| p.kind == PieceKind::Intent) {
+                p.confidence = 1.0;
+                p.how = how;
+            }
+        }
+        let a = c.ambiguity;
+        let option_id = settlement.option_ids[i].clone();
+        pieces.push(LinkedPiece {
+            kind: match a.kind {
+                AmbiguityKind::Column | AmbiguityKind::Aggregation => PieceKind::Attribute,
+                AmbiguityKind::Entity => PieceKind::Entity,
+                AmbiguityKind::MissingTimeWindow => PieceKind::Time,
+                AmbiguityKind::Intent | AmbiguityKind::UnresolvedReference => PieceKind::Intent,
+                AmbiguityKind::Value => PieceKind::Value,
+                _ => PieceKind::Term,
+            },
+            target: format!("{}={}", a.id, option_id),
+            value: None,
+            text: a.text.clone(),
+            span: a.span,
+            how,
+            confidence: a.confidence,
+        });
+        let label = a.option(&option_id).map(|o| {
+            if o.description.is_empty() {
+                o.label.clone()
+            } else {
+                format!("{} ({})", o.label, lower_first(&o.description))
+            }
+        });
+        match how {
+            LinkMethod::Remembered => assumptions.push(Assumption {
+                piece: piece_name(&a),
+                assumed: label.unwrap_or_default(),
+                source: AssumptionSource::SavedDefinition,
+                ambiguity_id: Some(a.id.clone()),
+                option_id: Some(option_id),
+                span: a.span,
+            }),
+            LinkMethod::Default => {
+                assumptions.push(Assumption {
+                    piece: piece_name(&a),
+                    assumed: label.unwrap_or_default(),
+                    source: AssumptionSource::Default,
+                    ambiguity_id: Some(a.id.clone()),
+                    option_id: Some(option_id),
+                    span: a.span,
+                });
+            }
+            _ => {}
+        }
+        if settlement.open[i] {
+            ambiguities.push(a);
+        }
+    }
+    // readings the plan cannot express exactly
+    for (span, note) in &reading.notes {
+        pieces.push(LinkedPiece {
+            kind: PieceKind::Comparison,
+            target: note.clone(),
+            value: None,
+            text: span.slice(input.question).to_owned(),
+            span: Some(*span),
+            how: LinkMethod::Default,
+            confidence: super::link::DEFAULT,
+        });
+        assumptions.push(Assumption {
+            piece: span.slice(input.question).to_owned(),
+            assumed: note.clone(),
+            source: AssumptionSource::LowConfidenceLink,
+            ambiguity_id: None,
+            option_id: None,
+            span: Some(*span),
+        });
+    }
+    // low-confidence links that no ambiguity covers
+    for p in &pieces {
+        if p.confidence < input.thresholds.high && matches!(p.how, LinkMethod::Fuzzy) {
+            assumptions.push(Assumption {
+                piece: p.text.clone(),
+                assumed: format!("read as {}", readable_target(model, p)),
+                source: AssumptionSource::LowConfidenceLink,
+                ambiguity_id: None,
+                option_id: None,
+                span: p.span,
+            });
+        }
+    }
+    ambiguities.sort_by_key(|a| a.severity);
+    let decision = gate::decide(&pieces, &ambiguities, input.thresholds);
+    let confidence = pieces.iter().map(|p| p.confidence).fold(1.0_f64, f64::min);
+    let restatement = explain::restate(model, &plan);
+    steps.push(step(
+        "Decision",
+        match &decision {
+            Decision::Answer => "answer".to_owned(),
+            Decision::AnswerWithAssumptions => format!("answer with {} assumption(s)", assumptions.len()),
+            Decision::Clarify => format!("ask {} question(s)", ambiguities.iter().filter(|a| a.ask).count()),
+            Decision::Refuse { .. } => "refuse".to_owned(),
+        },
+    ));
+    let suggestions = if with_suggestions && decision != Decision::Clarify {
+        suggest::suggest_with(model, index, &plan, input.context)
+    } else {
+        Vec::new()
+    };
+    let times = ctx
+        .times
+        .iter()
+        .map(|t| {
+            let span = TextSpan::new(
+                ctx.tokens.get(t.first).map_or(0, |x| x.span.start),
+                ctx.tokens.get(t.last.saturating_sub(1)).map_or(0, |x| x.span.end),
+            );
+            TimeMention {
+                text: span.slice(ctx.question).to_owned(),
+                span,
+                label: t.label.clone(),
+                start: t.start,
+                end: t.end,
+            }
+        })
+        .collect();
+    Understanding {
+        question: input.question.to_owned(),
+        intent: plan.intent,
+        intent_confidence: reading.intent_confidence,
+        entity: Some(plan.entity.clone()),
+        pieces,
+        times,
+        ambiguities,
+        applied: settlement.applied,
+        decision,
+        area: suggest::area_of(model, &plan).map(|a| a.name.clone()),
+        plan: Some(plan),
+        assumptions,
+        restatement,
+        suggestions,
+        steps,
+        confidence,
+        follow_up: reading.follow_up,
+    }
+}
+
+fn lower_first(s: &str) -> String {
+    let mut c = s.chars();
+    match c.next() {
+        Some(f) => f.to_lowercase().collect::<String>() + c.as_str().trim_end_matches('.'),
+        None => String::new(),
+    }
+}
+
+fn piece_name(a: &Ambiguity) -> String {
+    if !a.text.is_empty() {
+        return a.text.clone();
+    }
+    match a.kind {
+        AmbiguityKind::MissingTimeWindow => "period".into(),
+        AmbiguityKind::MissingCohort => "which records".into(),
+        AmbiguityKind::Column => "date".into(),
+        other => other.as_str().replace('_', " "),
+    }
+}
+
+fn readable_target(model: &SemanticModel, p: &LinkedPiece) -> String {
+    match (&p.value, p.kind) {
+        (Some(v), PieceKind::Value) => model
+            .allowed_values(&p.target)
+            .and_then(|a| a.listed().iter().find(|x| x.value == *v).map(|x| x.label.clone()))
+            .filter(|l| !l.is_empty())
+            .unwrap_or_else(|| v.as_str().map_or_else(|| v.to_string(), str::to_owned)),
+        _ => p.target.replace('_', " "),
+    }
+}

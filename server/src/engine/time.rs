@@ -1,0 +1,724 @@
+//! Stage 3 — time expressions into typed date ranges, relative to `today` (an input).
+//!
+//! Recognises: `last/past/previous N days|weeks|months|quarters|years` (rolling, ending
+//! today), `the last/past week` (rolling one unit), bare `last week|month|quarter|year`
+//! (the previous calendar period), `this week|month|quarter|year`, `year to date`,
+//! `yesterday`, `today`, `since <date>`, `before|after|until <date>`,
+//! `between <date> and <date>`, `from <date> to <date>`, `in <month> [<year>]`,
+//! `Q3 [2025]`, `in 2025`, ISO dates — and grains for trends (`by month`, `weekly`).
+//!
+//! Every range is half-open `[start, end)`. A month or quarter without a year means its
+//! most recent occurrence that has started. Pure: `today` is a parameter, never the clock.
+
+use chrono::{Datelike, Days, Months, NaiveDate};
+
+use crate::semantic::Grain;
+
+use super::tokenize::{Token, TokenKind};
+
+/// A time expression found in the tokens.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TimeExpr {
+    /// First token.
+    pub first: usize,
+    /// One past the last token.
+    pub last: usize,
+    /// First day included.
+    pub start: NaiveDate,
+    /// First day not included.
+    pub end: NaiveDate,
+    /// Readable form ("in the last 30 days").
+    pub label: String,
+    /// "all time", "ever": the expression removes any window.
+    pub all_time: bool,
+}
+
+/// A grain for grouping over time ("by month").
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GrainExpr {
+    /// First token.
+    pub first: usize,
+    /// One past the last token.
+    pub last: usize,
+    /// The grain.
+    pub grain: Grain,
+}
+
+/// The earliest date any open-ended range starts at.
+pub fn beginning() -> NaiveDate {
+    NaiveDate::from_ymd_opt(1900, 1, 1).unwrap_or_default()
+}
+
+/// Finds the time expressions, left to right, not overlapping.
+pub fn find_times(tokens: &[Token], today: NaiveDate) -> Vec<TimeExpr> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < tokens.len() {
+        if let Some(t) = parse_at(tokens, i, today) {
+            i = t.last.max(i + 1);
+            out.push(t);
+        } else {
+            i += 1;
+        }
+    }
+    out
+}
+
+/// Finds grains ("by month", "monthly", "month by month").
+pub fn find_grains(tokens: &[Token]) -> Vec<GrainExpr> {
+    let mut out = Vec::new();
+    let w = |i: usize| tokens.get(i).map_or("", |t| t.text.as_str());
+    let mut i = 0;
+    while i < tokens.len() {
+        let adverb = match w(i) {
+            "daily" => Some(Grain::Day),
+            "weekly" => Some(Grain::Week),
+            "monthly" => Some(Grain::Month),
+            "quarterly" => Some(Grain::Quarter),
+            "yearly" | "annually" | "annual" => Some(Grain::Year),
+            _ => None,
+        };
+        if let Some(grain) = adverb {
+            out.push(GrainExpr {
+                first: i,
+                last: i + 1,
+                grain,
+            });
+            i += 1;
+            continue;
+        }
+        if matches!(w(i), "by" | "per" | "each" | "every") {
+            let j = if matches!(w(i + 1), "each" | "every" | "the") {
+                i + 2
+            } else {
+                i + 1
+            };
+            if let Some(grain) = unit_grain(w(j)) {
+                out.push(GrainExpr {
+                    first: i,
+                    last: j + 1,
+                    grain,
+                });
+                i = j + 1;
+                continue;
+            }
+        }
+        if let Some(grain) = unit_grain(w(i))
+            && matches!(w(i + 1), "by" | "on" | "over" | "to")
+            && unit_grain(w(i + 2)) == Some(grain)
+        {
+            out.push(GrainExpr {
+                first: i,
+                last: i + 3,
+                grain,
+            });
+            i += 3;
+            continue;
+        }
+        i += 1;
+    }
+    out
+}
+
+fn unit_grain(w: &str) -> Option<Grain> {
+    Some(match w {
+        "day" | "days" => Grain::Day,
+        "week" | "weeks" => Grain::Week,
+        "month" | "months" => Grain::Month,
+        "quarter" | "quarters" => Grain::Quarter,
+        "year" | "years" => Grain::Year,
+        _ => return None,
+    })
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Unit {
+    Day,
+    Week,
+    Month,
+    Quarter,
+    Year,
+}
+
+fn unit(w: &str) -> Option<Unit> {
+    Some(match w {
+        "day" | "days" => Unit::Day,
+        "week" | "weeks" | "wk" | "wks" => Unit::Week,
+        "month" | "months" | "mo" | "mos" | "mth" | "mths" => Unit::Month,
+        "quarter" | "quarters" => Unit::Quarter,
+        "year" | "years" | "yr" | "yrs" => Unit::Year,
+        _ => return None,
+    })
+}
+
+fn unit_name(u: Unit, n: u32) -> String {
+    let base = match u {
+        Unit::Day => "day",
+        Unit::Week => "week",
+        Unit::Month => "month",
+        Unit::Quarter => "quarter",
+        Unit::Year => "year",
+    };
+    if n == 1 {
+        base.to_owned()
+    } else {
+        format!("{n} {base}s")
+    }
+}
+
+fn sub_units(today: NaiveDate, u: Unit, n: u32) -> NaiveDate {
+    let r = match u {
+        Unit::Day => today.checked_sub_days(Days::new(u64::from(n))),
+        Unit::Week => today.checked_sub_days(Days::new(u64::from(n) * 7)),
+        Unit::Month => today.checked_sub_months(Months::new(n)),
+        Unit::Quarter => today.checked_sub_months(Months::new(n.saturating_mul(3))),
+        Unit::Year => today.checked_sub_months(Months::new(n.saturating_mul(12))),
+    };
+    r.unwrap_or_else(beginning)
+}
+
+fn next_day(d: NaiveDate) -> NaiveDate {
+    d.succ_opt().unwrap_or(d)
+}
+
+fn ymd(y: i32, m: u32, d: u32) -> Option<NaiveDate> {
+    NaiveDate::from_ymd_opt(y, m, d)
+}
+
+/// The calendar period containing `d`.
+fn period_of(d: NaiveDate, u: Unit) -> (NaiveDate, NaiveDate) {
+    match u {
+        Unit::Day => (d, next_day(d)),
+        Unit::Week => {
+            let start = d - chrono::Duration::days(i64::from(d.weekday().num_days_from_monday()));
+            (start, start + chrono::Duration::days(7))
+        }
+        Unit::Month => month_range(d.year(), d.month()).unwrap_or((d, d)),
+        Unit::Quarter => quarter_range(d.year(), (d.month() - 1) / 3 + 1).unwrap_or((d, d)),
+        Unit::Year => year_range(d.year()).unwrap_or((d, d)),
+    }
+}
+
+fn month_range(y: i32, m: u32) -> Option<(NaiveDate, NaiveDate)> {
+    let start = ymd(y, m, 1)?;
+    Some((start, start.checked_add_months(Months::new(1))?))
+}
+
+fn quarter_range(y: i32, q: u32) -> Option<(NaiveDate, NaiveDate)> {
+    let start = ymd(y, (q - 1) * 3 + 1, 1)?;
+    Some((start, start.checked_add_months(Months::new(3))?))
+}
+
+fn year_range(y: i32) -> Option<(NaiveDate, NaiveDate)> {
+    Some((ymd(y, 1, 1)?, ymd(y + 1, 1, 1)?))
+}
+
+const MONTHS: [&str; 12] = [
+    "january",
+    "february",
+    "march",
+    "april",
+    "may",
+    "june",
+    "july",
+    "august",
+    "september",
+    "october",
+    "november",
+    "december",
+];
+
+fn month_name(m: u32) -> &'static str {
+    const NAMES: [&str; 12] = [
+        "January",
+        "February",
+        "March",
+        "April",
+        "May",
+        "June",
+        "July",
+        "August",
+        "September",
+        "October",
+        "November",
+        "December",
+    ];
+    NAMES.get(m.wrapping_sub(1) as usize).copied().unwrap_or("")
+}
+
+fn month(w: &str) -> Option<u32> {
+    if let Some(i) = MONTHS.iter().position(|m| *m == w) {
+        return Some(i as u32 + 1);
+    }
+    let abbrev = match w {
+        "jan" => 1,
+        "feb" => 2,
+        "mar" => 3,
+        "apr" => 4,
+        "jun" => 6,
+        "jul" => 7,
+        "aug" => 8,
+        "sep" | "sept" => 9,
+        "oct" => 10,
+        "nov" => 11,
+        "dec" => 12,
+        _ => return None,
+    };
+    Some(abbrev)
+}
+
+fn year_of(t: &Token) -> Option<i32> {
+    if t.kind != TokenKind::Number || t.text.contains('.') {
+        return None;
+    }
+    let v = t.num?;
+    (1990.0..=2100.0).contains(&v).then_some(v as i32)
+}
+
+fn count_of(t: &Token) -> Option<u32> {
+    if !matches!(t.kind, TokenKind::Number | TokenKind::NumberWord) {
+        return None;
+    }
+    let v = t.num?;
+    ((1.0..=10_000.0).contains(&v) && v.fract() == 0.0).then_some(v as u32)
+}
+
+/// A date phrase: its range, its label, and how many tokens it used.
+struct DatePhrase {
+    start: NaiveDate,
+    end: NaiveDate,
+    label: String,
+    len: usize,
+    /// A bare year or month name (needs a preposition to count as time).
+    weak: bool,
+    /// A month name alone (takes its year from a following date in a range).
+    month_only: bool,
+}
+
+/// Parses a date phrase at `i`: ISO date, `Q3 [2025]`, `[day] month [day][,] [year]`, year.
+fn date_at(tokens: &[Token], i: usize, today: NaiveDate) -> Option<DatePhrase> {
+    let t = tokens.get(i)?;
+    let w = |k: usize| tokens.get(k).map_or("", |t| t.text.as_str());
+    if t.kind == TokenKind::Date {
+        let parts: Vec<&str> = t.text.split(['-', '/', '.']).collect();
+        let (y, m, d) = (
+            parts[0].parse().ok()?,
+            parts[1].parse().ok()?,
+            parts[2].parse().ok()?,
+        );
+        let day = ymd(y, m, d)?;
+        return Some(DatePhrase {
+            start: day,
+            end: next_day(day),
+            label: day.format("%-d %B %Y").to_string(),
+            len: 1,
+            weak: false,
+            month_only: false,
+        });
+    }
+    // Q3 [2025]
+    if let Some(q) = t
+        .text
+        .strip_prefix('q')
+        .and_then(|q| q.parse::<u32>().ok())
+        .filter(|q| (1..=4).contains(q))
+    {
+        let (year, len) = match tokens.get(i + 1).and_then(year_of) {
+            Some(y) => (y, 2),
+            None => {
+                let this_q = (today.month() - 1) / 3 + 1;
+                (
+                    if q <= this_q {
+                        today.year()
+                    } else {
+                        today.year() - 1
+                    },
+                    1,
+                )
+            }
+        };
+        let (start, end) = quarter_range(year, q)?;
+        return Some(DatePhrase {
+            start,
+            end,
+            label: format!("Q{q} {year}"),
+            len,
+            weak: false,
+            month_only: false,
+        });
+    }
+    // day month [year]
+    if let Some(day) = count_of(t).filter(|d| *d <= 31)
+        && t.kind == TokenKind::Number
+        && let Some(m) = month(w(i + 1))
+    {
+        let (year, len) = match tokens.get(i + 2).and_then(year_of) {
+            Some(y) => (y, 3),
+            None => (most_recent_year(today, m, day), 2),
+        };
+        let d = ymd(year, m, day)?;
+        return Some(DatePhrase {
+            start: d,
+            end: next_day(d),
+            label: d.format("%-d %B %Y").to_string(),
+            len,
+            weak: false,
+            month_only: false,
+        });
+    }
+    // month [day][,] [year]
+    if let Some(m) = month(w(i)) {
+        let mut k = i + 1;
+        let mut day = None;
+        if let Some(d) = tokens
+            .get(k)
+            .filter(|t| t.kind == TokenKind::Number)
+            .and_then(count_of)
+            && d <= 31
+            && tokens.get(k).and_then(year_of).is_none()
+        {
+            day = Some(d);
+            k += 1;
+            if w(k) == "," {
+                k += 1;
+            }
+        }
+        let year = tokens.get(k).and_then(year_of);
+        if year.is_some() {
+            k += 1;
+        }
+        let weak = year.is_none() && day.is_none();
+        let year = year.unwrap_or_else(|| most_recent_year(today, m, day.unwrap_or(1)));
+        return Some(match day {
+            Some(d) => {
+                let date = ymd(year, m, d)?;
+                DatePhrase {
+                    start: date,
+                    end: next_day(date),
+                    label: date.format("%-d %B %Y").to_string(),
+                    len: k - i,
+                    weak,
+                    month_only: false,
+                }
+            }
+            None => {
+                let (start, end) = month_range(year, m)?;
+                DatePhrase {
+                    start,
+                    end,
+                    label: format!("{} {year}", month_name(m)),
+                    len: k - i,
+                    weak,
+                    month_only: weak,
+                }
+            }
+        });
+    }
+    if let Some(y) = year_of(t) {
+        let (start, end) = year_range(y)?;
+        return Some(DatePhrase {
+            start,
+            end,
+            label: y.to_string(),
+            len: 1,
+            weak: true,
+            month_only: false,
+        });
+    }
+    None
+}
+
+/// The year in which `month`/`day` last occurred on or before `today`.
+fn most_recent_year(today: NaiveDate, month: u32, day: u32) -> i32 {
+    if (month, day) <= (today.month(), today.day()) {
+        today.year()
+    } else {
+        today.year() - 1
+    }
+}
+
+fn parse_at(tokens: &[Token], i: usize, today: NaiveDate) -> Option<TimeExpr> {
+    let w = |k: usize| tokens.get(k).map_or("", |t| t.text.as_str());
+    let tomorrow = next_day(today);
+    let expr = |last: usize, start: NaiveDate, end: NaiveDate, label: String| {
+        Some(TimeExpr {
+            first: i,
+            last,
+            start,
+            end,
+            label,
+            all_time: false,
+        })
+    };
+    match w(i) {
+        "yesterday" => {
+            let y = today.pred_opt()?;
+            return expr(i + 1, y, today, "yesterday".into());
+        }
+        "today" => return expr(i + 1, today, tomorrow, "today".into()),
+        "ytd" => {
+            return expr(
+                i + 1,
+                ymd(today.year(), 1, 1)?,
+                tomorrow,
+                "this year to date".into(),
+            );
+        }
+        "all" if w(i + 1) == "time" => {
+            return Some(TimeExpr {
+                first: i,
+                last: i + 2,
+                start: beginning(),
+                end: tomorrow,
+                label: "all time".into(),
+                all_time: true,
+            });
+        }
+        "year" if w(i + 1) == "to" && w(i + 2) == "date" => {
+            return expr(
+                i + 3,
+                ymd(today.year(), 1, 1)?,
+                tomorrow,
+                "this year to date".into(),
+            );
+        }
+        _ => {}
+    }
+    // [in|over|during|within|for] [the] last|past|previous [N] unit
+    let mut k = i;
+    let lead = matches!(
+        w(k),
+        "in" | "over" | "during" | "within" | "for" | "from" | "throughout"
+    );
+    if lead {
+        k += 1;
+    }
+    let the = w(k) == "the";
+    if the {
+        k += 1;
+    }
+    if matches!(w(k), "last" | "past" | "previous" | "prior" | "preceding") {
+        let word = w(k);
+        k += 1;
+        if let Some(n) = tokens.get(k).and_then(count_of)
+            && let Some(u) = unit(w(k + 1))
+        {
+            let start = sub_units(today, u, n);
+            let label = format!("in the last {}", unit_name(u, n));
+            return expr(k + 2, start, tomorrow, label);
+        }
+        if let Some(u) = unit(w(k)) {
+            let rolling = the || word == "past";
+            if rolling {
+                let start = sub_units(today, u, 1);
+                return expr(k + 1, start, tomorrow, format!("in the last {}", unit_name(u, 1)));
+            }
+            let (this_start, _) = period_of(today, u);
+            let (start, end) = period_of(this_start.pred_opt()?, u);
+            let label = format!("last {}", unit_name(u, 1));
+            return expr(k + 1, start, end, label);
+        }
+        return None;
+    }
+    // [in] this|current week|month|quarter|year
+    let mut k = if lead { i + 1 } else { i };
+    if matches!(w(k), "this" | "current") {
+        k += 1;
+        if let Some(u) = unit(w(k)).filter(|u| *u != Unit::Day) {
+            let (start, end) = period_of(today, u);
+            let mut last = k + 1;
+            if w(last) == "so" && w(last + 1) == "far" {
+                last += 2;
+            }
+            return expr(last, start, end, format!("this {}", unit_name(u, 1)));
+        }
+        return None;
+    }
+    // since <date>
+    if w(i) == "since" {
+        let d = date_at(tokens, i + 1, today)?;
+        return expr(i + 1 + d.len, d.start, tomorrow, format!("since {}", d.label));
+    }
+    if matches!(w(i), "before" | "until" | "till" | "prior") || (w(i) == "up" && w(i + 1) == "to") {
+        let k = match w(i) {
+            "up" => i + 2,
+            "prior" if w(i + 1) == "to" => i + 2,
+            "prior" => return None,
+            _ => i + 1,
+        };
+        let d = date_at(tokens, k, today)?;
+        let (end, word) = if w(i) == "before" || w(i) == "prior" {
+            (d.start, "before")
+        } else {
+            (d.end, "until")
+        };
+        return expr(k + d.len, beginning(), end, format!("{word} {}", d.label));
+    }
+    if w(i) == "after" {
+        let d = date_at(tokens, i + 1, today)?;
+        return expr(i + 1 + d.len, d.end, tomorrow, format!("after {}", d.label));
+    }
+    // between <date> and <date> / from <date> to <date>
+    if matches!(w(i), "between" | "from") {
+        let d1 = date_at(tokens, i + 1, today)?;
+        let k = i + 1 + d1.len;
+        if matches!(w(k), "and" | "to" | "until" | "till" | "through" | "-") {
+            let d2 = date_at(tokens, k + 1, today)?;
+            // "between March and June 2025": the first month takes the second's year
+            let (s1, e1) = (d1.start, d1.end);
+            let (start, label1) = if d1.month_only && d2.start.year() != s1.year() {
+                let m = s1.month();
+                let s = ymd(d2.start.year(), m, 1).unwrap_or(s1);
+                (s, format!("{} {}", month_name(m), d2.start.year()))
+            } else {
+                (s1, d1.label.clone())
+            };
+            let _ = e1;
+            let end = d2.end.max(next_day(start));
+            return expr(
+                k + 1 + d2.len,
+                start,
+                end,
+                format!("between {label1} and {}", d2.label),
+            );
+        }
+        if w(i) == "from" && !d1.weak {
+            return expr(k, d1.start, tomorrow, format!("since {}", d1.label));
+        }
+        if w(i) == "from" && d1.weak {
+            return expr(k, d1.start, d1.end, format!("in {}", d1.label));
+        }
+        return None;
+    }
+    // [in|during|for|of|throughout] <date>
+    let k = if matches!(w(i), "in" | "during" | "for" | "of" | "throughout") {
+        i + 1
+    } else {
+        i
+    };
+    let d = date_at(tokens, k, today)?;
+    if d.weak && k == i {
+        return None;
+    }
+    // "may" as a verb: only a month with a preposition or a year
+    if w(k) == "may" && k == i {
+        return None;
+    }
+    let label = if d.end == next_day(d.start) {
+        format!("on {}", d.label)
+    } else {
+        format!("in {}", d.label)
+    };
+    expr(k + d.len, d.start, d.end, label)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::tokenize::tokenize;
+    use super::*;
+
+    fn today() -> NaiveDate {
+        NaiveDate::from_ymd_opt(2025, 11, 20).unwrap()
+    }
+
+    fn d(s: &str) -> NaiveDate {
+        NaiveDate::parse_from_str(s, "%Y-%m-%d").unwrap()
+    }
+
+    fn one(q: &str) -> TimeExpr {
+        let toks = tokenize(q);
+        let found = find_times(&toks, today());
+        assert_eq!(found.len(), 1, "{q}: {found:?}");
+        found[0].clone()
+    }
+
+    #[test]
+    fn every_supported_time_expression_becomes_a_half_open_range() {
+        let table: &[(&str, &str, &str)] = &[
+            ("wounds in the last 30 days", "2025-10-21", "2025-11-21"),
+            ("past 2 weeks", "2025-11-06", "2025-11-21"),
+            ("last ten days", "2025-11-10", "2025-11-21"),
+            ("over the past 6 months", "2025-05-20", "2025-11-21"),
+            ("previous 2 years", "2023-11-20", "2025-11-21"),
+            ("in the last month", "2025-10-20", "2025-11-21"),
+            ("the past year", "2024-11-20", "2025-11-21"),
+            ("last week", "2025-11-10", "2025-11-17"),
+            ("last month", "2025-10-01", "2025-11-01"),
+            ("last quarter", "2025-07-01", "2025-10-01"),
+            ("last year", "2024-01-01", "2025-01-01"),
+            ("this week", "2025-11-17", "2025-11-24"),
+            ("this month", "2025-11-01", "2025-12-01"),
+            ("this quarter", "2025-10-01", "2026-01-01"),
+            ("this year", "2025-01-01", "2026-01-01"),
+            ("year to date", "2025-01-01", "2025-11-21"),
+            ("yesterday", "2025-11-19", "2025-11-20"),
+            ("today", "2025-11-20", "2025-11-21"),
+            ("since March", "2025-03-01", "2025-11-21"),
+            ("since 1 March 2024", "2024-03-01", "2025-11-21"),
+            ("since 2025-02-15", "2025-02-15", "2025-11-21"),
+            ("since 2023", "2023-01-01", "2025-11-21"),
+            ("between March and June 2025", "2025-03-01", "2025-07-01"),
+            ("between 2023 and 2024", "2023-01-01", "2025-01-01"),
+            ("from January 2024 to March 2024", "2024-01-01", "2024-04-01"),
+            ("in March 2025", "2025-03-01", "2025-04-01"),
+            ("in December", "2024-12-01", "2025-01-01"),
+            ("during May", "2025-05-01", "2025-06-01"),
+            ("Q3 2025", "2025-07-01", "2025-10-01"),
+            ("in Q4", "2025-10-01", "2026-01-01"),
+            ("in 2025", "2025-01-01", "2026-01-01"),
+            ("for 2024", "2024-01-01", "2025-01-01"),
+            ("on 2025-06-03", "2025-06-03", "2025-06-04"),
+            ("March 5, 2025", "2025-03-05", "2025-03-06"),
+            ("before 2024", "1900-01-01", "2024-01-01"),
+            ("after June 2025", "2025-07-01", "2025-11-21"),
+        ];
+        for (q, start, end) in table {
+            let t = one(q);
+            assert_eq!((t.start, t.end), (d(start), d(end)), "{q} ({})", t.label);
+        }
+    }
+
+    #[test]
+    fn labels_read_naturally() {
+        assert_eq!(one("in the last 30 days").label, "in the last 30 days");
+        assert_eq!(one("Q3 2025").label, "in Q3 2025");
+        assert_eq!(one("in 2025").label, "in 2025");
+        assert_eq!(one("since March").label, "since March 2025");
+        assert_eq!(one("last month").label, "last month");
+    }
+
+    #[test]
+    fn numbers_that_are_not_dates_are_left_alone() {
+        for q in [
+            "patients over 80",
+            "area > 25 cm2",
+            "top 10 wounds",
+            "the last visit",
+            "wounds that may heal",
+        ] {
+            assert!(find_times(&tokenize(q), today()).is_empty(), "{q}");
+        }
+    }
+
+    #[test]
+    fn all_time_is_recognised() {
+        assert!(one("same for all time").all_time);
+    }
+
+    #[test]
+    fn grains_are_found_in_their_usual_forms() {
+        let table = [
+            ("by month", Grain::Month),
+            ("per week", Grain::Week),
+            ("monthly", Grain::Month),
+            ("each quarter", Grain::Quarter),
+            ("month by month", Grain::Month),
+            ("by year", Grain::Year),
+        ];
+        for (q, g) in table {
+            let found = find_grains(&tokenize(q));
+            assert_eq!(found.len(), 1, "{q}");
+            assert_eq!(found[0].grain, g, "{q}");
+        }
+    }
+}

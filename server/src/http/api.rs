@@ -1,0 +1,238 @@
+//! JSON API v1 (F15): thin handlers from HTTP to the orchestrator, plus the OpenAPI
+//! document at `/api/v1/openapi.json`.
+//!
+//! Errors are always JSON `{code, message}` ([`ApiError`]): 400 for bad input
+//! (including malformed JSON, via the [`ApiJson`] extractor), 401 from the auth
+//! extractor, 404 for unknown, expired or another user's ids (indistinguishable), 409
+//! for a round already answered, 422 for a question Clarion does not answer, 504 for a
+//! query past its time limit, and 500 with a reference (the cause is logged, never
+//! shown). Handlers must not contain pipeline logic: they parse, call, and map.
+
+use crate::auth::CurrentUser;
+use crate::orchestrator::OrchestratorError;
+use crate::state::AppState;
+use app::protocol::{self, AskRequest, ClarifyRequest, QueryOutcome, ReviseRequest, Settings};
+use axum::extract::rejection::JsonRejection;
+use axum::extract::{FromRequest, Path, Query, Request, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::routing::{delete, get, post};
+use axum::{Json, Router};
+use serde::Deserialize;
+
+pub mod openapi;
+
+/// Every route of the API (paths as in the OpenAPI document).
+pub fn routes() -> Router<AppState> {
+    Router::new()
+        .route("/api/v1/query", post(query))
+        .route("/api/v1/query/clarify", post(clarify))
+        .route("/api/v1/query/revise", post(revise))
+        .route("/api/v1/threads/{id}", get(thread))
+        .route("/api/v1/history", get(history))
+        .route("/api/v1/settings", get(settings).put(save_settings))
+        .route("/api/v1/preferences", get(preferences))
+        .route("/api/v1/preferences/{id}", delete(delete_preference))
+        .route("/api/v1/openapi.json", get(openapi_document))
+}
+
+/// An API error response.
+#[derive(Debug)]
+pub struct ApiError {
+    status: StatusCode,
+    code: String,
+    message: String,
+}
+
+impl ApiError {
+    fn new(status: StatusCode, code: impl Into<String>, message: impl Into<String>) -> Self {
+        ApiError {
+            status,
+            code: code.into(),
+            message: message.into(),
+        }
+    }
+
+    fn not_found() -> Self {
+        ApiError::new(
+            StatusCode::NOT_FOUND,
+            "not_found",
+            "Nothing with that id exists for you (it may have expired).",
+        )
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let body = protocol::ApiError {
+            code: self.code,
+            message: self.message,
+        };
+        (self.status, Json(body)).into_response()
+    }
+}
+
+impl From<OrchestratorError> for ApiError {
+    fn from(e: OrchestratorError) -> Self {
+        match e {
+            OrchestratorError::BadInput { code, message } => {
+                ApiError::new(StatusCode::BAD_REQUEST, code, message)
+            }
+            OrchestratorError::Refused { code, message } => {
+                ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, code, message)
+            }
+            OrchestratorError::NotFound => ApiError::not_found(),
+            OrchestratorError::Conflict(why) => ApiError::new(
+                StatusCode::CONFLICT,
+                "conflict",
+                format!("That clarification can no longer be answered: {why}."),
+            ),
+            OrchestratorError::Timeout(d) => ApiError::new(
+                StatusCode::GATEWAY_TIMEOUT,
+                "query_timeout",
+                format!(
+                    "The query took longer than {} ms and was stopped. Try narrowing the question.",
+                    d.as_millis()
+                ),
+            ),
+            OrchestratorError::Internal(cause) => {
+                let reference = crate::store::ids::random_hex(4);
+                tracing::error!(reference, cause, "API request failed");
+                ApiError::new(
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    "internal",
+                    format!("Something went wrong on our side (reference {reference})."),
+                )
+            }
+        }
+    }
+}
+
+/// `Json<T>` whose rejection is a JSON 400 saying what is wrong with the body.
+pub struct ApiJson<T>(pub T);
+
+impl<S, T> FromRequest<S> for ApiJson<T>
+where
+    Json<T>: FromRequest<S, Rejection = JsonRejection>,
+    S: Send + Sync,
+{
+    type Rejection = ApiError;
+
+    async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
+        match Json::<T>::from_request(req, state).await {
+            Ok(Json(v)) => Ok(ApiJson(v)),
+            Err(rejection) => {
+                let code = match &rejection {
+                    JsonRejection::MissingJsonContentType(_) => "missing_json_content_type",
+                    JsonRejection::JsonDataError(_) => "invalid_json_fields",
+                    _ => "malformed_json",
+                };
+                Err(ApiError::new(
+                    StatusCode::BAD_REQUEST,
+                    code,
+                    rejection.body_text(),
+                ))
+            }
+        }
+    }
+}
+
+fn outcome(o: QueryOutcome) -> Response {
+    match o {
+        QueryOutcome::Answered(_) => (StatusCode::OK, Json(o)).into_response(),
+        QueryOutcome::NeedsClarification(_) => (StatusCode::ACCEPTED, Json(o)).into_response(),
+    }
+}
+
+#[tracing::instrument(skip_all)]
+async fn query(
+    State(state): State<AppState>,
+    CurrentUser(user): CurrentUser,
+    ApiJson(req): ApiJson<AskRequest>,
+) -> Result<Response, ApiError> {
+    Ok(outcome(state.orchestrator.ask(user.id, &req).await?))
+}
+
+#[tracing::instrument(skip_all)]
+async fn clarify(
+    State(state): State<AppState>,
+    CurrentUser(user): CurrentUser,
+    ApiJson(req): ApiJson<ClarifyRequest>,
+) -> Result<Response, ApiError> {
+    Ok(outcome(state.orchestrator.clarify(user.id, &req).await?))
+}
+
+#[tracing::instrument(skip_all)]
+async fn revise(
+    State(state): State<AppState>,
+    CurrentUser(user): CurrentUser,
+    ApiJson(req): ApiJson<ReviseRequest>,
+) -> Result<Response, ApiError> {
+    let answer = state.orchestrator.revise(user.id, &req).await?;
+    Ok(outcome(QueryOutcome::Answered(answer)))
+}
+
+#[tracing::instrument(skip_all)]
+async fn thread(
+    State(state): State<AppState>,
+    CurrentUser(user): CurrentUser,
+    Path(id): Path<String>,
+) -> Result<Response, ApiError> {
+    Ok(Json(state.orchestrator.thread(user.id, &id).await?).into_response())
+}
+
+/// `?limit=` for the history.
+#[derive(Debug, Deserialize)]
+struct Limit {
+    limit: Option<i64>,
+}
+
+#[tracing::instrument(skip_all)]
+async fn history(
+    State(state): State<AppState>,
+    CurrentUser(user): CurrentUser,
+    Query(q): Query<Limit>,
+) -> Result<Response, ApiError> {
+    let items = state.orchestrator.history(user.id, q.limit.unwrap_or(50)).await?;
+    Ok(Json(items).into_response())
+}
+
+#[tracing::instrument(skip_all)]
+async fn settings(
+    State(state): State<AppState>,
+    CurrentUser(user): CurrentUser,
+) -> Result<Response, ApiError> {
+    Ok(Json(state.orchestrator.settings(user.id).await?).into_response())
+}
+
+#[tracing::instrument(skip_all)]
+async fn save_settings(
+    State(state): State<AppState>,
+    CurrentUser(user): CurrentUser,
+    ApiJson(s): ApiJson<Settings>,
+) -> Result<Response, ApiError> {
+    Ok(Json(state.orchestrator.save_settings(user.id, &s).await?).into_response())
+}
+
+#[tracing::instrument(skip_all)]
+async fn preferences(
+    State(state): State<AppState>,
+    CurrentUser(user): CurrentUser,
+) -> Result<Response, ApiError> {
+    Ok(Json(state.orchestrator.preferences(user.id).await?).into_response())
+}
+
+#[tracing::instrument(skip_all)]
+async fn delete_preference(
+    State(state): State<AppState>,
+    CurrentUser(user): CurrentUser,
+    Path(id): Path<String>,
+) -> Result<Response, ApiError> {
+    let id: i64 = id.parse().map_err(|_| ApiError::not_found())?;
+    state.orchestrator.delete_preference(user.id, id).await?;
+    Ok(StatusCode::NO_CONTENT.into_response())
+}
+
+async fn openapi_document() -> Response {
+    Json(openapi::document()).into_response()
+}

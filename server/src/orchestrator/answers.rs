@@ -1,0 +1,183 @@
+//! Answers to a clarification round → typed [`Resolution`]s (F7, F8).
+//!
+//! An option id must be one the question offered; a custom value is read according to
+//! the question's custom-value kind (a number with its unit, a date range, one of the
+//! allowed values, or a free constraint checked by the engine's parser). Anything else
+//! is refused with a message saying what is wrong. Pure: no I/O, nothing stored.
+
+use super::OrchestratorError;
+use crate::engine::{AllowedValuesSnapshot, Ambiguity, CustomValue, Resolution, parse_custom_constraint};
+use crate::semantic::{Constraint, SemanticModel, Value, unit_symbol};
+use chrono::NaiveDate;
+
+/// Reads one answer for `a`: exactly one of an option id, a custom value or "I don't know".
+pub fn resolution(
+    model: &SemanticModel,
+    allowed: &AllowedValuesSnapshot,
+    entity: Option<&str>,
+    a: &Ambiguity,
+    option_id: Option<&str>,
+    custom: Option<&str>,
+    dont_know: bool,
+) -> Result<Resolution, OrchestratorError> {
+    let given = usize::from(option_id.is_some()) + usize::from(custom.is_some()) + usize::from(dont_know);
+    if given != 1 {
+        return Err(OrchestratorError::bad(
+            "invalid_answer",
+            format!(
+                "Answer \"{}\" with exactly one of: option_id, custom, dont_know.",
+                a.question
+            ),
+        ));
+    }
+    if dont_know {
+        return Ok(Resolution::DontKnow);
+    }
+    if let Some(id) = option_id {
+        if a.option(id).is_none() {
+            let ids: Vec<&str> = a.options.iter().map(|o| o.id.as_str()).collect();
+            return Err(OrchestratorError::bad(
+                "unknown_option",
+                format!(
+                    "\"{id}\" is not an option of \"{}\". Choose one of: {}.",
+                    a.question,
+                    ids.join(", ")
+                ),
+            ));
+        }
+        return Ok(Resolution::Option { id: id.to_owned() });
+    }
+    let text = custom.unwrap_or_default();
+    let constraint = custom_constraint(model, allowed, entity, &a.custom, text)
+        .map_err(|m| OrchestratorError::bad("invalid_custom_value", m))?;
+    Ok(Resolution::Custom { constraint })
+}
+
+/// A custom value as a typed constraint, or what is wrong with it.
+pub fn custom_constraint(
+    model: &SemanticModel,
+    allowed: &AllowedValuesSnapshot,
+    entity: Option<&str>,
+    kind: &CustomValue,
+    text: &str,
+) -> Result<Constraint, String> {
+    let text = text.trim();
+    if text.is_empty() {
+        return Err("The custom value is empty. Type a value or pick one of the options.".into());
+    }
+    if text.chars().count() > 200 {
+        return Err("That custom value is too long (200 characters at most).".into());
+    }
+    let free = |entity: &str| parse_custom_constraint(model, entity, text).map_err(|e| e.message);
+    match kind {
+        CustomValue::None => Err("This question takes one of its options, not a custom value.".into()),
+        CustomValue::Number { attribute, op, unit } => {
+            if let Some(value) = number(text, unit.as_deref()) {
+                return Ok(Constraint::Compare {
+                    attribute: attribute.clone(),
+                    op: *op,
+                    value,
+                    unit: unit.clone(),
+                });
+            }
+            let owner = attribute.split('.').next().unwrap_or_default();
+            free(entity.unwrap_or(owner)).map_err(|m| {
+                let unit = unit
+                    .as_deref()
+                    .map(|u| format!(" (in {})", unit_symbol(u)))
+                    .unwrap_or_default();
+                format!("\"{text}\" is not a number{unit}. {m}")
+            })
+        }
+        CustomValue::DateRange { attribute } => date_range(attribute, text),
+        CustomValue::AllowedValue { attribute } => {
+            let values = allowed
+                .get(attribute)
+                .map(|v| v.values.clone())
+                .unwrap_or_default();
+            if let Some(v) = values.iter().find(|v| v.eq_ignore_ascii_case(text)) {
+                return Ok(Constraint::InSet {
+                    attribute: attribute.clone(),
+                    values: vec![Value::Text(v.clone())],
+                });
+            }
+            let owner = attribute.split('.').next().unwrap_or_default();
+            free(entity.unwrap_or(owner)).map_err(|m| {
+                let some: Vec<&str> = values.iter().take(8).map(String::as_str).collect();
+                if some.is_empty() {
+                    m
+                } else {
+                    format!(
+                        "\"{text}\" is not a known value. Known values include: {}.",
+                        some.join(", ")
+                    )
+                }
+            })
+        }
+        CustomValue::FreeConstraint { entity: e } => free(e),
+    }
+}
+
+/// `15`, `15.5`, `15 cm2`, `15cm²`: the number, when the rest is the expected unit.
+fn number(text: &str, unit: Option<&str>) -> Option<Value> {
+    let t = text.trim();
+    let end = t
+        .char_indices()
+        .find(|(_, c)| !(c.is_ascii_digit() || *c == '.' || *c == '-'))
+        .map_or(t.len(), |(i, _)| i);
+    let (num, rest) = t.split_at(end);
+    let rest = rest.trim();
+    if !rest.is_empty() {
+        let u = unit?;
+        if !(rest.eq_ignore_ascii_case(u) || rest == unit_symbol(u)) {
+            return None;
+        }
+    }
+    if let Ok(i) = num.parse::<i64>() {
+        return Some(Value::Integer(i));
+    }
+    num.parse::<f64>().ok().filter(|f| f.is_finite()).map(Value::Real)
+}
+
+/// `2025-01-01..2025-06-30` or `2025-01-01 to 2025-06-30` (both days included).
+fn date_range(attribute: &str, text: &str) -> Result<Constraint, String> {
+    let bad = || format!("\"{text}\" is not a date range. Write it like 2025-01-01..2025-06-30.");
+    let (a, b) = text
+        .split_once("..")
+        .or_else(|| text.split_once(" to "))
+        .ok_or_else(bad)?;
+    let parse = |s: &str| NaiveDate::parse_from_str(s.trim(), "%Y-%m-%d").map_err(|_| bad());
+    let (start, end) = (parse(a)?, parse(b)?);
+    if end < start {
+        return Err(format!("The range ends ({end}) before it starts ({start})."));
+    }
+    Ok(Constraint::Between {
+        attribute: attribute.to_owned(),
+        min: Value::Text(start.to_string()),
+        max: Value::Text(end.to_string()),
+        unit: None,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_may_carry_the_questions_unit_and_nothing_else() {
+        assert_eq!(number("15", Some("cm2")), Some(Value::Integer(15)));
+        assert_eq!(number("15 cm2", Some("cm2")), Some(Value::Integer(15)));
+        assert_eq!(number("15cm²", Some("cm2")), Some(Value::Integer(15)));
+        assert_eq!(number("2.5", None), Some(Value::Real(2.5)));
+        assert_eq!(number("15 kg", Some("cm2")), None);
+        assert_eq!(number("big", Some("cm2")), None);
+    }
+
+    #[test]
+    fn date_ranges_are_read_and_backwards_ones_refused() {
+        assert!(date_range("wounds.onset_date", "2025-01-01..2025-06-30").is_ok());
+        assert!(date_range("wounds.onset_date", "2025-01-01 to 2025-06-30").is_ok());
+        assert!(date_range("wounds.onset_date", "2025-06-30..2025-01-01").is_err());
+        assert!(date_range("wounds.onset_date", "last spring").is_err());
+    }
+}

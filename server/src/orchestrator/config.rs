@@ -1,0 +1,85 @@
+//! The clarification loop's limits, read from the environment by `crate::config`.
+//! Pure data: no I/O beyond the key lookup it is given.
+
+use crate::error::StartupError;
+use chrono::NaiveDate;
+use std::time::Duration;
+
+/// Limits of the clarification loop and of read-only execution.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OrchestratorConfig {
+    /// Most clarification rounds per question (`CLARION_MAX_ROUNDS`, default 2).
+    pub max_rounds: u32,
+    /// How long a round stays answerable (`CLARION_ROUND_TTL_SECS`, default 900).
+    pub round_ttl: Duration,
+    /// Most rows an answer returns (`CLARION_ROW_CAP`, default 1000).
+    pub row_cap: u32,
+    /// Statement time limit for an answer (`CLARION_QUERY_TIMEOUT_MS`, default 5000).
+    pub query_timeout: Duration,
+    /// Time limit of one option-count preview (`CLARION_PREVIEW_TIMEOUT_MS`, default 300).
+    pub preview_timeout: Duration,
+    /// The date questions are read against (`CLARION_TODAY=YYYY-MM-DD`); the real date
+    /// when unset. Tests and the evaluation pin it for reproducible answers.
+    pub today: Option<NaiveDate>,
+}
+
+impl Default for OrchestratorConfig {
+    fn default() -> Self {
+        OrchestratorConfig {
+            max_rounds: 2,
+            round_ttl: Duration::from_secs(15 * 60),
+            row_cap: 1000,
+            query_timeout: Duration::from_secs(5),
+            preview_timeout: Duration::from_millis(300),
+            today: None,
+        }
+    }
+}
+
+impl OrchestratorConfig {
+    /// Reads the variables through `get` (already trimmed, empty = unset).
+    pub fn from_lookup(get: &impl Fn(&str) -> Option<String>) -> Result<Self, StartupError> {
+        let d = OrchestratorConfig::default();
+        let number = |name: &'static str, default: u64, min: u64, max: u64| -> Result<u64, StartupError> {
+            match get(name) {
+                None => Ok(default),
+                Some(v) => v
+                    .parse::<u64>()
+                    .ok()
+                    .filter(|n| (min..=max).contains(n))
+                    .ok_or_else(|| StartupError::BadConfig {
+                        name,
+                        reason: format!("{v:?} is not a whole number from {min} to {max}"),
+                    }),
+            }
+        };
+        let today = match get("CLARION_TODAY") {
+            None => None,
+            Some(v) => {
+                Some(
+                    NaiveDate::parse_from_str(&v, "%Y-%m-%d").map_err(|_| StartupError::BadConfig {
+                        name: "CLARION_TODAY",
+                        reason: format!("{v:?} is not a date like 2026-11-01"),
+                    })?,
+                )
+            }
+        };
+        Ok(OrchestratorConfig {
+            max_rounds: number("CLARION_MAX_ROUNDS", d.max_rounds.into(), 0, 10)? as u32,
+            round_ttl: Duration::from_secs(number("CLARION_ROUND_TTL_SECS", 900, 10, 7 * 86_400)?),
+            row_cap: number("CLARION_ROW_CAP", d.row_cap.into(), 1, 100_000)? as u32,
+            query_timeout: Duration::from_millis(number("CLARION_QUERY_TIMEOUT_MS", 5000, 10, 600_000)?),
+            preview_timeout: Duration::from_millis(number("CLARION_PREVIEW_TIMEOUT_MS", 300, 1, 60_000)?),
+            today,
+        })
+    }
+
+    /// The execution limits for the warehouse.
+    pub fn exec_limits(&self) -> crate::warehouse::exec::ExecLimits {
+        crate::warehouse::exec::ExecLimits {
+            row_cap: self.row_cap,
+            query_timeout: self.query_timeout,
+            preview_timeout: self.preview_timeout,
+        }
+    }
+}

@@ -1,0 +1,179 @@
+//! Engine and store types → the protocol types the API and the UI show. Pure: no I/O.
+
+use crate::engine::{self, AllowedValuesSnapshot, Ambiguity, CustomValue, QueryPlan};
+use crate::semantic::{SemanticModel, unit_symbol};
+use crate::sql::{ColumnSource, Rendered};
+use crate::warehouse::exec::QueryRows;
+use app::protocol::{
+    Assumption, AssumptionSource, Choice, CustomInput, OpenQuestion, Question, ResultColumn, ResultTable,
+    Suggestion, ThinkingStep,
+};
+
+/// Most allowed values listed in a custom-value picker.
+const MAX_PICKER_VALUES: usize = 100;
+
+/// An ambiguity's options as radio choices, with their preview counts when known.
+pub fn choices(a: &Ambiguity, counts: Option<&[Option<i64>]>) -> Vec<Choice> {
+    a.options
+        .iter()
+        .enumerate()
+        .map(|(i, o)| Choice {
+            id: o.id.clone(),
+            label: o.label.clone(),
+            description: o.description.clone(),
+            default: o.default,
+            count: counts.and_then(|c| c.get(i).copied().flatten()),
+        })
+        .collect()
+}
+
+/// One question of a clarification round.
+pub fn question(a: &Ambiguity, counts: Option<&[Option<i64>]>, allowed: &AllowedValuesSnapshot) -> Question {
+    Question {
+        id: a.id.clone(),
+        kind: a.kind.as_str().to_owned(),
+        text: a.question.clone(),
+        reason: a.reason.clone(),
+        span_text: a.text.clone(),
+        options: choices(a, counts),
+        custom: custom_input(&a.custom, allowed),
+    }
+}
+
+/// What custom value a question takes, for the input's type and hint.
+pub fn custom_input(c: &CustomValue, allowed: &AllowedValuesSnapshot) -> CustomInput {
+    match c {
+        CustomValue::None => CustomInput {
+            kind: "none".into(),
+            ..CustomInput::default()
+        },
+        CustomValue::Number { unit, .. } => CustomInput {
+            kind: "number".into(),
+            placeholder: match unit {
+                Some(u) => format!("e.g. 15 ({})", unit_symbol(u)),
+                None => "e.g. 15".into(),
+            },
+            unit: unit.as_deref().map(|u| unit_symbol(u).to_owned()),
+            allowed_values: Vec::new(),
+        },
+        CustomValue::DateRange { .. } => CustomInput {
+            kind: "date_range".into(),
+            placeholder: "e.g. 2025-01-01..2025-06-30".into(),
+            unit: None,
+            allowed_values: Vec::new(),
+        },
+        CustomValue::AllowedValue { attribute } => CustomInput {
+            kind: "allowed_value".into(),
+            placeholder: "pick a value".into(),
+            unit: None,
+            allowed_values: allowed
+                .get(attribute)
+                .map(|v| v.values.iter().take(MAX_PICKER_VALUES).cloned().collect())
+                .unwrap_or_default(),
+        },
+        CustomValue::FreeConstraint { .. } => CustomInput {
+            kind: "free_constraint".into(),
+            placeholder: "e.g. area > 15".into(),
+            unit: None,
+            allowed_values: Vec::new(),
+        },
+    }
+}
+
+/// An open question (non-interactive mode): asked nowhere, its default assumed.
+pub fn open_question(a: &Ambiguity) -> OpenQuestion {
+    OpenQuestion {
+        id: a.id.clone(),
+        text: a.question.clone(),
+        assumed_option_id: a.default_option().map(|o| o.id.clone()).unwrap_or_default(),
+        options: choices(a, None),
+    }
+}
+
+/// The engine's assumptions as badges, each with its alternatives when still open.
+pub fn assumptions(u: &engine::Understanding) -> Vec<Assumption> {
+    u.assumptions
+        .iter()
+        .map(|a| Assumption {
+            piece: a.piece.clone(),
+            assumed: a.assumed.clone(),
+            source: match a.source {
+                engine::AssumptionSource::Default => AssumptionSource::Default,
+                engine::AssumptionSource::SavedDefinition => AssumptionSource::SavedDefinition,
+                engine::AssumptionSource::LowConfidenceLink => AssumptionSource::LowConfidence,
+            },
+            ambiguity_id: a.ambiguity_id.clone(),
+            option_id: a.option_id.clone(),
+            options: a
+                .ambiguity_id
+                .as_deref()
+                .and_then(|id| u.ambiguity(id))
+                .map(|amb| choices(amb, None))
+                .unwrap_or_default(),
+        })
+        .collect()
+}
+
+/// Follow-up pills.
+pub fn suggestions(s: &[engine::Suggestion]) -> Vec<Suggestion> {
+    s.iter()
+        .map(|s| Suggestion {
+            text: s.text.clone(),
+            kind: serde_json::to_value(s.kind)
+                .ok()
+                .and_then(|v| v.as_str().map(str::to_owned))
+                .unwrap_or_default(),
+            cross_area: s.cross_area,
+        })
+        .collect()
+}
+
+/// A thinking step; `duration` is measured by the orchestrator.
+pub fn step(name: &str, detail: impl Into<String>, duration: Option<std::time::Duration>) -> ThinkingStep {
+    ThinkingStep {
+        name: name.to_owned(),
+        detail: detail.into(),
+        duration_ms: duration.map(|d| (d.as_secs_f64() * 1e6).round() / 1e3),
+    }
+}
+
+/// The engine's own steps, as sub-steps of the measured "understood" step.
+pub fn engine_steps(u: &engine::Understanding) -> Vec<ThinkingStep> {
+    u.steps
+        .iter()
+        .map(|s| step(&s.name, s.detail.clone(), None))
+        .collect()
+}
+
+/// The rows of an answer with typed columns and units.
+pub fn table(rendered: &Rendered, rows: QueryRows, model: &SemanticModel, plan: &QueryPlan) -> ResultTable {
+    let columns = rendered
+        .columns
+        .iter()
+        .map(|c| {
+            let attribute = match &c.source {
+                ColumnSource::Attribute { attribute } => Some(attribute.as_str()),
+                ColumnSource::Metric { index } => {
+                    plan.metrics.get(*index).and_then(|m| m.attribute.as_deref())
+                }
+                ColumnSource::Bucket { .. } | ColumnSource::RowCount => None,
+            };
+            let unit = attribute
+                .and_then(|a| model.attribute(a))
+                .and_then(|r| r.attribute.unit.as_deref())
+                .map(|u| unit_symbol(u).to_owned());
+            ResultColumn {
+                name: c.name.clone(),
+                label: c.label.clone(),
+                kind: c.ty.as_str().to_owned(),
+                unit,
+            }
+        })
+        .collect();
+    ResultTable {
+        columns,
+        row_count: u32::try_from(rows.rows.len()).unwrap_or(u32::MAX),
+        rows: rows.rows,
+        truncated: rows.truncated,
+    }
+}

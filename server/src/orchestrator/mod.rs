@@ -1,0 +1,1040 @@
+//! The pipeline (ARCHITECTURE.md): a question in, an answer or one clarification round
+//! out, with everything a later request needs stored in the database.
+//!
+//! 1. Load context: the thread's previous plan, the user's settings and remembered
+//!    choices, the allowed-values snapshot.
+//! 2. Run the pure engine with all of that.
+//! 3. Clarify (interactive, not skipped, rounds left, new questions only): option
+//!    counts in parallel with a time limit, store the round (everything needed to resume
+//!    it on any replica), return it.
+//! 4. On an answer: load the round (owner, expiry, still pending), turn the answers into
+//!    typed resolutions (a bad custom value changes nothing stored), store them
+//!    atomically, record preference evidence, re-run with them fixed. An ambiguity is
+//!    never asked twice and a question takes at most `max_rounds` rounds; after that the
+//!    best guesses are assumptions (F10).
+//! 5. Render, execute read-only (row cap, time limit), suggest (relaxations on an empty
+//!    result), store history and audit (the SQL and the number of bound values, never
+//!    the values), return the answer with measured thinking steps.
+//!
+//! Non-interactive mode and the "skip clarifications" setting stop at step 3: the
+//! questions become `open_questions` and their defaults assumptions.
+//!
+//! What this module must not do: build SQL (only `crate::sql` does), hold state between
+//! requests in memory (rounds are rows), or know about HTTP.
+
+mod answers;
+mod config;
+mod convert;
+
+pub use config::OrchestratorConfig;
+
+use crate::engine::{
+    self, AllowedValuesSnapshot, Ambiguity, ConversationContext, Decision, EngineInput, GateThresholds,
+    Preferences, QueryPlan, Resolution, Resolutions, option_plan, understand,
+};
+use crate::semantic::SemanticModel;
+use crate::sql::{Dialect, render_count, render_with_cap};
+use crate::store::{
+    AnswerChoice, AuditOutcome, HistoryId, MessageRole, NewAnswer, NewAuditEntry, NewHistoryEntry,
+    NewMessage, NewRound, PreferenceChoice, PreferenceEvidence, RoundId, Store, StoreError, ThreadId,
+};
+use crate::warehouse::exec::{ExecError, Warehouse};
+use crate::warehouse::{AllowedValuesConfig, AllowedValuesProvider, ColumnSpec};
+use app::protocol::{
+    Answer, AskRequest, ClarificationRound, ClarifyRequest, HistoryItem, PreferenceItem, QueryOutcome,
+    ReviseRequest, Settings, ThinkingStep, ThreadMessage, ThreadView,
+};
+use chrono::{DateTime, NaiveDate, Utc};
+use serde::{Deserialize, Serialize};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// How many times the same answer must be given before it is preselected (F12).
+pub const OFFER_AS_DEFAULT_AFTER: i64 = 3;
+
+/// Why a request could not be served. 4xx variants carry a message a person can act on.
+#[derive(Debug, thiserror::Error)]
+pub enum OrchestratorError {
+    /// The input is wrong (400); the message says how.
+    #[error("{message}")]
+    BadInput { code: &'static str, message: String },
+    /// The question is not one Clarion answers (422): out of domain, a data change, …
+    #[error("{message}")]
+    Refused { code: &'static str, message: String },
+    /// Unknown, expired or another user's id (404; all three look the same).
+    #[error("not found")]
+    NotFound,
+    /// The round was already answered or cancelled (409).
+    #[error("{0}")]
+    Conflict(String),
+    /// The query ran past its time limit (504).
+    #[error("the query took longer than {0:?}")]
+    Timeout(Duration),
+    /// A fault (500); logged with its cause, shown generically.
+    #[error("internal error: {0}")]
+    Internal(String),
+}
+
+impl OrchestratorError {
+    fn bad(code: &'static str, message: impl Into<String>) -> Self {
+        OrchestratorError::BadInput {
+            code,
+            message: message.into(),
+        }
+    }
+
+    fn internal(e: impl std::fmt::Display) -> Self {
+        OrchestratorError::Internal(e.to_string())
+    }
+}
+
+impl From<StoreError> for OrchestratorError {
+    fn from(e: StoreError) -> Self {
+        match e {
+            StoreError::NotFound | StoreError::Expired => OrchestratorError::NotFound,
+            StoreError::Conflict(why) => OrchestratorError::Conflict(why.to_owned()),
+            other => OrchestratorError::Internal(other.to_string()),
+        }
+    }
+}
+
+/// What a stored round needs to resume on any replica (its `understanding_json`).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+struct RoundState {
+    /// The question as asked.
+    question: String,
+    /// The thread context it was asked in.
+    context: ConversationContext,
+    /// Answers from earlier rounds of this question.
+    resolutions: Resolutions,
+    /// Every ambiguity asked so far, this round included (never asked again).
+    asked: Vec<String>,
+    /// The ambiguities asked in this round, with their options and custom-value kinds.
+    ambiguities: Vec<Ambiguity>,
+    /// The plan's entity (free custom constraints are read against it).
+    entity: Option<String>,
+}
+
+/// What a history entry needs for a re-run or a revision (its `clarifications_json`).
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+struct HistoryResume {
+    resolutions: Resolutions,
+    context: ConversationContext,
+    applied: Vec<engine::AppliedChoice>,
+}
+
+/// What a thread message carries for later requests (its `payload_json`).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+enum Payload {
+    Question,
+    ClarificationAnswer {
+        clarification_id: String,
+    },
+    Clarification {
+        clarification_id: String,
+    },
+    Answer {
+        history_id: String,
+        plan: Box<QueryPlan>,
+        streak: u32,
+    },
+}
+
+/// One run of the pipeline for one question.
+struct Job {
+    user_id: i64,
+    thread_id: ThreadId,
+    question: String,
+    context: ConversationContext,
+    resolutions: Resolutions,
+    asked: Vec<String>,
+    rounds_done: u32,
+    interactive: bool,
+    thinking: Vec<ThinkingStep>,
+    started: Instant,
+}
+
+/// The user's side of the engine input, loaded once per request.
+struct Loaded {
+    settings: Settings,
+    preferences: Preferences,
+    allowed: AllowedValuesSnapshot,
+}
+
+/// The clarification loop. Cheap to clone; holds no per-question state.
+#[derive(Clone)]
+pub struct Orchestrator {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    store: Store,
+    model: &'static SemanticModel,
+    warehouse: Warehouse,
+    allowed: Option<AllowedValuesProvider>,
+    dialect: Dialect,
+    config: OrchestratorConfig,
+}
+
+impl std::fmt::Debug for Orchestrator {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Orchestrator")
+            .field("config", &self.inner.config)
+            .finish()
+    }
+}
+
+impl Orchestrator {
+    /// An orchestrator over `store`'s database (which also holds the clinical tables),
+    /// with the shipped wound-care model. Never blocks: pools connect lazily.
+    pub fn new(store: Store, config: OrchestratorConfig) -> Self {
+        let model = SemanticModel::wound_care_shared();
+        let db = store.database().clone();
+        let warehouse = Warehouse::new(&db, config.exec_limits());
+        let dialect = Dialect::from(db.backend());
+        let allowed =
+            AllowedValuesProvider::new(db, ColumnSpec::from_model(model), AllowedValuesConfig::default())
+                .map_err(
+                    |e| tracing::warn!(error = %e, "allowed values disabled; using the model's own lists"),
+                )
+                .ok();
+        Orchestrator {
+            inner: Arc::new(Inner {
+                store,
+                model,
+                warehouse,
+                allowed,
+                dialect,
+                config,
+            }),
+        }
+    }
+
+    /// Loads the allowed values now instead of on the first question (start-up and
+    /// tests; a failed load is logged and retried later, never an error).
+    pub async fn warm_up(&self) {
+        if let Some(p) = &self.inner.allowed {
+            p.refresh_all().await;
+        }
+    }
+
+    /// The limits in force.
+    pub fn config(&self) -> &OrchestratorConfig {
+        &self.inner.config
+    }
+
+    /// The date questions are read against.
+    pub fn today(&self) -> NaiveDate {
+        self.inner.config.today.unwrap_or_else(|| Utc::now().date_naive())
+    }
+
+    /// `POST /api/v1/query`: answers, or asks one round of questions.
+    pub async fn ask(&self, user_id: i64, req: &AskRequest) -> Result<QueryOutcome, OrchestratorError> {
+        let started = Instant::now();
+        // Control characters (NUL above all, which PostgreSQL text refuses) carry no
+        // meaning in a question: read them as spaces.
+        let cleaned: String = req
+            .question
+            .chars()
+            .map(|c| if c.is_control() { ' ' } else { c })
+            .collect();
+        let question = cleaned.trim();
+        if question.is_empty() {
+            return Err(OrchestratorError::bad(
+                "empty_question",
+                "Please type a question.",
+            ));
+        }
+        if question.chars().count() > engine::MAX_QUESTION_CHARS {
+            return Err(OrchestratorError::bad(
+                "question_too_long",
+                format!(
+                    "That question is longer than {} characters. Please shorten it.",
+                    engine::MAX_QUESTION_CHARS
+                ),
+            ));
+        }
+        let store = &self.inner.store;
+        let now = Utc::now();
+        let (thread_id, context) = match &req.thread_id {
+            Some(id) => {
+                let id = ThreadId::new(id.clone());
+                if !id.is_well_formed() {
+                    return Err(OrchestratorError::NotFound);
+                }
+                let context = self.thread_context(user_id, &id).await?;
+                (id, context)
+            }
+            None => {
+                let title: String = question.chars().take(120).collect();
+                (
+                    store.create_thread(user_id, &title, now).await?.id,
+                    ConversationContext::empty(),
+                )
+            }
+        };
+        let payload = serde_json::to_string(&Payload::Question).map_err(OrchestratorError::internal)?;
+        store
+            .append_message(
+                user_id,
+                &thread_id,
+                NewMessage {
+                    role: MessageRole::User,
+                    body: question,
+                    payload_json: Some(&payload),
+                },
+                now,
+            )
+            .await?;
+        self.run(Job {
+            user_id,
+            thread_id,
+            question: question.to_owned(),
+            context,
+            resolutions: Resolutions::empty(),
+            asked: Vec::new(),
+            rounds_done: 0,
+            interactive: req.interactive.unwrap_or(true),
+            thinking: Vec::new(),
+            started,
+        })
+        .await
+    }
+
+    /// `POST /api/v1/query/clarify`: applies the answers to a round and continues.
+    pub async fn clarify(
+        &self,
+        user_id: i64,
+        req: &ClarifyRequest,
+    ) -> Result<QueryOutcome, OrchestratorError> {
+        let started = Instant::now();
+        let store = &self.inner.store;
+        let id = RoundId::new(req.clarification_id.clone());
+        if !id.is_well_formed() {
+            return Err(OrchestratorError::NotFound);
+        }
+        let now = Utc::now();
+        let round = store.pending_round(user_id, &id, now).await?;
+        let state: RoundState =
+            serde_json::from_str(&round.understanding_json).map_err(OrchestratorError::internal)?;
+        let allowed = self.allowed_snapshot().await;
+
+        let mut resolutions = state.resolutions.clone();
+        let mut stored = Vec::new();
+        let mut labels = Vec::new();
+        for answer in &req.answers {
+            let Some(amb) = state.ambiguities.iter().find(|a| a.id == answer.question_id) else {
+                return Err(OrchestratorError::bad(
+                    "unknown_question",
+                    format!("\"{}\" is not a question of this round.", answer.question_id),
+                ));
+            };
+            if stored.iter().any(|s: &NewAnswer| s.ambiguity_id == amb.id) {
+                return Err(OrchestratorError::bad(
+                    "duplicate_answer",
+                    format!(
+                        "\"{}\" was answered twice; send one answer per question.",
+                        amb.question
+                    ),
+                ));
+            }
+            let resolution = answers::resolution(
+                self.inner.model,
+                &allowed,
+                state.entity.as_deref(),
+                amb,
+                answer.option_id.as_deref(),
+                answer.custom.as_deref(),
+                answer.dont_know,
+            )?;
+            let (choice, label) = match &resolution {
+                Resolution::Option { id } => (
+                    AnswerChoice::Option(id.clone()),
+                    amb.option(id).map(|o| o.label.clone()).unwrap_or_default(),
+                ),
+                Resolution::Custom { constraint } => (
+                    AnswerChoice::Custom(
+                        serde_json::to_string(constraint).map_err(OrchestratorError::internal)?,
+                    ),
+                    answer.custom.clone().unwrap_or_default().trim().to_owned(),
+                ),
+                _ => (AnswerChoice::DontKnow, "your best judgment".to_owned()),
+            };
+            labels.push(format!("{}: {label}", amb.text));
+            resolutions.answers.insert(amb.id.clone(), resolution);
+            stored.push(NewAnswer {
+                ambiguity_id: amb.id.clone(),
+                choice,
+                remember: answer.remember,
+            });
+        }
+        if let Some(missing) = state
+            .ambiguities
+            .iter()
+            .find(|a| !resolutions.answers.contains_key(&a.id))
+        {
+            return Err(OrchestratorError::bad(
+                "missing_answer",
+                format!(
+                    "\"{}\" has no answer. Choose an option, type a value, or send dont_know for Clarion's best judgment.",
+                    missing.question
+                ),
+            ));
+        }
+        // A custom value must also make a plan that renders; check before storing anything.
+        if stored.iter().any(|s| matches!(s.choice, AnswerChoice::Custom(_))) {
+            let input = EngineInput::new(self.inner.model, &state.question, self.today())
+                .with_allowed(&allowed)
+                .with_context(&state.context)
+                .with_resolutions(&resolutions);
+            if let Some(plan) = understand(&input).plan
+                && let Err(e) = render_with_cap(&plan, self.inner.model, self.inner.dialect, 1)
+            {
+                return Err(OrchestratorError::bad(
+                    "invalid_custom_value",
+                    format!("That custom value cannot be used here: {e}."),
+                ));
+            }
+        }
+
+        let round = store.answer_round(user_id, &id, &stored, now).await?;
+        for (answer, s) in req.answers.iter().zip(&stored) {
+            let choice = match &s.choice {
+                AnswerChoice::Option(o) => PreferenceChoice::Option(o.clone()),
+                AnswerChoice::Custom(c) => PreferenceChoice::Custom(c.clone()),
+                AnswerChoice::DontKnow => continue,
+            };
+            let amb = state.ambiguities.iter().find(|a| a.id == s.ambiguity_id);
+            let label = match (&choice, amb) {
+                (PreferenceChoice::Option(o), Some(a)) => {
+                    format!(
+                        "{} = {}",
+                        a.text,
+                        a.option(o).map(|o| o.label.as_str()).unwrap_or(o)
+                    )
+                }
+                (_, Some(a)) => format!("{} = {}", a.text, answer.custom.as_deref().unwrap_or("").trim()),
+                _ => s.ambiguity_id.clone(),
+            };
+            store
+                .record_preference(
+                    user_id,
+                    PreferenceEvidence {
+                        signature: &s.ambiguity_id,
+                        choice: &choice,
+                        label: &label,
+                        remember: s.remember,
+                        success: false,
+                    },
+                    now,
+                )
+                .await?;
+        }
+        let payload = serde_json::to_string(&Payload::ClarificationAnswer {
+            clarification_id: id.as_str().to_owned(),
+        })
+        .map_err(OrchestratorError::internal)?;
+        store
+            .append_message(
+                user_id,
+                &round.thread_id,
+                NewMessage {
+                    role: MessageRole::User,
+                    body: &labels.join("; "),
+                    payload_json: Some(&payload),
+                },
+                now,
+            )
+            .await?;
+        self.run(Job {
+            user_id,
+            thread_id: round.thread_id,
+            question: state.question,
+            context: state.context,
+            resolutions,
+            asked: state.asked,
+            rounds_done: u32::try_from(round.round_number).unwrap_or(u32::MAX),
+            interactive: true,
+            thinking: Vec::new(),
+            started,
+        })
+        .await
+    }
+
+    /// `POST /api/v1/query/revise`: the same question with one assumption changed and
+    /// every other confirmed choice kept (F9). Never asks.
+    pub async fn revise(&self, user_id: i64, req: &ReviseRequest) -> Result<Answer, OrchestratorError> {
+        let started = Instant::now();
+        let store = &self.inner.store;
+        let hid = HistoryId::new(req.history_id.clone());
+        if !hid.is_well_formed() {
+            return Err(OrchestratorError::NotFound);
+        }
+        let entry = store.history_entry(user_id, &hid).await?;
+        let resume: HistoryResume = serde_json::from_str(&entry.clarifications_json).unwrap_or_default();
+        let mut resolutions = resume.resolutions.clone();
+        resolutions.answers.remove(&req.ambiguity_id);
+        let loaded = self.load(user_id).await?;
+        let input = EngineInput::new(self.inner.model, &entry.question, self.today())
+            .with_allowed(&loaded.allowed)
+            .with_context(&resume.context)
+            .with_resolutions(&resolutions);
+        let u = understand(&input);
+        let Some(amb) = u.ambiguity(&req.ambiguity_id) else {
+            return Err(OrchestratorError::bad(
+                "unknown_assumption",
+                format!("\"{}\" is not an assumption of this answer.", req.ambiguity_id),
+            ));
+        };
+        let r = answers::resolution(
+            self.inner.model,
+            &loaded.allowed,
+            u.entity.as_deref(),
+            amb,
+            req.option_id.as_deref(),
+            req.custom.as_deref(),
+            false,
+        )?;
+        resolutions.answers.insert(req.ambiguity_id.clone(), r);
+        let thread_id = match entry.thread_id {
+            Some(t) => t,
+            None => {
+                store
+                    .create_thread(user_id, &entry.question, Utc::now())
+                    .await?
+                    .id
+            }
+        };
+        let outcome = self
+            .run(Job {
+                user_id,
+                thread_id,
+                question: entry.question.clone(),
+                context: resume.context,
+                resolutions,
+                asked: Vec::new(),
+                rounds_done: 0,
+                interactive: false,
+                thinking: Vec::new(),
+                started,
+            })
+            .await?;
+        match outcome {
+            QueryOutcome::Answered(a) => Ok(a),
+            QueryOutcome::NeedsClarification(_) => {
+                Err(OrchestratorError::internal("a revision asked a question"))
+            }
+        }
+    }
+
+    /// `GET /api/v1/threads/{id}`.
+    pub async fn thread(&self, user_id: i64, id: &str) -> Result<ThreadView, OrchestratorError> {
+        let id = ThreadId::new(id.to_owned());
+        if !id.is_well_formed() {
+            return Err(OrchestratorError::NotFound);
+        }
+        let thread = self.inner.store.thread(user_id, &id).await?;
+        let messages = self.inner.store.messages(user_id, &id).await?;
+        Ok(ThreadView {
+            id: thread.id.as_str().to_owned(),
+            title: thread.title,
+            created_at: thread.created_at.to_rfc3339(),
+            messages: messages
+                .into_iter()
+                .map(|m| {
+                    let payload = m
+                        .payload_json
+                        .as_deref()
+                        .and_then(|p| serde_json::from_str::<Payload>(p).ok());
+                    let (kind, history_id, clarification_id) = match payload {
+                        Some(Payload::Answer { history_id, .. }) => ("answer", Some(history_id), None),
+                        Some(Payload::Clarification { clarification_id }) => {
+                            ("clarification", None, Some(clarification_id))
+                        }
+                        Some(Payload::ClarificationAnswer { clarification_id }) => {
+                            ("clarification_answer", None, Some(clarification_id))
+                        }
+                        Some(Payload::Question) | None => ("question", None, None),
+                    };
+                    ThreadMessage {
+                        role: match m.role {
+                            MessageRole::User => "user".into(),
+                            MessageRole::Assistant => "assistant".into(),
+                        },
+                        body: m.body,
+                        kind: kind.into(),
+                        history_id,
+                        clarification_id,
+                        created_at: m.created_at.to_rfc3339(),
+                    }
+                })
+                .collect(),
+        })
+    }
+
+    /// `GET /api/v1/history`: the user's past questions, newest first.
+    pub async fn history(&self, user_id: i64, limit: i64) -> Result<Vec<HistoryItem>, OrchestratorError> {
+        let entries = self.inner.store.history(user_id, limit.clamp(1, 500)).await?;
+        Ok(entries
+            .into_iter()
+            .map(|e| {
+                let resume: HistoryResume = serde_json::from_str(&e.clarifications_json).unwrap_or_default();
+                HistoryItem {
+                    id: e.id.as_str().to_owned(),
+                    thread_id: e.thread_id.map(|t| t.as_str().to_owned()),
+                    question: e.question,
+                    sql: e.sql,
+                    assumptions: serde_json::from_str(&e.assumptions_json).unwrap_or_default(),
+                    clarifications: u32::try_from(resume.applied.len()).unwrap_or(u32::MAX),
+                    row_count: e.row_count,
+                    duration_ms: e.duration_ms,
+                    created_at: e.created_at.to_rfc3339(),
+                }
+            })
+            .collect())
+    }
+
+    /// `GET /api/v1/preferences`: what the user answered, how often, what is remembered.
+    pub async fn preferences(&self, user_id: i64) -> Result<Vec<PreferenceItem>, OrchestratorError> {
+        let prefs = self.inner.store.preferences(user_id).await?;
+        let offered = offered_defaults(&prefs);
+        Ok(prefs
+            .into_iter()
+            .map(|p| {
+                let option_id = match &p.choice {
+                    PreferenceChoice::Option(o) => Some(o.clone()),
+                    PreferenceChoice::Custom(_) => None,
+                };
+                PreferenceItem {
+                    offered_as_default: option_id
+                        .as_ref()
+                        .is_some_and(|o| offered.get(&p.signature) == Some(o)),
+                    id: p.id,
+                    signature: p.signature,
+                    option_id,
+                    label: p.label,
+                    count: p.count,
+                    remembered: p.remembered,
+                }
+            })
+            .collect())
+    }
+
+    /// `DELETE /api/v1/preferences/{id}`.
+    pub async fn delete_preference(&self, user_id: i64, id: i64) -> Result<(), OrchestratorError> {
+        Ok(self.inner.store.delete_preference(user_id, id).await?)
+    }
+
+    /// `GET /api/v1/settings`.
+    pub async fn settings(&self, user_id: i64) -> Result<Settings, OrchestratorError> {
+        Ok(self.inner.store.settings(user_id).await?)
+    }
+
+    /// `PUT /api/v1/settings`.
+    pub async fn save_settings(&self, user_id: i64, s: &Settings) -> Result<Settings, OrchestratorError> {
+        self.inner.store.save_settings(user_id, s).await?;
+        self.settings(user_id).await
+    }
+
+    // ---------------------------------------------------------------------------------
+
+    async fn allowed_snapshot(&self) -> AllowedValuesSnapshot {
+        match &self.inner.allowed {
+            Some(p) => {
+                let snap = p.snapshot_all().await;
+                AllowedValuesSnapshot::from_table_columns(
+                    self.inner.model,
+                    snap.iter().map(|(k, v)| (k.as_str(), &v.values[..], v.truncated)),
+                )
+            }
+            None => AllowedValuesSnapshot::from_model_static(self.inner.model),
+        }
+    }
+
+    async fn load(&self, user_id: i64) -> Result<Loaded, OrchestratorError> {
+        let store = &self.inner.store;
+        let (settings, prefs, allowed) = tokio::join!(
+            store.settings(user_id),
+            store.preferences(user_id),
+            self.allowed_snapshot()
+        );
+        let prefs = prefs?;
+        let mut preferences = Preferences::empty();
+        for p in prefs.iter().filter(|p| p.remembered) {
+            if let PreferenceChoice::Option(o) = &p.choice {
+                preferences.remembered.insert(p.signature.clone(), o.clone());
+            }
+        }
+        preferences.offered_defaults = offered_defaults(&prefs);
+        Ok(Loaded {
+            settings: settings?,
+            preferences,
+            allowed,
+        })
+    }
+
+    /// The previous answer's plan in a thread (for follow-ups and pronouns).
+    async fn thread_context(
+        &self,
+        user_id: i64,
+        id: &ThreadId,
+    ) -> Result<ConversationContext, OrchestratorError> {
+        let messages = self.inner.store.messages(user_id, id).await?;
+        let last = messages.iter().rev().find_map(|m| {
+            match serde_json::from_str::<Payload>(m.payload_json.as_deref()?).ok()? {
+                Payload::Answer { plan, streak, .. } => Some(ConversationContext::after(*plan, streak)),
+                _ => None,
+            }
+        });
+        Ok(last.unwrap_or_else(ConversationContext::empty))
+    }
+
+    async fn run(&self, mut job: Job) -> Result<QueryOutcome, OrchestratorError> {
+        let inner = &*self.inner;
+        let model = inner.model;
+        let store = &inner.store;
+
+        let t = Instant::now();
+        let loaded = self.load(job.user_id).await?;
+        job.thinking.push(convert::step(
+            "Loaded your context",
+            format!(
+                "settings, {} saved definition(s), {} allowed-value list(s){}",
+                loaded.preferences.remembered.len(),
+                loaded.allowed.iter().count(),
+                if job.context.previous.is_some() {
+                    ", the previous question"
+                } else {
+                    ""
+                }
+            ),
+            Some(t.elapsed()),
+        ));
+
+        let thresholds = GateThresholds::for_sensitivity(loaded.settings.sensitivity);
+        let today = self.today();
+        // The engine input borrows these while `job` moves on to build the reply.
+        let (question, context, resolutions) =
+            (job.question.clone(), job.context.clone(), job.resolutions.clone());
+        let input = EngineInput::new(model, &question, today)
+            .with_allowed(&loaded.allowed)
+            .with_context(&context)
+            .with_preferences(&loaded.preferences)
+            .with_resolutions(&resolutions)
+            .with_thresholds(thresholds);
+        let t = Instant::now();
+        let u = understand(&input);
+        let engine_time = t.elapsed();
+        job.thinking.push(convert::step(
+            "Understood the question",
+            format!("confidence {:.2}", u.confidence),
+            Some(engine_time),
+        ));
+        job.thinking.extend(convert::engine_steps(&u));
+        if let Decision::Refuse { reason, message } = &u.decision {
+            use engine::RefuseReason as R;
+            let code = match reason {
+                R::Empty => "empty_question",
+                R::TooLong => "question_too_long",
+                R::OutOfDomain => "out_of_domain",
+                R::DataChange => "data_change",
+                R::Unintelligible => "unintelligible",
+            };
+            return Err(match reason {
+                R::Empty | R::TooLong => OrchestratorError::bad(code, message.clone()),
+                _ => OrchestratorError::Refused {
+                    code,
+                    message: message.clone(),
+                },
+            });
+        }
+
+        let clarify = matches!(u.decision, Decision::Clarify);
+        let new_questions: Vec<&Ambiguity> = if clarify {
+            u.questions()
+                .filter(|a| !job.asked.contains(&a.id) && !job.resolutions.answers.contains_key(&a.id))
+                .collect()
+        } else {
+            Vec::new()
+        };
+        let asking = job.interactive && !loaded.settings.skip_clarifications;
+        if asking && !new_questions.is_empty() && job.rounds_done < inner.config.max_rounds {
+            return self.ask_round(job, &input, &u, &new_questions, &loaded).await;
+        }
+        if clarify && job.interactive && !loaded.settings.skip_clarifications {
+            job.thinking.push(convert::step(
+                "Proceeded on best guesses",
+                format!(
+                    "{} round(s) asked; the rest are assumptions",
+                    job.rounds_done.min(inner.config.max_rounds)
+                ),
+                None,
+            ));
+        }
+        let open_questions = if clarify {
+            u.questions().map(convert::open_question).collect()
+        } else {
+            Vec::new()
+        };
+        let Some(plan) = u.plan.clone() else {
+            return Err(OrchestratorError::internal("the engine gave no plan"));
+        };
+        let rendered = render_with_cap(&plan, model, inner.dialect, inner.config.row_cap)
+            .map_err(|e| OrchestratorError::internal(format!("render ({}): {e}", e.code())))?;
+        let param_count = rendered.values.len();
+
+        let t = Instant::now();
+        let result = inner.warehouse.run(&rendered).await;
+        let exec_time = t.elapsed();
+        let now = Utc::now();
+        let (outcome, rows) = match result {
+            Ok(r) => (AuditOutcome::Ok, Ok(r)),
+            Err(ExecError::Timeout(d)) => (AuditOutcome::Timeout, Err(OrchestratorError::Timeout(d))),
+            Err(e @ ExecError::Database(_)) => (AuditOutcome::Error, Err(OrchestratorError::internal(e))),
+        };
+        let row_count = rows.as_ref().map_or(0, |r| r.rows.len() as i64);
+        store
+            .audit(
+                NewAuditEntry {
+                    user_id: Some(job.user_id),
+                    sql: &rendered.sql,
+                    param_count,
+                    row_count,
+                    duration_ms: exec_time.as_millis() as i64,
+                    outcome,
+                },
+                now,
+            )
+            .await?;
+        let rows = rows?;
+        job.thinking.push(convert::step(
+            "Ran the query",
+            format!(
+                "{} row(s){}, read-only",
+                rows.rows.len(),
+                if rows.truncated {
+                    " (truncated at the row cap)"
+                } else {
+                    ""
+                }
+            ),
+            Some(exec_time),
+        ));
+        let empty = rows.rows.is_empty();
+        let suggestions = if empty {
+            let relax = engine::suggest_relaxations(model, &plan);
+            if relax.is_empty() {
+                u.suggestions.clone()
+            } else {
+                relax
+            }
+        } else {
+            u.suggestions.clone()
+        };
+        let table = convert::table(&rendered, rows, model, &plan);
+        let assumptions = convert::assumptions(&u);
+
+        let t = Instant::now();
+        let streak = engine::suggest::streak(model, &plan, &job.context);
+        let resume = HistoryResume {
+            resolutions: job.resolutions.clone(),
+            context: job.context.clone(),
+            applied: u.applied.clone(),
+        };
+        let plan_json = serde_json::to_string(&plan).map_err(OrchestratorError::internal)?;
+        let entry = store
+            .add_history(
+                job.user_id,
+                NewHistoryEntry {
+                    thread_id: Some(&job.thread_id),
+                    question: &job.question,
+                    plan_json: &plan_json,
+                    sql: &rendered.sql,
+                    clarifications_json: &serde_json::to_string(&resume)
+                        .map_err(OrchestratorError::internal)?,
+                    assumptions_json: &serde_json::to_string(&assumptions)
+                        .map_err(OrchestratorError::internal)?,
+                    row_count,
+                    duration_ms: job.started.elapsed().as_millis() as i64,
+                },
+                now,
+            )
+            .await?;
+        let payload = serde_json::to_string(&Payload::Answer {
+            history_id: entry.id.as_str().to_owned(),
+            plan: Box::new(plan),
+            streak,
+        })
+        .map_err(OrchestratorError::internal)?;
+        store
+            .append_message(
+                job.user_id,
+                &job.thread_id,
+                NewMessage {
+                    role: MessageRole::Assistant,
+                    body: &u.restatement,
+                    payload_json: Some(&payload),
+                },
+                now,
+            )
+            .await?;
+        job.thinking.push(convert::step(
+            "Saved to your history",
+            "question, plan, SQL and assumptions; audit entry without values",
+            Some(t.elapsed()),
+        ));
+
+        Ok(QueryOutcome::Answered(Answer {
+            thread_id: job.thread_id.as_str().to_owned(),
+            history_id: entry.id.as_str().to_owned(),
+            question: job.question,
+            restatement: u.restatement.clone(),
+            assumptions,
+            open_questions,
+            table,
+            sql: rendered.sql.clone(),
+            param_count: u32::try_from(param_count).unwrap_or(u32::MAX),
+            confidence: u.confidence,
+            suggestions: convert::suggestions(&suggestions),
+            thinking: job.thinking,
+            rounds: job.rounds_done,
+            duration_ms: ms(job.started.elapsed()),
+        }))
+    }
+
+    async fn ask_round(
+        &self,
+        mut job: Job,
+        input: &EngineInput<'_>,
+        u: &engine::Understanding,
+        questions: &[&Ambiguity],
+        loaded: &Loaded,
+    ) -> Result<QueryOutcome, OrchestratorError> {
+        let inner = &*self.inner;
+        let t = Instant::now();
+        let mut statements = Vec::new();
+        let mut slots = Vec::new();
+        for (qi, a) in questions.iter().enumerate() {
+            for (oi, o) in a.options.iter().enumerate() {
+                if let Some(plan) = option_plan(input, &a.id, &o.id)
+                    && let Ok(r) = render_count(&plan, inner.model, inner.dialect)
+                {
+                    statements.push(r);
+                    slots.push((qi, oi));
+                }
+            }
+        }
+        let wanted = statements.len();
+        let counts = inner.warehouse.counts(statements).await;
+        let mut per_question: Vec<Vec<Option<i64>>> =
+            questions.iter().map(|a| vec![None; a.options.len()]).collect();
+        let mut known = 0;
+        for ((qi, oi), c) in slots.into_iter().zip(counts) {
+            known += usize::from(c.is_some());
+            per_question[qi][oi] = c;
+        }
+        job.thinking.push(convert::step(
+            "Counted the records each option matches",
+            format!("{known} of {wanted} counts in time"),
+            Some(t.elapsed()),
+        ));
+
+        let protocol_questions: Vec<_> = questions
+            .iter()
+            .zip(&per_question)
+            .map(|(a, c)| convert::question(a, Some(c), &loaded.allowed))
+            .collect();
+        let mut asked = job.asked.clone();
+        asked.extend(questions.iter().map(|a| a.id.clone()));
+        let asked_now: Vec<String> = questions.iter().map(|a| a.id.clone()).collect();
+        let state = RoundState {
+            question: job.question.clone(),
+            context: job.context.clone(),
+            resolutions: job.resolutions.clone(),
+            asked,
+            ambiguities: questions.iter().map(|a| (*a).clone()).collect(),
+            entity: u.entity.clone(),
+        };
+        let t = Instant::now();
+        let now = Utc::now();
+        let ttl = chrono::Duration::from_std(inner.config.round_ttl).unwrap_or(chrono::Duration::minutes(15));
+        let expires_at: DateTime<Utc> = now + ttl;
+        let round_number = job.rounds_done + 1;
+        let state_json = serde_json::to_string(&state).map_err(OrchestratorError::internal)?;
+        let questions_json =
+            serde_json::to_string(&protocol_questions).map_err(OrchestratorError::internal)?;
+        let round = inner
+            .store
+            .create_round(
+                job.user_id,
+                NewRound {
+                    thread_id: &job.thread_id,
+                    question: &job.question,
+                    round_number: i32::try_from(round_number).unwrap_or(i32::MAX),
+                    previous_round: None,
+                    understanding_json: &state_json,
+                    questions_json: &questions_json,
+                    asked_ambiguity_ids: &asked_now,
+                    expires_at,
+                },
+                now,
+            )
+            .await?;
+        let reason = questions
+            .first()
+            .map(|a| a.reason.clone())
+            .unwrap_or_else(|| "Part of the question is ambiguous.".into());
+        let payload = serde_json::to_string(&Payload::Clarification {
+            clarification_id: round.id.as_str().to_owned(),
+        })
+        .map_err(OrchestratorError::internal)?;
+        inner
+            .store
+            .append_message(
+                job.user_id,
+                &job.thread_id,
+                NewMessage {
+                    role: MessageRole::Assistant,
+                    body: &reason,
+                    payload_json: Some(&payload),
+                },
+                now,
+            )
+            .await?;
+        job.thinking.push(convert::step(
+            "Saved the questions",
+            format!("round {round_number} of at most {}", inner.config.max_rounds),
+            Some(t.elapsed()),
+        ));
+        Ok(QueryOutcome::NeedsClarification(ClarificationRound {
+            clarification_id: round.id.as_str().to_owned(),
+            thread_id: job.thread_id.as_str().to_owned(),
+            round: round_number,
+            max_rounds: inner.config.max_rounds,
+            reason,
+            questions: protocol_questions,
+            understood_so_far: u.restatement.clone(),
+            thinking: job.thinking,
+            expires_at: expires_at.to_rfc3339(),
+        }))
+    }
+}
+
+/// Signature → the option given at least [`OFFER_AS_DEFAULT_AFTER`] times (most often
+/// first; the store lists each signature's choices by count).
+fn offered_defaults(prefs: &[crate::store::Preference]) -> std::collections::BTreeMap<String, String> {
+    let mut out = std::collections::BTreeMap::new();
+    for p in prefs {
+        if let PreferenceChoice::Option(o) = &p.choice
+            && p.count >= OFFER_AS_DEFAULT_AFTER
+        {
+            out.entry(p.signature.clone()).or_insert_with(|| o.clone());
+        }
+    }
+    out
+}
+
+fn ms(d: Duration) -> f64 {
+    (d.as_secs_f64() * 1e6).round() / 1e3
+}

@@ -1,0 +1,24 @@
+//! SQL text exists only here: rendering typed plans (bound parameters) and
+//! guarding SQL text that did not come from the renderer.
+//!
+//! - [`render`]: `QueryPlan` → [`Rendered`] (SQL with placeholders + [`BoundValue`]s)
+//!   for a [`Dialect`]; [`render_count`] for option-count previews;
+//!   [`render_with_cap`] for the executor's row cap.
+//! - [`bind`]: binding rendered values onto sqlx queries for each backend.
+//! - [`guard`]: validating SQL text from elsewhere (the LLM backend): exactly one
+//!   read-only `SELECT` over the model's tables, allow-listed functions only.
+//!
+//! Nothing here executes SQL, reads the clock or logs values.
+
+pub mod bind;
+pub mod dialect;
+mod expr;
+mod fragment;
+pub mod guard;
+mod predicate;
+pub mod render;
+
+pub use dialect::Dialect;
+pub use fragment::BoundValue;
+pub use guard::{GuardError, check};
+pub use render::{ColumnSource, OutputColumn, RenderError, Rendered, render, render_count, render_with_cap};

@@ -1,0 +1,808 @@
+//! `QueryPlan` → SQL text plus bound values, for SQLite or PostgreSQL.
+//!
+//! The only place SQL is generated from a plan (Principle 1). Every value from the
+//! plan — filter literals, dates, `today` and the cut-offs computed from it, limits —
+//! is bound as a parameter; the only runtime text in the SQL is identifiers taken from
+//! the semantic model, validated and quoted (see `fragment.rs`). Joins follow the
+//! model's join paths from the plan's entity; many-to-one joins are `LEFT JOIN`s,
+//! filters across one-to-many joins are `EXISTS` subqueries (see `predicate.rs`), and
+//! columns, dimensions and metrics must not cross a one-to-many join (they would
+//! multiply rows) — that is refused with [`RenderError::FanOut`].
+//!
+//! Query shapes:
+//! - `List`: the entity's key and display attribute, the requested columns and the
+//!   sort attributes, ordered by the plan's sort keys then the key (deterministic).
+//! - every other intent: the dimensions and metrics (a row count when the plan has
+//!   none), grouped by the dimensions, ordered by the plan's keys (a `Rank` defaults to
+//!   its first metric, descending), then by every dimension ascending; `NULLS LAST`.
+//! - [`render_count`]: `COUNT(*)` of the base rows matching the filters (previews).
+//!
+//! What this module must not do: execute anything, read the clock, interpolate a
+//! value into SQL text, or accept an identifier that is not in the model.
+
+use serde::Serialize;
+
+use super::dialect::Dialect;
+use super::expr::{Ctx, Scope, attr_expr, first_fan_out};
+use super::fragment::{BoundValue, Ident, Sql};
+use super::predicate::{Leaf, Pred, and_all, lower, render_conjunction, require_type};
+use crate::engine::plan::{Dimension, Intent, Metric, OrderKey, QueryPlan};
+use crate::semantic::{AttributeRef, AttributeType, CompareOp, Grain, MeasureAgg, SemanticModel, SortOrder};
+
+/// A rendered statement: SQL text with placeholders and the values to bind, in order.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Rendered {
+    /// The dialect the text is written in.
+    pub dialect: Dialect,
+    /// The statement, with `?` (SQLite) or `$n` (PostgreSQL) placeholders.
+    pub sql: String,
+    /// The values for the placeholders: the n-th `?`, or `$n` → `values[n - 1]`.
+    pub values: Vec<BoundValue>,
+    /// The result columns, in select order.
+    pub columns: Vec<OutputColumn>,
+    /// The executor's row cap this was rendered with (the statement fetches at most
+    /// `cap + 1` rows so truncation can be detected).
+    pub row_cap: Option<u32>,
+}
+
+impl Rendered {
+    /// True when a result of `rows` rows went past the cap (drop the extra row and
+    /// tell the user the result was truncated).
+    pub fn is_truncated(&self, rows: usize) -> bool {
+        self.row_cap.is_some_and(|cap| rows > cap as usize)
+    }
+}
+
+/// One result column.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct OutputColumn {
+    /// The SQL alias (`wounds.latest_area`, `metric_0`).
+    pub name: String,
+    /// A short human label.
+    pub label: String,
+    /// Value type as returned on both backends: integers as 64-bit, reals as double,
+    /// booleans as booleans (0/1 on SQLite), dates as ISO `YYYY-MM-DD` text.
+    pub ty: AttributeType,
+    /// What the column shows.
+    pub source: ColumnSource,
+}
+
+/// Where a result column comes from.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum ColumnSource {
+    /// An attribute's value (list column or grouping dimension).
+    Attribute { attribute: String },
+    /// A date attribute truncated to a grain (the period's first day).
+    Bucket { attribute: String, grain: Grain },
+    /// The plan's metric at this index.
+    Metric { index: usize },
+    /// The number of matching rows (a plan without metrics, or [`render_count`]).
+    RowCount,
+}
+
+/// Why a plan could not be rendered. Every variant is a bug or a model/plan mismatch
+/// upstream (the engine validates plans); none is caused by the database.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum RenderError {
+    #[error("unknown entity {entity:?}")]
+    UnknownEntity { entity: String },
+    #[error("unknown attribute {attribute:?}")]
+    UnknownAttribute { attribute: String },
+    #[error("unknown time dimension {name:?}")]
+    UnknownTimeDimension { name: String },
+    #[error("{entity} has no default time dimension, and the constraint names none")]
+    NoTimeDimension { entity: String },
+    #[error(
+        "{name:?} is not a plain SQL identifier; the model must name tables and columns with [A-Za-z0-9_]"
+    )]
+    BadIdentifier { name: String },
+    #[error("{attribute} is not backed by a column")]
+    NotAColumn { attribute: String },
+    #[error("no join path from {from} to {to}")]
+    NoJoinPath { from: String, to: String },
+    #[error(
+        "{attribute} is on the many side of {entity}; showing, grouping or aggregating it per {entity} row would repeat rows — ask about {attribute}'s entity instead"
+    )]
+    FanOut { attribute: String, entity: String },
+    #[error("{attribute} is {expected}, but the plan gives {found}")]
+    TypeMismatch {
+        attribute: String,
+        expected: AttributeType,
+        found: &'static str,
+    },
+    #[error("{value:?} is not an ISO date (YYYY-MM-DD) for {attribute}")]
+    BadDate { attribute: String, value: String },
+    #[error("{attribute}: numbers must be finite")]
+    BadNumber { attribute: String },
+    #[error("{attribute} has no order (only numbers and dates can be compared with <, >, between)")]
+    NotOrdered { attribute: String },
+    #[error("{attribute} is in {expected}, the plan says {found}")]
+    UnitMismatch {
+        attribute: String,
+        expected: String,
+        found: String,
+    },
+    #[error("{attribute}: a set of values must not be empty")]
+    EmptySet { attribute: String },
+    #[error("a relative date falls outside the calendar")]
+    DateOutOfRange,
+    #[error("derived attribute {attribute} refers to derived attributes too deeply (a cycle?)")]
+    DerivationTooDeep { attribute: String },
+    #[error("derived attribute {attribute} cannot be rendered: {reason}")]
+    UnsupportedDerivation { attribute: String, reason: String },
+    #[error("invalid plan: {reason}")]
+    InvalidPlan { reason: String },
+}
+
+impl RenderError {
+    /// A stable machine code.
+    pub fn code(&self) -> &'static str {
+        match self {
+            RenderError::UnknownEntity { .. } => "unknown_entity",
+            RenderError::UnknownAttribute { .. } => "unknown_attribute",
+            RenderError::UnknownTimeDimension { .. } => "unknown_time_dimension",
+            RenderError::NoTimeDimension { .. } => "no_time_dimension",
+            RenderError::BadIdentifier { .. } => "bad_identifier",
+            RenderError::NotAColumn { .. } => "not_a_column",
+            RenderError::NoJoinPath { .. } => "no_join_path",
+            RenderError::FanOut { .. } => "fan_out",
+            RenderError::TypeMismatch { .. } => "type_mismatch",
+            RenderError::BadDate { .. } => "bad_date",
+            RenderError::BadNumber { .. } => "bad_number",
+            RenderError::NotOrdered { .. } => "not_ordered",
+            RenderError::UnitMismatch { .. } => "unit_mismatch",
+            RenderError::EmptySet { .. } => "empty_set",
+            RenderError::DateOutOfRange => "date_out_of_range",
+            RenderError::DerivationTooDeep { .. } => "derivation_too_deep",
+            RenderError::UnsupportedDerivation { .. } => "unsupported_derivation",
+            RenderError::InvalidPlan { .. } => "invalid_plan",
+        }
+    }
+}
+
+/// Renders `plan` for `dialect`, with the plan's own limit only.
+pub fn render(plan: &QueryPlan, model: &SemanticModel, dialect: Dialect) -> Result<Rendered, RenderError> {
+    Builder::new(plan, model, dialect)?.query(None)
+}
+
+/// Renders `plan` so that it returns at most `row_cap + 1` rows (see
+/// [`Rendered::is_truncated`]); a smaller limit in the plan still applies.
+pub fn render_with_cap(
+    plan: &QueryPlan,
+    model: &SemanticModel,
+    dialect: Dialect,
+    row_cap: u32,
+) -> Result<Rendered, RenderError> {
+    Builder::new(plan, model, dialect)?.query(Some(row_cap))
+}
+
+/// `COUNT(*)` of the plan entity's rows matching the plan's filters and time range
+/// (intent, metrics, dimensions, order and limit are ignored): option-count previews.
+pub fn render_count(
+    plan: &QueryPlan,
+    model: &SemanticModel,
+    dialect: Dialect,
+) -> Result<Rendered, RenderError> {
+    let mut b = Builder::new(plan, model, dialect)?;
+    let conds = b.filters()?;
+    let mut select = Sql::text("SELECT COUNT(*) AS ");
+    select.push_ident(&Ident::new("row_count")?);
+    let columns = vec![OutputColumn {
+        name: "row_count".into(),
+        label: "Count".into(),
+        ty: AttributeType::Integer,
+        source: ColumnSource::RowCount,
+    }];
+    let mut sql = select;
+    sql.push_sql(b.source_sql(&conds));
+    let (sql, values) = sql.finish(dialect);
+    Ok(Rendered {
+        dialect,
+        sql,
+        values,
+        columns,
+        row_cap: None,
+    })
+}
+
+/// One output expression with its alias.
+struct Selected {
+    expr: Sql,
+    alias: Ident,
+    column: OutputColumn,
+}
+
+/// A metric's SQL: a plain aggregate, or (SQLite) a median computed in a CTE.
+enum MetricSql {
+    Aggregate(Sql),
+    Median { input: Sql },
+}
+
+struct Builder<'p, 'm> {
+    plan: &'p QueryPlan,
+    ctx: Ctx<'m>,
+    scope: Scope,
+    /// The plan entity's table.
+    table: Ident,
+}
+
+impl<'p, 'm> Builder<'p, 'm> {
+    fn new(plan: &'p QueryPlan, model: &'m SemanticModel, dialect: Dialect) -> Result<Self, RenderError> {
+        let ctx = Ctx::new(model, dialect, plan.today);
+        let base = ctx.entity(&plan.entity)?;
+        let table = ctx.table(base)?;
+        Ok(Builder {
+            plan,
+            scope: Scope::top(base)?,
+            ctx,
+            table,
+        })
+    }
+
+    fn dialect(&self) -> Dialect {
+        self.ctx.dialect
+    }
+
+    /// The plan's filters and time range as `WHERE` conditions.
+    fn filters(&mut self) -> Result<Vec<Sql>, RenderError> {
+        let base = self.plan.entity.as_str();
+        let mut preds = Vec::new();
+        for f in &self.plan.filters {
+            preds.push(lower(&self.ctx, base, f)?);
+        }
+        if let Some(range) = &self.plan.time_range {
+            let attr = self.ctx.attribute(&range.attribute)?;
+            require_type(attr, AttributeType::Date)?;
+            let route = self.ctx.join_path(base, &attr.entity.name)?;
+            let bound = |op, d| Pred::Leaf {
+                route: route.clone(),
+                leaf: Leaf::Compare {
+                    attr,
+                    op,
+                    value: BoundValue::Date(d),
+                },
+            };
+            preds.push(Pred::And(vec![
+                bound(CompareOp::Gte, range.start),
+                bound(CompareOp::Lt, range.end),
+            ]));
+        }
+        render_conjunction(&mut self.ctx, &mut self.scope, preds)
+    }
+
+    /// `FROM … JOIN … [WHERE …]`, with every join added so far.
+    fn source_sql(&self, conds: &[Sql]) -> Sql {
+        let mut s = Sql::text("\nFROM ");
+        s.push_ident(&self.table)
+            .push(" AS ")
+            .push_ident(&self.scope.alias);
+        s.push_sql(self.scope.join_clauses());
+        if !conds.is_empty() {
+            s.push("\nWHERE ")
+                .push_sql(Sql::join(conds.iter().cloned(), " AND "));
+        }
+        s
+    }
+
+    /// An attribute reachable without crossing a one-to-many join, and its expression.
+    fn attribute_expr(&mut self, qualified: &str) -> Result<(AttributeRef<'m>, Sql), RenderError> {
+        let attr = self.ctx.attribute(qualified)?;
+        let route = self.ctx.join_path(&self.plan.entity, &attr.entity.name)?;
+        if first_fan_out(&route).is_some() {
+            return Err(RenderError::FanOut {
+                attribute: qualified.to_owned(),
+                entity: self.plan.entity.clone(),
+            });
+        }
+        let alias = self.scope.alias_for(&mut self.ctx, &route)?;
+        let expr = attr_expr(&mut self.ctx, &alias, attr)?;
+        Ok((attr, expr))
+    }
+
+    fn query(mut self, cap: Option<u32>) -> Result<Rendered, RenderError> {
+        let conds = self.filters()?;
+        let limit = match (self.plan.limit, cap) {
+            (Some(l), Some(c)) => Some(u64::from(l).min(u64::from(c) + 1)),
+            (Some(l), None) => Some(u64::from(l)),
+            (None, Some(c)) => Some(u64::from(c) + 1),
+            (None, None) => None,
+        };
+        let (mut text, columns) = match self.plan.intent {
+            Intent::List => self.list(&conds)?,
+            _ => self.aggregate(&conds)?,
+        };
+        // An aggregate without dimensions is one row; a limit means nothing there.
+        let many_rows = self.plan.intent == Intent::List || !self.plan.dimensions.is_empty();
+        if let Some(l) = limit.filter(|_| many_rows) {
+            text.push("\nLIMIT ").push_param(BoundValue::Int(l as i64));
+        }
+        let dialect = self.dialect();
+        let (sql, values) = text.finish(dialect);
+        Ok(Rendered {
+            dialect,
+            sql,
+            values,
+            columns,
+            row_cap: cap,
+        })
+    }
+
+    fn list(&mut self, conds: &[Sql]) -> Result<(Sql, Vec<OutputColumn>), RenderError> {
+        if !self.plan.metrics.is_empty() || !self.plan.dimensions.is_empty() {
+            return Err(RenderError::InvalidPlan {
+                reason: "a list has no metrics or dimensions".into(),
+            });
+        }
+        let base = self.ctx.entity(&self.plan.entity)?;
+        let mut wanted = vec![format!("{}.{}", base.name, base.key)];
+        wanted.extend(
+            base.display_attribute
+                .iter()
+                .map(|d| format!("{}.{d}", base.name)),
+        );
+        wanted.extend(self.plan.columns.iter().cloned());
+        for o in &self.plan.order {
+            match &o.key {
+                OrderKey::Attribute { attribute } => wanted.push(attribute.clone()),
+                OrderKey::Metric { .. } => {
+                    return Err(RenderError::InvalidPlan {
+                        reason: "a list cannot be sorted by a metric".into(),
+                    });
+                }
+            }
+        }
+        let mut seen = Vec::new();
+        wanted.retain(|w| {
+            let fresh = !seen.contains(w);
+            seen.push(w.clone());
+            fresh
+        });
+        let mut selected = Vec::new();
+        for q in &wanted {
+            let (attr, expr) = self.attribute_expr(q)?;
+            let ty = attr.attribute.ty;
+            selected.push(Selected {
+                expr: self.dialect().output(expr, ty),
+                alias: Ident::dotted(&[&attr.entity.name, &attr.attribute.name])?,
+                column: OutputColumn {
+                    name: q.clone(),
+                    label: attr.attribute.name.replace('_', " "),
+                    ty,
+                    source: ColumnSource::Attribute { attribute: q.clone() },
+                },
+            });
+        }
+        let key = format!("{}.{}", base.name, base.key);
+        let mut order = Vec::new();
+        let mut keys: Vec<(String, SortOrder)> = Vec::new();
+        for o in &self.plan.order {
+            if let OrderKey::Attribute { attribute } = &o.key {
+                keys.push((attribute.clone(), o.order));
+            }
+        }
+        if !keys.iter().any(|(a, _)| *a == key) {
+            keys.push((key, SortOrder::Asc));
+        }
+        for (attribute, dir) in keys {
+            let i = wanted
+                .iter()
+                .position(|w| *w == attribute)
+                .expect("sort attributes are selected");
+            let (attr, expr) = self.attribute_expr(&attribute)?;
+            order.push(self.sort_term(&selected[i].alias, expr, attr.attribute.ty, dir));
+        }
+        Ok(self.assemble(Vec::new(), selected, conds, Vec::new(), order))
+    }
+
+    /// A sort term: text by its expression (with the byte-order collation), anything
+    /// else by its output alias.
+    fn sort_term(&self, alias: &Ident, expr: Sql, ty: AttributeType, dir: SortOrder) -> Sql {
+        let mut s = if ty == AttributeType::Text && self.dialect().text_sort_collation().is_some() {
+            self.dialect().sort_key(expr, ty)
+        } else {
+            let mut a = Sql::new();
+            a.push_ident(alias);
+            a
+        };
+        s.push(match dir {
+            SortOrder::Asc => " ASC NULLS LAST",
+            SortOrder::Desc => " DESC NULLS LAST",
+        });
+        s
+    }
+
+    fn aggregate(&mut self, conds: &[Sql]) -> Result<(Sql, Vec<OutputColumn>), RenderError> {
+        let d = self.dialect();
+        let mut dims: Vec<(Selected, AttributeType, String)> = Vec::new();
+        for dim in &self.plan.dimensions {
+            let (qualified, grain) = match dim {
+                Dimension::Attribute { attribute } => (attribute, None),
+                Dimension::Time { attribute, grain } => (attribute, Some(*grain)),
+            };
+            let (attr, expr) = self.attribute_expr(qualified)?;
+            let (expr, alias, label, source, sql_ty) = match grain {
+                None => (
+                    d.output(expr, attr.attribute.ty),
+                    Ident::dotted(&[&attr.entity.name, &attr.attribute.name])?,
+                    attr.attribute.name.replace('_', " "),
+                    ColumnSource::Attribute {
+                        attribute: qualified.clone(),
+                    },
+                    if attr.attribute.ty == AttributeType::Date {
+                        AttributeType::Text
+                    } else {
+                        attr.attribute.ty
+                    },
+                ),
+                Some(g) => {
+                    require_type(attr, AttributeType::Date)?;
+                    (
+                        d.truncate_date(expr, g),
+                        Ident::dotted(&[&attr.entity.name, &attr.attribute.name, g.as_str()])?,
+                        format!("{} ({})", attr.attribute.name.replace('_', " "), g.as_str()),
+                        ColumnSource::Bucket {
+                            attribute: qualified.clone(),
+                            grain: g,
+                        },
+                        AttributeType::Text,
+                    )
+                }
+            };
+            let ty = attr.attribute.ty;
+            let name = alias.as_str().to_owned();
+            if dims.iter().any(|(s, _, _)| s.alias == alias) {
+                return Err(RenderError::InvalidPlan {
+                    reason: format!("dimension {name} appears twice"),
+                });
+            }
+            dims.push((
+                Selected {
+                    expr,
+                    alias,
+                    column: OutputColumn {
+                        name,
+                        label,
+                        ty,
+                        source,
+                    },
+                },
+                sql_ty,
+                qualified.clone(),
+            ));
+        }
+
+        let mut metrics: Vec<(MetricSql, Ident, OutputColumn)> = Vec::new();
+        if self.plan.metrics.is_empty() {
+            let alias = Ident::new("row_count")?;
+            let column = OutputColumn {
+                name: "row_count".into(),
+                label: "Count".into(),
+                ty: AttributeType::Integer,
+                source: ColumnSource::RowCount,
+            };
+            metrics.push((MetricSql::Aggregate(Sql::text("COUNT(*)")), alias, column));
+        }
+        for (i, m) in self.plan.metrics.iter().enumerate() {
+            let (sql, ty) = self.metric(m)?;
+            let alias = Ident::new(&format!("metric_{i}"))?;
+            let column = OutputColumn {
+                name: alias.as_str().to_owned(),
+                label: m.label.clone(),
+                ty,
+                source: ColumnSource::Metric { index: i },
+            };
+            metrics.push((sql, alias, column));
+        }
+
+        // SQLite has no median: one CTE per median, ranked with window functions.
+        let mut ctes = Vec::new();
+        let mut selected: Vec<Selected> = dims
+            .iter()
+            .map(|(s, _, _)| Selected {
+                expr: s.expr.clone(),
+                alias: s.alias.clone(),
+                column: s.column.clone(),
+            })
+            .collect();
+        for (sql, alias, column) in metrics {
+            let expr = match sql {
+                MetricSql::Aggregate(e) => e,
+                MetricSql::Median { input } => {
+                    let cte = Ident::new(&format!("median_{}", ctes.len()))?;
+                    let dim_exprs: Vec<Sql> = dims.iter().map(|(s, _, _)| s.expr.clone()).collect();
+                    ctes.push((cte.clone(), self.median_cte(&dim_exprs, input, conds)?));
+                    let lookup = self.median_lookup(&cte, &dim_exprs)?;
+                    d.output(lookup, AttributeType::Real)
+                }
+            };
+            selected.push(Selected { expr, alias, column });
+        }
+
+        let group_by: Vec<Sql> = dims.iter().map(|(s, _, _)| s.expr.clone()).collect();
+        let mut order = Vec::new();
+        let mut used_dims = Vec::new();
+        let mut plan_order: Vec<(OrderKey, SortOrder)> =
+            self.plan.order.iter().map(|o| (o.key.clone(), o.order)).collect();
+        if plan_order.is_empty() && self.plan.intent == Intent::Rank && !self.plan.metrics.is_empty() {
+            plan_order.push((OrderKey::Metric { index: 0 }, SortOrder::Desc));
+        }
+        for (key, dir) in plan_order {
+            match key {
+                OrderKey::Metric { index } => {
+                    let i = index as usize;
+                    if i >= self.plan.metrics.len() {
+                        return Err(RenderError::InvalidPlan {
+                            reason: format!("no metric {i} to sort by"),
+                        });
+                    }
+                    let s = &selected[dims.len() + i];
+                    order.push(self.sort_term(&s.alias, Sql::new(), AttributeType::Real, dir));
+                }
+                OrderKey::Attribute { attribute } => {
+                    let Some(j) = dims.iter().position(|(_, _, q)| *q == attribute) else {
+                        return Err(RenderError::InvalidPlan {
+                            reason: format!("cannot sort groups by {attribute}: it is not a dimension"),
+                        });
+                    };
+                    let (s, sql_ty, _) = &dims[j];
+                    order.push(self.sort_term(&s.alias, s.expr.clone(), *sql_ty, dir));
+                    used_dims.push(j);
+                }
+            }
+        }
+        for (j, (s, sql_ty, _)) in dims.iter().enumerate() {
+            if !used_dims.contains(&j) {
+                order.push(self.sort_term(&s.alias, s.expr.clone(), *sql_ty, SortOrder::Asc));
+            }
+        }
+        Ok(self.assemble(ctes, selected, conds, group_by, order))
+    }
+
+    /// One metric's aggregate and its output type.
+    fn metric(&mut self, m: &Metric) -> Result<(MetricSql, AttributeType), RenderError> {
+        let d = self.dialect();
+        let value = match &m.attribute {
+            Some(q) => Some(self.attribute_expr(q)?),
+            None => None,
+        };
+        let cond = match &m.condition {
+            Some(c) => {
+                let pred = lower(&self.ctx, &self.plan.entity, c)?;
+                let conds = render_conjunction(&mut self.ctx, &mut self.scope, vec![pred])?;
+                Some(and_all(&self.ctx, conds))
+            }
+            None => None,
+        };
+        let when = |then: Sql| -> Sql {
+            match &cond {
+                Some(c) => {
+                    let mut s = Sql::text("CASE WHEN ");
+                    s.push_sql(c.clone()).push(" THEN ").push_sql(then).push(" END");
+                    s
+                }
+                None => then,
+            }
+        };
+        let call = |f: &'static str, arg: Sql| -> Sql {
+            let mut s = Sql::text(f);
+            s.push_sql(arg).push(")");
+            s
+        };
+        let need_value = |what: &str| RenderError::InvalidPlan {
+            reason: format!("{what} needs an attribute"),
+        };
+        let numeric = |attr: &AttributeRef<'_>| -> Result<(), RenderError> {
+            if attr.attribute.ty.is_numeric() {
+                Ok(())
+            } else {
+                Err(RenderError::TypeMismatch {
+                    attribute: attr.qualified(),
+                    expected: AttributeType::Real,
+                    found: attr.attribute.ty.as_str(),
+                })
+            }
+        };
+        Ok(match m.agg {
+            MeasureAgg::Count => {
+                let arg = match (&value, &cond) {
+                    (None, None) => Sql::text("*"),
+                    (None, Some(_)) => when(Sql::text("1")),
+                    (Some((_, v)), _) => when(v.clone()),
+                };
+                (MetricSql::Aggregate(call("COUNT(", arg)), AttributeType::Integer)
+            }
+            MeasureAgg::CountDistinct => {
+                let (_, v) = value.as_ref().ok_or_else(|| need_value("count_distinct"))?;
+                let mut s = Sql::text("COUNT(DISTINCT ");
+                s.push_sql(when(v.clone())).push(")");
+                (MetricSql::Aggregate(s), AttributeType::Integer)
+            }
+            MeasureAgg::Sum | MeasureAgg::Avg | MeasureAgg::Median => {
+                let (attr, v) = value.as_ref().ok_or_else(|| need_value(m.agg.as_str()))?;
+                numeric(attr)?;
+                let input = when(v.clone());
+                match m.agg {
+                    MeasureAgg::Sum => {
+                        let ty = attr.attribute.ty;
+                        (MetricSql::Aggregate(d.output(call("SUM(", input), ty)), ty)
+                    }
+                    MeasureAgg::Avg => (
+                        MetricSql::Aggregate(d.output(call("AVG(", input), AttributeType::Real)),
+                        AttributeType::Real,
+                    ),
+                    _ => match d.median(input.clone()) {
+                        Some(median) => (
+                            MetricSql::Aggregate(d.output(median, AttributeType::Real)),
+                            AttributeType::Real,
+                        ),
+                        None => (MetricSql::Median { input }, AttributeType::Real),
+                    },
+                }
+            }
+            MeasureAgg::Min | MeasureAgg::Max => {
+                let (attr, v) = value.as_ref().ok_or_else(|| need_value(m.agg.as_str()))?;
+                let ty = attr.attribute.ty;
+                if !ty.is_ordered() {
+                    return Err(RenderError::NotOrdered {
+                        attribute: attr.qualified(),
+                    });
+                }
+                let f = if m.agg == MeasureAgg::Min { "MIN(" } else { "MAX(" };
+                (MetricSql::Aggregate(d.output(call(f, when(v.clone())), ty)), ty)
+            }
+            MeasureAgg::Share => {
+                let Some(c) = &cond else {
+                    return Err(RenderError::InvalidPlan {
+                        reason: "a share needs a condition".into(),
+                    });
+                };
+                let (hit, all) = match &value {
+                    Some((_, v)) => (v.clone(), v.clone()),
+                    None => (Sql::text("1"), Sql::text("*")),
+                };
+                let mut s = Sql::text("100.0 * COUNT(CASE WHEN ");
+                s.push_sql(c.clone())
+                    .push(" THEN ")
+                    .push_sql(hit)
+                    .push(" END) / NULLIF(COUNT(");
+                s.push_sql(all).push("), 0)");
+                (
+                    MetricSql::Aggregate(d.output(s, AttributeType::Real)),
+                    AttributeType::Real,
+                )
+            }
+        })
+    }
+
+    /// `SELECT k…, AVG(v)` over the middle one or two rows of each group (SQLite).
+    fn median_cte(&self, dims: &[Sql], input: Sql, conds: &[Sql]) -> Result<Sql, RenderError> {
+        let keys: Vec<Ident> = (0..dims.len())
+            .map(|i| Ident::new(&format!("k{i}")))
+            .collect::<Result<_, _>>()?;
+        let partition = || {
+            if dims.is_empty() {
+                Sql::new()
+            } else {
+                let mut p = Sql::text("PARTITION BY ");
+                p.push_sql(Sql::join(dims.iter().cloned(), ", "));
+                p
+            }
+        };
+        let key_list = || {
+            Sql::join(
+                keys.iter().map(|k| {
+                    let mut s = Sql::new();
+                    s.push_ident(k);
+                    s
+                }),
+                ", ",
+            )
+        };
+        let mut inner = Sql::text("SELECT ");
+        for (expr, key) in dims.iter().zip(&keys) {
+            inner
+                .push_sql(expr.clone())
+                .push(" AS ")
+                .push_ident(key)
+                .push(", ");
+        }
+        inner
+            .push_sql(input.clone())
+            .push(" AS \"v\", ROW_NUMBER() OVER (");
+        let part = partition();
+        if !part.is_empty() {
+            inner.push_sql(part.clone()).push(" ");
+        }
+        inner
+            .push("ORDER BY ")
+            .push_sql(input.clone())
+            .push(") AS \"rn\", COUNT(*) OVER (")
+            .push_sql(part);
+        inner.push(") AS \"n\"");
+        let mut all_conds: Vec<Sql> = conds.to_vec();
+        let mut not_null = input.parenthesized();
+        not_null.push(" IS NOT NULL");
+        all_conds.push(not_null);
+        inner.push_sql(self.source_sql(&all_conds));
+
+        let mut s = Sql::text("SELECT ");
+        if !keys.is_empty() {
+            s.push_sql(key_list()).push(", ");
+        }
+        s.push("AVG(\"v\") AS \"v\" FROM (").push_sql(inner);
+        s.push(") AS \"ranked\" WHERE \"rn\" IN ((\"n\" + 1) / 2, (\"n\" + 2) / 2)");
+        if !keys.is_empty() {
+            s.push(" GROUP BY ").push_sql(key_list());
+        }
+        Ok(s)
+    }
+
+    /// `(SELECT v FROM median_i WHERE k0 IS NOT DISTINCT FROM dim0 AND …)`: the group's
+    /// median (null-safe: a null group key matches its own row).
+    fn median_lookup(&self, cte: &Ident, dims: &[Sql]) -> Result<Sql, RenderError> {
+        let m = Ident::new("m")?;
+        let mut s = Sql::text("(SELECT ");
+        s.push_ident(&m)
+            .push(".\"v\" FROM ")
+            .push_ident(cte)
+            .push(" AS ")
+            .push_ident(&m);
+        for (i, expr) in dims.iter().enumerate() {
+            s.push(if i == 0 { " WHERE " } else { " AND " });
+            s.push_sql(Sql::column(&m, &Ident::new(&format!("k{i}"))?))
+                .push(" IS NOT DISTINCT FROM ")
+                .push_sql(expr.clone());
+        }
+        s.push(")");
+        if dims.is_empty() {
+            // Without GROUP BY, a select list with no aggregate would return one row
+            // per base row; the lookup is constant, so any aggregate of it is the median.
+            let mut one = Sql::text("MAX(");
+            one.push_sql(s).push(")");
+            return Ok(one);
+        }
+        Ok(s)
+    }
+
+    fn assemble(
+        &self,
+        ctes: Vec<(Ident, Sql)>,
+        selected: Vec<Selected>,
+        conds: &[Sql],
+        group_by: Vec<Sql>,
+        order: Vec<Sql>,
+    ) -> (Sql, Vec<OutputColumn>) {
+        let mut s = Sql::new();
+        if !ctes.is_empty() {
+            s.push("WITH ");
+            for (i, (name, body)) in ctes.into_iter().enumerate() {
+                if i > 0 {
+                    s.push(",\n");
+                }
+                s.push_ident(&name).push(" AS (").push_sql(body).push(")");
+            }
+            s.push("\n");
+        }
+        s.push("SELECT ");
+        let mut columns = Vec::new();
+        for (i, sel) in selected.into_iter().enumerate() {
+            if i > 0 {
+                s.push(", ");
+            }
+            s.push_sql(sel.expr).push(" AS ").push_ident(&sel.alias);
+            columns.push(sel.column);
+        }
+        s.push_sql(self.source_sql(conds));
+        if !group_by.is_empty() {
+            s.push("\nGROUP BY ").push_sql(Sql::join(group_by, ", "));
+        }
+        if !order.is_empty() {
+            s.push("\nORDER BY ").push_sql(Sql::join(order, ", "));
+        }
+        (s, columns)
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,271 @@
+//! Query history (F19) and the audit log (F23).
+//!
+//! History is the clinician's own record: what they asked, what was computed
+//! and which clarifications and assumptions applied, so a past question can be
+//! re-run in one click. The audit log is the administrator's record of who ran
+//! which SQL. It stores the number of bound values, never the values: they can
+//! be patient data, and the log must be safe to read.
+
+use super::ids::{HistoryId, ThreadId};
+use super::time::Ts;
+use super::{Store, StoreError};
+use chrono::{DateTime, Utc};
+
+/// A finished question to record.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NewHistoryEntry<'a> {
+    /// The thread it was asked in (must be the user's), if any.
+    pub thread_id: Option<&'a ThreadId>,
+    pub question: &'a str,
+    /// The final typed plan, as JSON text.
+    pub plan_json: &'a str,
+    /// The SQL that ran (placeholders only, no values).
+    pub sql: &'a str,
+    /// The clarifications applied (answers, remembered choices), as JSON text.
+    pub clarifications_json: &'a str,
+    /// The assumptions shown as badges, as JSON text.
+    pub assumptions_json: &'a str,
+    pub row_count: i64,
+    pub duration_ms: i64,
+}
+
+/// A stored history entry.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HistoryEntry {
+    pub id: HistoryId,
+    pub user_id: i64,
+    pub thread_id: Option<ThreadId>,
+    pub question: String,
+    pub plan_json: String,
+    pub sql: String,
+    pub clarifications_json: String,
+    pub assumptions_json: String,
+    pub row_count: i64,
+    pub duration_ms: i64,
+    pub created_at: DateTime<Utc>,
+}
+
+#[derive(sqlx::FromRow)]
+struct HistoryRow {
+    id: String,
+    user_id: i64,
+    thread_id: Option<String>,
+    question: String,
+    plan_json: String,
+    sql_text: String,
+    clarifications_json: String,
+    assumptions_json: String,
+    row_count: i64,
+    duration_ms: i64,
+    created_at: Ts,
+}
+
+const HISTORY_COLUMNS: &str = "id, user_id, thread_id, question, plan_json, sql_text, clarifications_json, \
+     assumptions_json, row_count, duration_ms, created_at";
+
+impl From<HistoryRow> for HistoryEntry {
+    fn from(r: HistoryRow) -> Self {
+        HistoryEntry {
+            id: HistoryId::new(r.id),
+            user_id: r.user_id,
+            thread_id: r.thread_id.map(ThreadId::new),
+            question: r.question,
+            plan_json: r.plan_json,
+            sql: r.sql_text,
+            clarifications_json: r.clarifications_json,
+            assumptions_json: r.assumptions_json,
+            row_count: r.row_count,
+            duration_ms: r.duration_ms,
+            created_at: r.created_at.0,
+        }
+    }
+}
+
+/// How a statement ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AuditOutcome {
+    Ok,
+    Error,
+    Timeout,
+}
+
+impl AuditOutcome {
+    fn as_str(self) -> &'static str {
+        match self {
+            AuditOutcome::Ok => "ok",
+            AuditOutcome::Error => "error",
+            AuditOutcome::Timeout => "timeout",
+        }
+    }
+
+    fn parse(s: &str) -> Result<Self, StoreError> {
+        match s {
+            "ok" => Ok(AuditOutcome::Ok),
+            "error" => Ok(AuditOutcome::Error),
+            "timeout" => Ok(AuditOutcome::Timeout),
+            other => Err(StoreError::Corrupt(format!("audit outcome {other:?}"))),
+        }
+    }
+}
+
+/// One executed statement to record. There is deliberately no field for the
+/// bound values, only their count.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NewAuditEntry<'a> {
+    /// Who ran it; `None` for the command line.
+    pub user_id: Option<i64>,
+    pub sql: &'a str,
+    /// How many values were bound to the statement.
+    pub param_count: usize,
+    pub row_count: i64,
+    pub duration_ms: i64,
+    pub outcome: AuditOutcome,
+}
+
+/// A stored audit record.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AuditEntry {
+    pub id: i64,
+    pub user_id: Option<i64>,
+    /// The user's username at read time (`None` for the command line).
+    pub username: Option<String>,
+    pub at: DateTime<Utc>,
+    pub sql: String,
+    pub param_count: i64,
+    pub row_count: i64,
+    pub duration_ms: i64,
+    pub outcome: AuditOutcome,
+}
+
+#[derive(sqlx::FromRow)]
+struct AuditRow {
+    id: i64,
+    user_id: Option<i64>,
+    username: Option<String>,
+    at: Ts,
+    sql_text: String,
+    param_count: i64,
+    row_count: i64,
+    duration_ms: i64,
+    outcome: String,
+}
+
+impl TryFrom<AuditRow> for AuditEntry {
+    type Error = StoreError;
+
+    fn try_from(r: AuditRow) -> Result<Self, StoreError> {
+        Ok(AuditEntry {
+            id: r.id,
+            user_id: r.user_id,
+            username: r.username,
+            at: r.at.0,
+            sql: r.sql_text,
+            param_count: r.param_count,
+            row_count: r.row_count,
+            duration_ms: r.duration_ms,
+            outcome: AuditOutcome::parse(&r.outcome)?,
+        })
+    }
+}
+
+const AUDIT_SELECT: &str = "SELECT a.id, a.user_id, u.username, a.at, a.sql_text, a.param_count, a.row_count, \
+     a.duration_ms, a.outcome FROM audit_log a LEFT JOIN users u ON u.id = a.user_id";
+
+impl Store {
+    /// Records a finished question in the user's history; `NotFound` if the
+    /// given thread is missing or someone else's.
+    pub async fn add_history(
+        &self,
+        user_id: i64,
+        entry: NewHistoryEntry<'_>,
+        now: DateTime<Utc>,
+    ) -> Result<HistoryEntry, StoreError> {
+        if let Some(thread) = entry.thread_id {
+            self.thread(user_id, thread).await?;
+        }
+        let id = HistoryId::random();
+        let sql = format!(
+            "INSERT INTO query_history ({HISTORY_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) \
+             RETURNING {HISTORY_COLUMNS}"
+        );
+        let row: HistoryRow = on_pool!(&self.db, |p| sqlx::query_as(&sql)
+            .bind(id.as_str())
+            .bind(user_id)
+            .bind(entry.thread_id.map(ThreadId::as_str))
+            .bind(entry.question)
+            .bind(entry.plan_json)
+            .bind(entry.sql)
+            .bind(entry.clarifications_json)
+            .bind(entry.assumptions_json)
+            .bind(entry.row_count)
+            .bind(entry.duration_ms)
+            .bind(Ts::of(now))
+            .fetch_one(p)
+            .await)?;
+        Ok(row.into())
+    }
+
+    /// The user's history, newest first.
+    pub async fn history(&self, user_id: i64, limit: i64) -> Result<Vec<HistoryEntry>, StoreError> {
+        let sql = format!(
+            "SELECT {HISTORY_COLUMNS} FROM query_history WHERE user_id = $1 \
+             ORDER BY created_at DESC, id LIMIT $2"
+        );
+        let rows: Vec<HistoryRow> = on_pool!(&self.db, |p| sqlx::query_as(&sql)
+            .bind(user_id)
+            .bind(limit)
+            .fetch_all(p)
+            .await)?;
+        Ok(rows.into_iter().map(HistoryEntry::from).collect())
+    }
+
+    /// One of the user's history entries (for re-running it); `NotFound` if
+    /// missing or someone else's.
+    pub async fn history_entry(&self, user_id: i64, id: &HistoryId) -> Result<HistoryEntry, StoreError> {
+        let sql = format!("SELECT {HISTORY_COLUMNS} FROM query_history WHERE id = $1 AND user_id = $2");
+        let row: Option<HistoryRow> = on_pool!(&self.db, |p| sqlx::query_as(&sql)
+            .bind(id.as_str())
+            .bind(user_id)
+            .fetch_optional(p)
+            .await)?;
+        row.map(HistoryEntry::from).ok_or(StoreError::NotFound)
+    }
+
+    /// Records an executed statement. Returns the record's id.
+    pub async fn audit(&self, entry: NewAuditEntry<'_>, now: DateTime<Utc>) -> Result<i64, StoreError> {
+        let param_count = i64::try_from(entry.param_count)
+            .map_err(|_| StoreError::Corrupt(format!("param count {}", entry.param_count)))?;
+        let sql = "INSERT INTO audit_log (user_id, at, sql_text, param_count, row_count, duration_ms, outcome) \
+                   VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id";
+        let (id,): (i64,) = on_pool!(&self.db, |p| sqlx::query_as(sql)
+            .bind(entry.user_id)
+            .bind(Ts::of(now))
+            .bind(entry.sql)
+            .bind(param_count)
+            .bind(entry.row_count)
+            .bind(entry.duration_ms)
+            .bind(entry.outcome.as_str())
+            .fetch_one(p)
+            .await)?;
+        Ok(id)
+    }
+
+    /// The most recent audit records of everyone (for administrators), newest first.
+    pub async fn audit_log(&self, limit: i64) -> Result<Vec<AuditEntry>, StoreError> {
+        let sql = format!("{AUDIT_SELECT} ORDER BY a.at DESC, a.id DESC LIMIT $1");
+        let rows: Vec<AuditRow> =
+            on_pool!(&self.db, |p| sqlx::query_as(&sql).bind(limit).fetch_all(p).await)?;
+        rows.into_iter().map(AuditEntry::try_from).collect()
+    }
+
+    /// The most recent audit records of one user, newest first.
+    pub async fn audit_log_of(&self, user_id: i64, limit: i64) -> Result<Vec<AuditEntry>, StoreError> {
+        let sql = format!("{AUDIT_SELECT} WHERE a.user_id = $1 ORDER BY a.at DESC, a.id DESC LIMIT $2");
+        let rows: Vec<AuditRow> = on_pool!(&self.db, |p| sqlx::query_as(&sql)
+            .bind(user_id)
+            .bind(limit)
+            .fetch_all(p)
+            .await)?;
+        rows.into_iter().map(AuditEntry::try_from).collect()
+    }
+}

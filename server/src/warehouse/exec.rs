@@ -1,0 +1,270 @@
+//! Read-only execution of rendered plans against the clinical data: the answer's
+//! query (row cap, time limit) and the option-count previews of a clarification round
+//! (in parallel, each with its own short time limit, omitted when slow).
+//!
+//! Read-only is enforced by the database, not only by our code:
+//! - SQLite: a separate pool opened with `read_only(true)` on the same file (an
+//!   in-memory database, which another pool cannot see, falls back to the main pool;
+//!   only tests use one). The time limit is a tokio timeout plus a progress
+//!   handler that interrupts the statement at the deadline, so a runaway query does not
+//!   keep a connection busy after the caller gave up.
+//! - PostgreSQL: every statement runs in `BEGIN READ ONLY` with
+//!   `SET LOCAL statement_timeout`, plus a tokio timeout as a backstop.
+//!
+//! What this module must not do: execute SQL text that did not come from
+//! `crate::sql::render`, write anything, or log statement values (they can be patient
+//! data). Results are decoded by the rendered column types, so both backends return
+//! the same JSON cells.
+
+use crate::db::Database;
+use crate::semantic::AttributeType;
+use crate::sql::{Rendered, bind};
+use serde_json::Value as Json;
+use sqlx::postgres::PgRow;
+use sqlx::sqlite::{SqliteConnectOptions, SqlitePoolOptions, SqliteRow};
+use sqlx::{Executor, PgPool, Row, SqlitePool};
+use std::time::{Duration, Instant};
+
+/// Limits for read-only execution.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ExecLimits {
+    /// Most rows returned to the user (one more is fetched to detect truncation).
+    pub row_cap: u32,
+    /// Longest an answer's statement may run.
+    pub query_timeout: Duration,
+    /// Longest one option-count preview may run before it is omitted.
+    pub preview_timeout: Duration,
+}
+
+impl Default for ExecLimits {
+    fn default() -> Self {
+        ExecLimits {
+            row_cap: 1000,
+            query_timeout: Duration::from_secs(5),
+            preview_timeout: Duration::from_millis(300),
+        }
+    }
+}
+
+/// The rows of one executed statement.
+#[derive(Clone, Debug, PartialEq)]
+pub struct QueryRows {
+    /// Rows of JSON cells, in the rendered column order (at most the row cap).
+    pub rows: Vec<Vec<Json>>,
+    /// More rows matched than the cap allows (the extra row was dropped).
+    pub truncated: bool,
+    /// Time spent in the database (connection included).
+    pub elapsed: Duration,
+}
+
+/// Why a statement produced no rows.
+#[derive(Debug, thiserror::Error)]
+pub enum ExecError {
+    /// It ran past its time limit and was cancelled.
+    #[error("the query took longer than {0:?} and was stopped")]
+    Timeout(Duration),
+    /// The database refused or failed it (the message never contains bound values).
+    #[error("database error: {0}")]
+    Database(String),
+}
+
+#[derive(Clone, Debug)]
+enum ReadPool {
+    /// A read-only pool (or the main pool for in-memory databases).
+    Sqlite(SqlitePool),
+    /// The main pool; each statement runs in a read-only transaction.
+    Postgres(PgPool),
+}
+
+/// Read-only access to the clinical tables. Cheap to clone.
+#[derive(Clone, Debug)]
+pub struct Warehouse {
+    pool: ReadPool,
+    limits: ExecLimits,
+}
+
+/// How many SQLite virtual-machine steps run between deadline checks.
+const PROGRESS_STEPS: i32 = 4_000;
+
+impl Warehouse {
+    /// Read-only access to the clinical tables in `db` (which holds them beside
+    /// Clarion's own tables). Never blocks: the SQLite read-only pool connects lazily.
+    pub fn new(db: &Database, limits: ExecLimits) -> Self {
+        let pool = match db {
+            Database::Postgres(p) => ReadPool::Postgres(p.clone()),
+            Database::Sqlite(p) => {
+                let base: SqliteConnectOptions = (*p.connect_options()).clone();
+                let in_memory = base.get_filename().as_os_str().is_empty()
+                    || base.get_filename().to_string_lossy().contains(":memory:");
+                if in_memory {
+                    ReadPool::Sqlite(p.clone())
+                } else {
+                    let opts = base.read_only(true).create_if_missing(false);
+                    ReadPool::Sqlite(
+                        SqlitePoolOptions::new()
+                            .max_connections(4)
+                            .acquire_timeout(Duration::from_secs(5))
+                            .connect_lazy_with(opts),
+                    )
+                }
+            }
+        };
+        Warehouse { pool, limits }
+    }
+
+    /// The limits in force.
+    pub fn limits(&self) -> ExecLimits {
+        self.limits
+    }
+
+    /// Runs an answer's statement (rendered with the row cap) under the query time limit.
+    pub async fn run(&self, rendered: &Rendered) -> Result<QueryRows, ExecError> {
+        let started = Instant::now();
+        let rows = self.fetch(rendered, self.limits.query_timeout).await?;
+        let cap = rendered.row_cap.unwrap_or(self.limits.row_cap) as usize;
+        let truncated = rows.len() > cap;
+        let mut rows = rows;
+        rows.truncate(cap);
+        Ok(QueryRows {
+            rows,
+            truncated,
+            elapsed: started.elapsed(),
+        })
+    }
+
+    /// Runs a `COUNT(*)` preview under the preview time limit; `None` when it was slow
+    /// or failed (a preview never fails a question).
+    pub async fn count(&self, rendered: &Rendered) -> Option<i64> {
+        match self.fetch(rendered, self.limits.preview_timeout).await {
+            Ok(rows) => rows.first()?.first()?.as_i64(),
+            Err(e) => {
+                tracing::debug!(error = %e, "option-count preview omitted");
+                None
+            }
+        }
+    }
+
+    /// Runs every preview in parallel; each result is `None` when that one was slow.
+    /// Returns when all finished or timed out, so never later than about one
+    /// preview time limit (plus waiting for a connection).
+    pub async fn counts(&self, statements: Vec<Rendered>) -> Vec<Option<i64>> {
+        let mut set = tokio::task::JoinSet::new();
+        let n = statements.len();
+        for (i, r) in statements.into_iter().enumerate() {
+            let me = self.clone();
+            set.spawn(async move { (i, me.count(&r).await) });
+        }
+        let mut out = vec![None; n];
+        // A hard stop a little after the per-preview limit: a preview stuck waiting
+        // for a pool connection must not hold up the round.
+        let deadline = tokio::time::Instant::now() + self.limits.preview_timeout * 2;
+        loop {
+            match tokio::time::timeout_at(deadline, set.join_next()).await {
+                Ok(Some(Ok((i, c)))) => out[i] = c,
+                Ok(Some(Err(_))) => {}
+                Ok(None) => break,
+                Err(_) => {
+                    set.abort_all();
+                    break;
+                }
+            }
+        }
+        out
+    }
+
+    async fn fetch(&self, rendered: &Rendered, limit: Duration) -> Result<Vec<Vec<Json>>, ExecError> {
+        let work = async {
+            match &self.pool {
+                ReadPool::Sqlite(pool) => fetch_sqlite(pool, rendered, limit).await,
+                ReadPool::Postgres(pool) => fetch_postgres(pool, rendered, limit).await,
+            }
+        };
+        match tokio::time::timeout(limit, work).await {
+            Ok(r) => r,
+            Err(_) => Err(ExecError::Timeout(limit)),
+        }
+    }
+}
+
+fn db_err(e: sqlx::Error) -> ExecError {
+    ExecError::Database(e.to_string().split_whitespace().collect::<Vec<_>>().join(" "))
+}
+
+async fn fetch_sqlite(
+    pool: &SqlitePool,
+    rendered: &Rendered,
+    limit: Duration,
+) -> Result<Vec<Vec<Json>>, ExecError> {
+    let mut conn = pool.acquire().await.map_err(db_err)?;
+    let deadline = Instant::now() + limit;
+    conn.lock_handle()
+        .await
+        .map_err(db_err)?
+        .set_progress_handler(PROGRESS_STEPS, move || Instant::now() < deadline);
+    let args = bind::sqlite_arguments(&rendered.values).map_err(|e| ExecError::Database(e.to_string()))?;
+    let fetched = sqlx::query_with(&rendered.sql, args).fetch_all(&mut *conn).await;
+    if let Ok(mut h) = conn.lock_handle().await {
+        h.remove_progress_handler();
+    }
+    let rows = match fetched {
+        Ok(rows) => rows,
+        Err(e) if Instant::now() >= deadline => {
+            tracing::debug!(error = %e, "statement interrupted at its deadline");
+            return Err(ExecError::Timeout(limit));
+        }
+        Err(e) => return Err(db_err(e)),
+    };
+    rows.iter().map(|r| decode_sqlite(r, rendered)).collect()
+}
+
+async fn fetch_postgres(
+    pool: &PgPool,
+    rendered: &Rendered,
+    limit: Duration,
+) -> Result<Vec<Vec<Json>>, ExecError> {
+    let mut tx = pool.begin().await.map_err(db_err)?;
+    tx.execute("SET TRANSACTION READ ONLY").await.map_err(db_err)?;
+    // `SET LOCAL` takes no parameters; the value is a number we computed, not input.
+    let ms = limit.as_millis().clamp(1, i32::MAX as u128);
+    tx.execute(format!("SET LOCAL statement_timeout = {ms}").as_str())
+        .await
+        .map_err(db_err)?;
+    let args = bind::postgres_arguments(&rendered.values).map_err(|e| ExecError::Database(e.to_string()))?;
+    let rows = match sqlx::query_with(&rendered.sql, args).fetch_all(&mut *tx).await {
+        Ok(rows) => rows,
+        Err(sqlx::Error::Database(d)) if d.code().as_deref() == Some("57014") => {
+            return Err(ExecError::Timeout(limit));
+        }
+        Err(e) => return Err(db_err(e)),
+    };
+    tx.rollback().await.map_err(db_err)?;
+    rows.iter().map(|r| decode_postgres(r, rendered)).collect()
+}
+
+macro_rules! decode_row {
+    ($row:expr, $rendered:expr) => {{
+        let mut cells = Vec::with_capacity($rendered.columns.len());
+        for (i, col) in $rendered.columns.iter().enumerate() {
+            let cell = match col.ty {
+                AttributeType::Integer => $row.try_get::<Option<i64>, _>(i).map(|v| v.map(Json::from)),
+                AttributeType::Real => $row
+                    .try_get::<Option<f64>, _>(i)
+                    .map(|v| v.and_then(|x| serde_json::Number::from_f64(x).map(Json::Number))),
+                AttributeType::Boolean => $row.try_get::<Option<bool>, _>(i).map(|v| v.map(Json::Bool)),
+                AttributeType::Text | AttributeType::Date => {
+                    $row.try_get::<Option<String>, _>(i).map(|v| v.map(Json::String))
+                }
+            };
+            cells.push(cell.map_err(db_err)?.unwrap_or(Json::Null));
+        }
+        Ok(cells)
+    }};
+}
+
+fn decode_sqlite(row: &SqliteRow, rendered: &Rendered) -> Result<Vec<Json>, ExecError> {
+    decode_row!(row, rendered)
+}
+
+fn decode_postgres(row: &PgRow, rendered: &Rendered) -> Result<Vec<Json>, ExecError> {
+    decode_row!(row, rendered)
+}

@@ -1,0 +1,655 @@
+//! The whole clarification loop over HTTP, through the real router, on SQLite and (when
+//! reachable) PostgreSQL: ask → 202 with counts → clarify → 200; loop prevention;
+//! "I don't know"; custom values; remembered and learned preferences; expiry, foreign
+//! and repeated answers; skip-clarifications and non-interactive mode; bad and hostile
+//! input; the audit log.
+
+mod common;
+
+use axum::http::{Method, StatusCode};
+use common::api::{Api, Reply, test_config};
+use serde_json::{Value, json};
+use server::orchestrator::OrchestratorConfig;
+use std::time::Duration;
+
+async fn each_backend(config: OrchestratorConfig, test: impl AsyncFn(&Api)) {
+    for db in common::all_backends().await {
+        let api = Api::start(db, config.clone()).await;
+        test(&api).await;
+        api.finish().await;
+    }
+}
+
+fn status(r: &Reply) -> &str {
+    r.body["status"].as_str().unwrap_or("")
+}
+
+fn question<'a>(round: &'a Value, id: &str) -> &'a Value {
+    round["questions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|q| q["id"] == id)
+        .unwrap_or_else(|| panic!("no question {id} in {round}"))
+}
+
+fn assumption<'a>(answer: &'a Value, ambiguity: &str) -> Option<&'a Value> {
+    answer["assumptions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["ambiguity_id"] == ambiguity)
+}
+
+async fn set_settings(api: &Api, token: &str, skip: bool, sensitivity: &str) {
+    let r = api
+        .call(
+            token,
+            Method::PUT,
+            "/api/v1/settings",
+            Some(json!({"skip_clarifications": skip, "sensitivity": sensitivity})),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+}
+
+const SERIOUS: &str = "term:serious@wounds";
+
+#[tokio::test]
+async fn a_clear_question_is_answered_with_rows_sql_and_measured_thinking() {
+    each_backend(test_config(), async |api| {
+        let r = api
+            .ask(json!({"question": "how many open wounds by clinic"}))
+            .await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+        assert_eq!(status(&r), "answered");
+        let a = &r.body;
+        assert!(a["table"]["row_count"].as_u64().unwrap() > 0, "{a}");
+        assert_eq!(
+            a["table"]["rows"].as_array().unwrap().len() as u64,
+            a["table"]["row_count"].as_u64().unwrap()
+        );
+        assert!(
+            a["sql"].as_str().unwrap().starts_with("SELECT")
+                || a["sql"].as_str().unwrap().starts_with("WITH")
+        );
+        assert!(
+            !a["sql"].as_str().unwrap().contains("'open'"),
+            "values are bound, never inlined"
+        );
+        assert!(a["param_count"].as_u64().unwrap() >= 1);
+        assert!(
+            a["restatement"].as_str().unwrap().contains("by clinic"),
+            "{}",
+            a["restatement"]
+        );
+        let measured: Vec<&Value> = a["thinking"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|s| s["duration_ms"].is_number())
+            .collect();
+        assert!(measured.len() >= 3, "measured steps: {:?}", a["thinking"]);
+        assert!(measured.iter().any(|s| s["name"] == "Ran the query"));
+        // the thread holds the question and the answer
+        let t = api
+            .call(
+                &api.alice,
+                Method::GET,
+                &format!("/api/v1/threads/{}", a["thread_id"].as_str().unwrap()),
+                None,
+            )
+            .await;
+        assert_eq!(t.status, StatusCode::OK);
+        let kinds: Vec<&str> = t.body["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| m["kind"].as_str().unwrap())
+            .collect();
+        assert_eq!(kinds, ["question", "answer"]);
+        // and the history lists it
+        let h = api.call(&api.alice, Method::GET, "/api/v1/history", None).await;
+        assert_eq!(h.body[0]["id"], a["history_id"]);
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn an_ambiguous_question_gets_one_round_with_counts_and_the_chosen_count_is_the_answer() {
+    each_backend(test_config(), async |api| {
+        let r = api.ask(json!({"question": "show me serious wounds"})).await;
+        assert_eq!(r.status, StatusCode::ACCEPTED, "{}", r.body);
+        assert_eq!(status(&r), "needs_clarification");
+        assert_eq!(r.body["round"], 1);
+        assert!(!r.body["understood_so_far"].as_str().unwrap().is_empty());
+        let q = question(&r.body, SERIOUS);
+        let options = q["options"].as_array().unwrap();
+        assert_eq!(options.iter().filter(|o| o["default"] == true).count(), 1, "one best guess preselected");
+        assert!(options.iter().all(|o| o["count"].is_i64()), "every option has a count: {options:?}");
+        let infected = options.iter().find(|o| o["id"] == "infected").unwrap();
+        let shown = infected["count"].as_i64().unwrap();
+        let counted = r.body["thinking"].as_array().unwrap().iter().any(|s| s["name"] == "Counted the records each option matches" && s["duration_ms"].is_number());
+        assert!(counted, "{:?}", r.body["thinking"]);
+
+        let a = api
+            .clarify(json!({"clarification_id": r.body["clarification_id"], "answers": [{"question_id": SERIOUS, "option_id": "infected"}]}))
+            .await;
+        assert_eq!(a.status, StatusCode::OK, "{}", a.body);
+        assert_eq!(a.body["rounds"], 1);
+        assert_eq!(a.body["table"]["truncated"], false);
+        assert_eq!(a.body["table"]["row_count"].as_i64().unwrap(), shown, "the preview counted the answer's rows");
+        assert!(assumption(&a.body, SERIOUS).is_none(), "an answered question is not an assumption");
+        assert_eq!(a.body["thread_id"], r.body["thread_id"]);
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn i_dont_know_applies_the_best_guess_and_shows_it_as_an_assumption() {
+    each_backend(test_config(), async |api| {
+        let r = api.ask(json!({"question": "show me serious wounds"})).await;
+        assert_eq!(r.status, StatusCode::ACCEPTED);
+        let a = api
+            .clarify(json!({"clarification_id": r.body["clarification_id"], "answers": [{"question_id": SERIOUS, "dont_know": true}]}))
+            .await;
+        assert_eq!(a.status, StatusCode::OK, "{}", a.body);
+        let badge = assumption(&a.body, SERIOUS).expect("the best guess is an assumption");
+        assert_eq!(badge["source"], "default");
+        assert_eq!(badge["option_id"], "full_thickness");
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_bad_custom_value_is_refused_and_the_round_stays_answerable() {
+    each_backend(test_config(), async |api| {
+        // "More questions" makes "large" a question (it is an assumption by default).
+        set_settings(api, &api.alice, false, "more").await;
+        let r = api.ask(json!({"question": "patients with large wounds"})).await;
+        assert_eq!(r.status, StatusCode::ACCEPTED, "{}", r.body);
+        let q = question(&r.body, "term:large@wounds");
+        assert_eq!(q["custom"]["kind"], "number");
+        let id = r.body["clarification_id"].clone();
+
+        let bad = api
+            .clarify(json!({"clarification_id": id, "answers": [{"question_id": "term:large@wounds", "custom": "quite big"}]}))
+            .await;
+        assert_eq!(bad.status, StatusCode::BAD_REQUEST, "{}", bad.body);
+        assert_eq!(bad.body["code"], "invalid_custom_value");
+        assert!(bad.body["message"].as_str().unwrap().contains("quite big"), "{}", bad.body);
+
+        let unknown = api
+            .clarify(json!({"clarification_id": id, "answers": [{"question_id": "term:large@wounds", "option_id": "gigantic"}]}))
+            .await;
+        assert_eq!(unknown.status, StatusCode::BAD_REQUEST);
+        assert_eq!(unknown.body["code"], "unknown_option");
+
+        let good = api
+            .clarify(json!({"clarification_id": id, "answers": [{"question_id": "term:large@wounds", "custom": "15"}]}))
+            .await;
+        assert_eq!(good.status, StatusCode::OK, "{}", good.body);
+        assert!(good.body["restatement"].as_str().unwrap().contains("15"), "{}", good.body["restatement"]);
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn remember_my_choice_resolves_the_next_question_as_your_saved_definition() {
+    each_backend(test_config(), async |api| {
+        let r = api.ask(json!({"question": "show me serious wounds"})).await;
+        assert_eq!(r.status, StatusCode::ACCEPTED);
+        let a = api
+            .clarify(json!({"clarification_id": r.body["clarification_id"], "answers": [{"question_id": SERIOUS, "option_id": "infected", "remember": true}]}))
+            .await;
+        assert_eq!(a.status, StatusCode::OK, "{}", a.body);
+
+        let next = api.ask(json!({"question": "how many serious wounds are there"})).await;
+        assert_eq!(next.status, StatusCode::OK, "auto-resolved, not asked: {}", next.body);
+        let badge = assumption(&next.body, SERIOUS).expect("saved definition badge");
+        assert_eq!(badge["source"], "saved_definition");
+        assert_eq!(badge["option_id"], "infected");
+
+        // bob is not affected
+        let theirs = api.call(&api.bob, Method::POST, "/api/v1/query", Some(json!({"question": "how many serious wounds are there"}))).await;
+        assert_eq!(theirs.status, StatusCode::ACCEPTED);
+
+        // listed, and deleting it brings the question back
+        let prefs = api.call(&api.alice, Method::GET, "/api/v1/preferences", None).await;
+        let remembered: Vec<&Value> = prefs.body.as_array().unwrap().iter().filter(|p| p["remembered"] == true).collect();
+        assert_eq!(remembered.len(), 1, "{}", prefs.body);
+        let id = remembered[0]["id"].as_i64().unwrap();
+        let foreign = api.call(&api.bob, Method::DELETE, &format!("/api/v1/preferences/{id}"), None).await;
+        assert_eq!(foreign.status, StatusCode::NOT_FOUND);
+        let gone = api.call(&api.alice, Method::DELETE, &format!("/api/v1/preferences/{id}"), None).await;
+        assert_eq!(gone.status, StatusCode::NO_CONTENT);
+        let again = api.ask(json!({"question": "how many serious wounds are there"})).await;
+        assert_eq!(again.status, StatusCode::ACCEPTED);
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn the_same_answer_three_times_becomes_the_preselected_default() {
+    each_backend(test_config(), async |api| {
+        for _ in 0..3 {
+            let r = api.ask(json!({"question": "show me serious wounds"})).await;
+            assert_eq!(r.status, StatusCode::ACCEPTED);
+            assert_eq!(question(&r.body, SERIOUS)["options"].as_array().unwrap().iter().find(|o| o["default"] == true).unwrap()["id"], "full_thickness");
+            let a = api
+                .clarify(json!({"clarification_id": r.body["clarification_id"], "answers": [{"question_id": SERIOUS, "option_id": "infected"}]}))
+                .await;
+            assert_eq!(a.status, StatusCode::OK);
+        }
+        let r = api.ask(json!({"question": "show me serious wounds"})).await;
+        assert_eq!(r.status, StatusCode::ACCEPTED, "still asked (not remembered)");
+        let default = question(&r.body, SERIOUS)["options"].as_array().unwrap().iter().find(|o| o["default"] == true).unwrap().clone();
+        assert_eq!(default["id"], "infected", "offered as the default after three answers");
+        let prefs = api.call(&api.alice, Method::GET, "/api/v1/preferences", None).await;
+        assert!(prefs.body.as_array().unwrap().iter().any(|p| p["offered_as_default"] == true && p["count"] == 3));
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn an_expired_round_is_not_found() {
+    let config = OrchestratorConfig {
+        round_ttl: Duration::from_millis(300),
+        ..test_config()
+    };
+    each_backend(config, async |api| {
+        let r = api.ask(json!({"question": "show me serious wounds"})).await;
+        assert_eq!(r.status, StatusCode::ACCEPTED);
+        tokio::time::sleep(Duration::from_millis(600)).await;
+        let a = api
+            .clarify(json!({"clarification_id": r.body["clarification_id"], "answers": [{"question_id": SERIOUS, "option_id": "infected"}]}))
+            .await;
+        assert_eq!(a.status, StatusCode::NOT_FOUND, "{}", a.body);
+        assert_eq!(a.body["code"], "not_found");
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn another_users_round_and_thread_look_exactly_like_unknown_ones() {
+    each_backend(test_config(), async |api| {
+        let r = api.ask(json!({"question": "show me serious wounds"})).await;
+        assert_eq!(r.status, StatusCode::ACCEPTED);
+        let answer = json!({"clarification_id": r.body["clarification_id"], "answers": [{"question_id": SERIOUS, "option_id": "infected"}]});
+        let foreign = api.call(&api.bob, Method::POST, "/api/v1/query/clarify", Some(answer.clone())).await;
+        let unknown = api
+            .call(&api.bob, Method::POST, "/api/v1/query/clarify", Some(json!({"clarification_id": "0123456789abcdef0123456789abcdef", "answers": []})))
+            .await;
+        assert_eq!(foreign.status, StatusCode::NOT_FOUND);
+        assert_eq!(foreign.body, unknown.body, "no information leak");
+        let thread = format!("/api/v1/threads/{}", r.body["thread_id"].as_str().unwrap());
+        assert_eq!(api.call(&api.bob, Method::GET, &thread, None).await.status, StatusCode::NOT_FOUND);
+        let follow = api.call(&api.bob, Method::POST, "/api/v1/query", Some(json!({"question": "only the open ones", "thread_id": r.body["thread_id"]}))).await;
+        assert_eq!(follow.status, StatusCode::NOT_FOUND);
+        // the owner can still answer it: bob's attempt changed nothing
+        assert_eq!(api.clarify(answer).await.status, StatusCode::OK);
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_round_answered_twice_is_a_conflict() {
+    each_backend(test_config(), async |api| {
+        let r = api.ask(json!({"question": "show me serious wounds"})).await;
+        let answer = json!({"clarification_id": r.body["clarification_id"], "answers": [{"question_id": SERIOUS, "option_id": "infected"}]});
+        assert_eq!(api.clarify(answer.clone()).await.status, StatusCode::OK);
+        let again = api.clarify(answer).await;
+        assert_eq!(again.status, StatusCode::CONFLICT, "{}", again.body);
+        assert_eq!(again.body["code"], "conflict");
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn the_skip_setting_answers_at_once_with_assumptions() {
+    each_backend(test_config(), async |api| {
+        set_settings(api, &api.alice, true, "balanced").await;
+        let s = api.call(&api.alice, Method::GET, "/api/v1/settings", None).await;
+        assert_eq!(
+            s.body,
+            json!({"skip_clarifications": true, "sensitivity": "balanced"})
+        );
+        let r = api.ask(json!({"question": "show me serious wounds"})).await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+        assert_eq!(assumption(&r.body, SERIOUS).expect("badge")["source"], "default");
+        assert!(
+            !assumption(&r.body, SERIOUS).unwrap()["options"]
+                .as_array()
+                .unwrap()
+                .is_empty(),
+            "the badge offers the alternatives"
+        );
+        assert_eq!(r.body["open_questions"][0]["id"], SERIOUS);
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn non_interactive_mode_never_asks_and_lists_open_questions() {
+    each_backend(test_config(), async |api| {
+        for q in ["show me serious wounds", "show me data", "top 10 wounds"] {
+            let r = api.ask(json!({"question": q, "interactive": false})).await;
+            assert_eq!(r.status, StatusCode::OK, "{q}: {}", r.body);
+            let open = r.body["open_questions"].as_array().unwrap();
+            assert!(!open.is_empty(), "{q}");
+            for o in open {
+                assert!(
+                    assumption(&r.body, o["id"].as_str().unwrap()).is_some(),
+                    "{q}: each open question is an assumption"
+                );
+                assert!(
+                    o["options"]
+                        .as_array()
+                        .unwrap()
+                        .iter()
+                        .any(|c| c["id"] == o["assumed_option_id"])
+                );
+            }
+        }
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn revising_an_assumption_changes_only_that_choice() {
+    each_backend(test_config(), async |api| {
+        let r = api
+            .ask(json!({"question": "average size of serious wounds"}))
+            .await;
+        assert_eq!(r.status, StatusCode::ACCEPTED, "{}", r.body);
+        let mut answers = defaults_for(&r.body);
+        for a in answers["answers"].as_array_mut().unwrap() {
+            if a["question_id"] == SERIOUS {
+                a["option_id"] = json!("infected");
+            }
+        }
+        let a = api.clarify(answers).await;
+        assert_eq!(a.status, StatusCode::OK, "{}", a.body);
+        // an assumption with alternatives: change it to another option
+        let badge = a.body["assumptions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|b| b["options"].as_array().is_some_and(|o| o.len() > 1))
+            .expect("an assumption with alternatives")
+            .clone();
+        let id = badge["ambiguity_id"].as_str().unwrap();
+        let other = badge["options"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|o| o["id"] != badge["option_id"])
+            .unwrap()["id"]
+            .clone();
+        let revise = json!({"history_id": a.body["history_id"], "ambiguity_id": id, "option_id": other});
+        let revised = api
+            .call(
+                &api.alice,
+                Method::POST,
+                "/api/v1/query/revise",
+                Some(revise.clone()),
+            )
+            .await;
+        assert_eq!(revised.status, StatusCode::OK, "{}", revised.body);
+        assert_ne!(
+            revised.body["sql"], a.body["sql"],
+            "the changed choice changes the query"
+        );
+        assert!(
+            assumption(&revised.body, id).is_none(),
+            "the revised choice is confirmed now"
+        );
+        assert!(
+            assumption(&revised.body, SERIOUS).is_none(),
+            "the confirmed choice is kept, not re-assumed"
+        );
+        let before = a.body["restatement"].as_str().unwrap().to_lowercase();
+        let after = revised.body["restatement"].as_str().unwrap().to_lowercase();
+        assert!(
+            before.contains("infect") && after.contains("infect"),
+            "serious = infected is kept: {before} / {after}"
+        );
+        let bad = api
+            .call(
+                &api.alice,
+                Method::POST,
+                "/api/v1/query/revise",
+                Some(json!({"history_id": a.body["history_id"], "ambiguity_id": id, "option_id": "nope"})),
+            )
+            .await;
+        assert_eq!(bad.status, StatusCode::BAD_REQUEST);
+        assert_eq!(bad.body["code"], "unknown_option");
+        let foreign = api
+            .call(&api.bob, Method::POST, "/api/v1/query/revise", Some(revise))
+            .await;
+        assert_eq!(foreign.status, StatusCode::NOT_FOUND);
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn bad_input_is_a_json_4xx_and_never_a_500() {
+    each_backend(test_config(), async |api| {
+        let cases: Vec<(String, StatusCode, &str)> = vec![
+            (
+                json!({"question": "   "}).to_string(),
+                StatusCode::BAD_REQUEST,
+                "empty_question",
+            ),
+            (
+                json!({"question": "x".repeat(1001)}).to_string(),
+                StatusCode::BAD_REQUEST,
+                "question_too_long",
+            ),
+            (
+                "{\"question\": ".into(),
+                StatusCode::BAD_REQUEST,
+                "malformed_json",
+            ),
+            ("[1, 2]".into(), StatusCode::BAD_REQUEST, "invalid_json_fields"),
+            (
+                json!({"question": 7}).to_string(),
+                StatusCode::BAD_REQUEST,
+                "invalid_json_fields",
+            ),
+            (
+                json!({"question": "ok", "thread_id": "../../etc"}).to_string(),
+                StatusCode::NOT_FOUND,
+                "not_found",
+            ),
+        ];
+        for (body, want, code) in cases {
+            let r = api
+                .raw(Some(&api.alice), Method::POST, "/api/v1/query", &body)
+                .await;
+            assert_eq!(r.status, want, "{body}: {}", r.body);
+            assert_eq!(r.body["code"], code, "{body}");
+            assert!(r.body["message"].as_str().is_some_and(|m| !m.is_empty()));
+        }
+        let anonymous = api
+            .raw(
+                None,
+                Method::POST,
+                "/api/v1/query",
+                &json!({"question": "how many wounds"}).to_string(),
+            )
+            .await;
+        assert_eq!(anonymous.status, StatusCode::UNAUTHORIZED);
+        assert_eq!(anonymous.body["code"], "unauthenticated");
+        let bad_round = api
+            .clarify(json!({"clarification_id": "not-an-id", "answers": []}))
+            .await;
+        assert_eq!(bad_round.status, StatusCode::NOT_FOUND);
+
+        let hostile = [
+            "'; DROP TABLE patients; --",
+            "show wounds where 1=1; DELETE FROM wounds",
+            "wounds at clinic \" OR \"1\"=\"1",
+            "how many wounds\u{0000} UNION SELECT password_hash FROM users",
+            "🤖🤖🤖 ∑∫ ≠ \\x00 %s %n {{7*7}}",
+            "patients named Robert'); DROP TABLE students;--",
+        ];
+        for q in hostile {
+            let r = api.ask(json!({"question": q, "interactive": false})).await;
+            assert!(
+                r.status.is_success() || r.status.is_client_error(),
+                "{q}: {} {}",
+                r.status,
+                r.body
+            );
+            if let Some(sql) = r.body["sql"].as_str() {
+                for word in ["DROP", "DELETE", "UNION", "password_hash", "1=1", "Robert"] {
+                    assert!(!sql.contains(word), "{q}: user text reached SQL: {sql}");
+                }
+            }
+        }
+        // nothing stored was lost: the wounds are all still there
+        let r = api
+            .ask(json!({"question": "how many wounds are there", "interactive": false}))
+            .await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn the_audit_log_records_sql_and_the_number_of_values_never_the_values() {
+    each_backend(test_config(), async |api| {
+        let r = api.ask(json!({"question": "how many wounds at the heel"})).await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+        let log = api.state.store.audit_log_of(api.alice_id, 10).await.unwrap();
+        let entry = log.first().expect("an audit row");
+        assert_eq!(entry.sql, r.body["sql"].as_str().unwrap());
+        assert_eq!(entry.param_count, r.body["param_count"].as_i64().unwrap());
+        assert!(entry.param_count >= 1);
+        assert!(!entry.sql.to_lowercase().contains("heel"), "{}", entry.sql);
+        assert_eq!(entry.row_count, r.body["table"]["row_count"].as_i64().unwrap());
+    })
+    .await;
+}
+
+/// Answers every question of a round with its default.
+fn defaults_for(round: &Value) -> Value {
+    let answers: Vec<Value> = round["questions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|q| {
+            let options = q["options"].as_array().unwrap();
+            let pick = options.iter().find(|o| o["default"] == true).unwrap();
+            json!({"question_id": q["id"], "option_id": pick["id"]})
+        })
+        .collect();
+    json!({"clarification_id": round["clarification_id"], "answers": answers})
+}
+
+fn ids(round: &Value) -> Vec<String> {
+    round["questions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|q| q["id"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+// Questions whose size or date reading is an assumption under the default sensitivity
+// but a question under "More questions": switching before answering round 1 makes that
+// reading a new question for round 2.
+const TWO_ROUNDS: [&str; 4] = [
+    "average size of serious wounds",
+    "how many serious wounds by date",
+    "recent serious wounds by date",
+    "show me serious wounds",
+];
+
+/// Asks each candidate under "balanced", switches to "more" and answers round 1 with
+/// the defaults; returns the first round-1 body and the reply that came back.
+async fn two_rounds(api: &Api) -> Option<(Value, Reply)> {
+    for q in TWO_ROUNDS {
+        set_settings(api, &api.alice, false, "balanced").await;
+        let first = api.ask(json!({"question": q})).await;
+        assert_eq!(first.status, StatusCode::ACCEPTED, "{q}: {}", first.body);
+        set_settings(api, &api.alice, false, "more").await;
+        let next = api.clarify(defaults_for(&first.body)).await;
+        if next.status == StatusCode::ACCEPTED {
+            return Some((first.body, next));
+        }
+        assert_eq!(next.status, StatusCode::OK, "{q}: {}", next.body);
+    }
+    None
+}
+
+#[tokio::test]
+async fn a_second_round_asks_only_new_questions_and_then_clarion_answers() {
+    each_backend(test_config(), async |api| {
+        let (first, second) = two_rounds(api).await.expect("one candidate takes two rounds");
+        assert_eq!(first["round"], 1);
+        assert_eq!(second.body["round"], 2);
+        assert_ne!(second.body["clarification_id"], first["clarification_id"]);
+        let asked_first = ids(&first);
+        assert!(!ids(&second.body).is_empty());
+        assert!(
+            ids(&second.body).iter().all(|id| !asked_first.contains(id)),
+            "never the same ambiguity twice"
+        );
+        let done = api.clarify(defaults_for(&second.body)).await;
+        assert_eq!(
+            done.status,
+            StatusCode::OK,
+            "after two rounds Clarion answers: {}",
+            done.body
+        );
+        assert_eq!(done.body["rounds"], 2);
+        for id in asked_first.iter().chain(&ids(&second.body)) {
+            assert!(
+                assumption(&done.body, id).is_none(),
+                "{id} was answered, not assumed"
+            );
+        }
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn when_the_rounds_are_used_up_the_next_questions_become_assumptions() {
+    // Same scenario as above with one round allowed: the would-be second round's
+    // questions are answered on their best guesses and reported.
+    let config = OrchestratorConfig {
+        max_rounds: 1,
+        ..test_config()
+    };
+    each_backend(config, async |api| {
+        for q in TWO_ROUNDS {
+            set_settings(api, &api.alice, false, "balanced").await;
+            let first = api.ask(json!({"question": q})).await;
+            assert_eq!(first.status, StatusCode::ACCEPTED, "{q}: {}", first.body);
+            assert_eq!(first.body["max_rounds"], 1);
+            set_settings(api, &api.alice, false, "more").await;
+            let done = api.clarify(defaults_for(&first.body)).await;
+            assert_eq!(
+                done.status,
+                StatusCode::OK,
+                "{q}: never a second round: {}",
+                done.body
+            );
+            assert_eq!(done.body["rounds"], 1);
+            for open in done.body["open_questions"].as_array().unwrap() {
+                let id = open["id"].as_str().unwrap();
+                assert!(
+                    !ids(&first.body).contains(&id.to_owned()),
+                    "{q}: {id} was answered"
+                );
+                assert_eq!(
+                    assumption(&done.body, id).expect("best guess shown")["source"],
+                    "default"
+                );
+            }
+        }
+    })
+    .await;
+}

@@ -1,0 +1,456 @@
+//! Rendered SQL on real databases: random valid plans return the same rows on SQLite
+//! and PostgreSQL (fresh databases seeded with the same small synthetic dataset), and
+//! hand-picked plans return exactly what is computed independently, in Rust, from the
+//! generated rows.
+
+mod common;
+mod sql_support;
+
+use chrono::NaiveDate;
+use proptest::strategy::{Strategy, ValueTree};
+use proptest::test_runner::TestRunner;
+use server::dataset::model::Dataset;
+use server::dataset::{GenConfig, OnExisting, generate, seed};
+use server::engine::plan::{Dimension, Intent, Metric, OrderBy, OrderKey, QueryPlan};
+use server::semantic::{CompareOp, Constraint, Grain, MeasureAgg, SortOrder, Span, SpanUnit, Value};
+use server::sql::{Dialect, render, render_count, render_with_cap};
+use sql_support::{Cell, MODEL, run, today};
+use std::collections::{BTreeMap, HashMap};
+
+/// Small but not trivial: 40 patients, ~100 wounds, ~2,000 assessments.
+fn config() -> GenConfig {
+    GenConfig::new(2, 11)
+}
+
+async fn seeded_backends() -> Vec<common::TestDb> {
+    let dbs = common::all_backends().await;
+    for db in &dbs {
+        seed(&db.db, &config(), OnExisting::Refuse).await.expect("seed");
+    }
+    dbs
+}
+
+async fn rows(db: &common::TestDb, plan: &QueryPlan) -> Vec<Vec<Cell>> {
+    let dialect = Dialect::from(db.db.backend());
+    let r = render(plan, &MODEL, dialect).unwrap_or_else(|e| panic!("{dialect:?}: {e}"));
+    run(&db.db, &r)
+        .await
+        .unwrap_or_else(|e| panic!("{dialect:?}: {e}\n{}\n{:?}", r.sql, r.values))
+}
+
+fn plan(entity: &str, intent: Intent) -> QueryPlan {
+    let mut p = QueryPlan::new(entity, today());
+    p.intent = intent;
+    p
+}
+
+fn cmp(attribute: &str, op: CompareOp, value: impl Into<Value>) -> Constraint {
+    Constraint::Compare {
+        attribute: attribute.into(),
+        op,
+        value: value.into(),
+        unit: None,
+    }
+}
+
+fn int(c: &Cell) -> i64 {
+    match c {
+        Cell::Int(i) => *i,
+        other => panic!("expected an integer, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn random_plans_give_the_same_rows_on_sqlite_and_postgres() {
+    let dbs = seeded_backends().await;
+    if dbs.len() < 2 {
+        eprintln!("PostgreSQL unavailable: nothing to compare");
+    }
+    let strategy = sql_support::plan();
+    let mut runner = TestRunner::deterministic();
+    let (mut compared, mut non_empty) = (0, 0);
+    for case in 0..300 {
+        let plan = strategy.new_tree(&mut runner).expect("a plan").current();
+        let mut results = Vec::new();
+        for db in &dbs {
+            results.push(rows(db, &plan).await);
+        }
+        if let [sqlite, postgres] = results.as_slice() {
+            assert!(
+                sqlite == postgres,
+                "case {case}: backends disagree\nplan: {plan:#?}\nsqlite: {sqlite:?}\npostgres: {postgres:?}\n{}",
+                render(&plan, &MODEL, Dialect::Postgres).unwrap().sql
+            );
+            compared += 1;
+        }
+        let first = &results[0];
+        let counted_nothing =
+            first.len() == 1 && first[0].iter().all(|c| matches!(c, Cell::Int(0) | Cell::Null));
+        if !first.is_empty() && !counted_nothing {
+            non_empty += 1;
+        }
+    }
+    // The comparison only means something if most plans find rows.
+    assert!(
+        non_empty >= 80,
+        "only {non_empty} of 300 random plans returned data"
+    );
+    eprintln!("compared {compared} plans on both backends; {non_empty} returned data");
+    for db in dbs {
+        db.cleanup().await;
+    }
+}
+
+/// Independent computations over the generated rows.
+struct Truth {
+    data: Dataset,
+}
+
+impl Truth {
+    fn new() -> Truth {
+        Truth {
+            data: generate(&config()),
+        }
+    }
+
+    /// Assessments of a wound, oldest first (ties by id).
+    fn visits(&self, wound: i64) -> Vec<&server::dataset::model::Assessment> {
+        let mut v: Vec<_> = self
+            .data
+            .assessments
+            .iter()
+            .filter(|a| a.wound_id == wound)
+            .collect();
+        v.sort_by_key(|a| (a.assessed_on, a.id));
+        v
+    }
+
+    fn latest_area_on_or_before(&self, wound: i64, day: NaiveDate) -> Option<f64> {
+        self.visits(wound)
+            .into_iter()
+            .rfind(|a| a.assessed_on <= day)
+            .map(|a| a.area_cm2)
+    }
+}
+
+#[tokio::test]
+async fn hand_picked_plans_match_values_computed_from_the_dataset() {
+    let dbs = seeded_backends().await;
+    let t = Truth::new();
+    let today = today();
+    let days = |n: u64| today - chrono::Days::new(n);
+
+    for db in &dbs {
+        let dialect = Dialect::from(db.db.backend());
+
+        // Count with a simple filter.
+        let mut p = plan("wounds", Intent::Count);
+        p.filters = vec![cmp("wounds.status", CompareOp::Eq, Value::Text("open".into()))];
+        let open = t
+            .data
+            .wounds
+            .iter()
+            .filter(|w| w.status.as_str() == "open")
+            .count() as i64;
+        assert_eq!(int(&rows(db, &p).await[0][0]), open, "{dialect:?} open wounds");
+        let count = render_count(&p, &MODEL, dialect).unwrap();
+        assert_eq!(
+            int(&run(&db.db, &count).await.unwrap()[0][0]),
+            open,
+            "{dialect:?} count preview"
+        );
+
+        // Group by a column: counts per etiology, in byte order of the etiology.
+        let mut p = plan("wounds", Intent::GroupBy);
+        p.dimensions = vec![Dimension::Attribute {
+            attribute: "wounds.etiology".into(),
+        }];
+        let mut expected: BTreeMap<&str, i64> = BTreeMap::new();
+        for w in &t.data.wounds {
+            *expected.entry(w.etiology.as_str()).or_default() += 1;
+        }
+        let got: Vec<(String, i64)> = rows(db, &p)
+            .await
+            .iter()
+            .map(|r| match &r[0] {
+                Cell::Text(s) => (s.clone(), int(&r[1])),
+                other => panic!("{other:?}"),
+            })
+            .collect();
+        let want: Vec<(String, i64)> = expected.iter().map(|(k, v)| (k.to_string(), *v)).collect();
+        assert_eq!(got, want, "{dialect:?} wounds by etiology");
+
+        // Derived attributes on every wound: days open (today when not healed), latest area.
+        let mut p = plan("wounds", Intent::List);
+        p.columns = vec![
+            "wounds.days_open".into(),
+            "wounds.latest_area".into(),
+            "wounds.assessment_count".into(),
+        ];
+        let got = rows(db, &p).await;
+        assert_eq!(got.len(), t.data.wounds.len());
+        for (row, w) in got.iter().zip(&t.data.wounds) {
+            assert_eq!(int(&row[0]), w.id);
+            let open_days = (w.healed_date.unwrap_or(today) - w.onset_date).num_days();
+            assert_eq!(int(&row[1]), open_days, "{dialect:?} days_open of wound {}", w.id);
+            let latest = t
+                .latest_area_on_or_before(w.id, NaiveDate::MAX)
+                .map_or(Cell::Null, Cell::Real);
+            assert_eq!(row[2], latest, "{dialect:?} latest_area of wound {}", w.id);
+            assert_eq!(int(&row[3]), t.visits(w.id).len() as i64);
+        }
+
+        // Age in whole years on `today`.
+        let mut p = plan("patients", Intent::List);
+        p.columns = vec!["patients.age".into()];
+        let got = rows(db, &p).await;
+        for (row, patient) in got.iter().zip(&t.data.patients) {
+            let age = today
+                .years_since(patient.birth_date)
+                .map(i64::from)
+                .expect("born before today");
+            assert_eq!(int(&row[2]), age, "{dialect:?} age of patient {}", patient.id);
+        }
+
+        // Median healing time of healed wounds (SQLite: window functions; PostgreSQL: percentile_cont).
+        let mut p = plan("wounds", Intent::Aggregate);
+        p.filters = vec![cmp("wounds.status", CompareOp::Eq, Value::Text("healed".into()))];
+        p.metrics = vec![Metric {
+            agg: MeasureAgg::Median,
+            attribute: Some("wounds.healing_days".into()),
+            condition: None,
+            label: "Median".into(),
+        }];
+        let mut healing: Vec<i64> = t
+            .data
+            .wounds
+            .iter()
+            .filter_map(|w| w.healed_date.map(|h| (h - w.onset_date).num_days()))
+            .collect();
+        healing.sort_unstable();
+        let n = healing.len();
+        let median = (healing[(n - 1) / 2] + healing[n / 2]) as f64 / 2.0;
+        assert_eq!(
+            rows(db, &p).await[0][0],
+            Cell::Real(median),
+            "{dialect:?} median healing days"
+        );
+
+        // Monthly trend of assessments in 2026.
+        let mut p = plan("assessments", Intent::Trend);
+        p.dimensions = vec![Dimension::Time {
+            attribute: "assessments.assessed_on".into(),
+            grain: Grain::Month,
+        }];
+        p.filters = vec![Constraint::Between {
+            attribute: "assessments.assessed_on".into(),
+            min: Value::Text("2026-01-01".into()),
+            max: Value::Text("2026-12-31".into()),
+            unit: None,
+        }];
+        let mut per_month: BTreeMap<String, i64> = BTreeMap::new();
+        for a in t
+            .data
+            .assessments
+            .iter()
+            .filter(|a| a.assessed_on.format("%Y").to_string() == "2026")
+        {
+            *per_month
+                .entry(a.assessed_on.format("%Y-%m-01").to_string())
+                .or_default() += 1;
+        }
+        let got: Vec<(Cell, i64)> = rows(db, &p)
+            .await
+            .iter()
+            .map(|r| (r[0].clone(), int(&r[1])))
+            .collect();
+        let want: Vec<(Cell, i64)> = per_month.into_iter().map(|(k, v)| (Cell::Text(k), v)).collect();
+        assert_eq!(got, want, "{dialect:?} monthly trend");
+
+        // Time window: assessments in the last 30 days (cut-off included, today included).
+        let p = {
+            let mut p = plan("assessments", Intent::Count);
+            p.filters = vec![Constraint::TimeWindow {
+                dimension: None,
+                last: Span::days(30),
+            }];
+            p
+        };
+        let recent = t
+            .data
+            .assessments
+            .iter()
+            .filter(|a| a.assessed_on >= days(30) && a.assessed_on <= today)
+            .count();
+        assert_eq!(
+            int(&rows(db, &p).await[0][0]),
+            recent as i64,
+            "{dialect:?} last 30 days"
+        );
+
+        // Change: area down by at least 40 % over 4 weeks (latest vs. latest on or before the start).
+        let mut p = plan("wounds", Intent::Count);
+        p.filters = vec![Constraint::Change {
+            attribute: "assessments.area".into(),
+            per: "wounds".into(),
+            over: Span {
+                n: 4,
+                unit: SpanUnit::Weeks,
+            },
+            op: CompareOp::Lte,
+            pct: -40.0,
+        }];
+        let shrunk = t
+            .data
+            .wounds
+            .iter()
+            .filter(|w| {
+                let now = t.latest_area_on_or_before(w.id, today);
+                let then = t.latest_area_on_or_before(w.id, days(28));
+                matches!((now, then), (Some(n), Some(b)) if b != 0.0 && (n - b) * 100.0 / b <= -40.0)
+            })
+            .count();
+        assert_eq!(
+            int(&rows(db, &p).await[0][0]),
+            shrunk as i64,
+            "{dialect:?} 40 % reduction"
+        );
+
+        // Related count within a window: at least 2 assessments in the last 30 days.
+        let mut p = plan("wounds", Intent::Count);
+        p.filters = vec![Constraint::RelatedCount {
+            per: None,
+            related: "assessments".into(),
+            op: CompareOp::Gte,
+            value: 2,
+            within: Some(Span::days(30)),
+        }];
+        let busy = t
+            .data
+            .wounds
+            .iter()
+            .filter(|w| {
+                t.visits(w.id)
+                    .iter()
+                    .filter(|a| a.assessed_on >= days(30) && a.assessed_on <= today)
+                    .count()
+                    >= 2
+            })
+            .count();
+        assert_eq!(
+            int(&rows(db, &p).await[0][0]),
+            busy as i64,
+            "{dialect:?} related count"
+        );
+
+        // Two conditions on a related entity hold on the same related row.
+        let mut p = plan("wounds", Intent::Count);
+        p.filters = vec![
+            cmp(
+                "assessments.tissue_type",
+                CompareOp::Eq,
+                Value::Text("slough".into()),
+            ),
+            cmp("assessments.pain_score", CompareOp::Gte, 6),
+        ];
+        let same_row = t
+            .data
+            .wounds
+            .iter()
+            .filter(|w| {
+                t.visits(w.id)
+                    .iter()
+                    .any(|a| a.tissue_type.as_str() == "slough" && a.pain_score >= 6)
+            })
+            .count();
+        assert_eq!(
+            int(&rows(db, &p).await[0][0]),
+            same_row as i64,
+            "{dialect:?} same related row"
+        );
+
+        // A negated condition on a related entity: no related row matches.
+        let mut p = plan("wounds", Intent::Count);
+        p.filters = vec![Constraint::Not {
+            of: Box::new(cmp("assessments.infection_signs", CompareOp::Eq, true)),
+        }];
+        let never = t
+            .data
+            .wounds
+            .iter()
+            .filter(|w| !t.visits(w.id).iter().any(|a| a.infection_signs))
+            .count();
+        assert_eq!(
+            int(&rows(db, &p).await[0][0]),
+            never as i64,
+            "{dialect:?} no infected assessment"
+        );
+
+        // Healing rate per clinic, best first, top 3.
+        let mut p = plan("wounds", Intent::Rank);
+        p.dimensions = vec![Dimension::Attribute {
+            attribute: "wounds.clinic_id".into(),
+        }];
+        p.metrics = vec![Metric {
+            agg: MeasureAgg::Share,
+            attribute: None,
+            condition: Some(cmp("wounds.status", CompareOp::Eq, Value::Text("healed".into()))),
+            label: "Healing rate".into(),
+        }];
+        p.limit = Some(3);
+        let mut per_clinic: HashMap<i64, (i64, i64)> = HashMap::new();
+        for w in &t.data.wounds {
+            let e = per_clinic.entry(w.clinic_id).or_default();
+            e.1 += 1;
+            if w.status.as_str() == "healed" {
+                e.0 += 1;
+            }
+        }
+        let mut want: Vec<(i64, f64)> = per_clinic
+            .into_iter()
+            .map(|(c, (h, n))| (c, 100.0 * h as f64 / n as f64))
+            .collect();
+        want.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        want.truncate(3);
+        let got = rows(db, &p).await;
+        assert_eq!(got.len(), 3);
+        for (row, (clinic, rate)) in got.iter().zip(&want) {
+            assert_eq!(
+                (int(&row[0]), row[1].clone()),
+                (*clinic, Cell::Real(*rate)),
+                "{dialect:?} healing rate"
+            );
+        }
+    }
+    for db in dbs {
+        db.cleanup().await;
+    }
+}
+
+#[tokio::test]
+async fn the_row_cap_fetches_one_extra_row_to_detect_truncation() {
+    let dbs = seeded_backends().await;
+    let mut p = plan("assessments", Intent::List);
+    p.order = vec![OrderBy {
+        key: OrderKey::Attribute {
+            attribute: "assessments.area".into(),
+        },
+        order: SortOrder::Desc,
+    }];
+    for db in &dbs {
+        let dialect = Dialect::from(db.db.backend());
+        let capped = render_with_cap(&p, &MODEL, dialect, 25).unwrap();
+        let got = run(&db.db, &capped).await.unwrap();
+        assert_eq!(got.len(), 26);
+        assert!(capped.is_truncated(got.len()));
+        let mut small = p.clone();
+        small.limit = Some(10);
+        let r = render_with_cap(&small, &MODEL, dialect, 25).unwrap();
+        let got = run(&db.db, &r).await.unwrap();
+        assert_eq!(got.len(), 10);
+        assert!(!r.is_truncated(got.len()));
+    }
+    for db in dbs {
+        db.cleanup().await;
+    }
+}
