@@ -65,6 +65,7 @@ pub fn App() -> impl IntoView {
             <components::layout::Layout>
                 <Routes fallback=|| view! { <pages::not_found::NotFound /> }>
                     <Route path=path!("/") view=pages::ask::AskPage />
+                    <Route path=path!("/threads/:id") view=pages::ask::AskPage />
                     <Route path=path!("/history") view=pages::history::HistoryPage />
                     <Route path=path!("/glossary") view=pages::glossary::GlossaryPage />
                     <Route path=path!("/analytics") view=pages::analytics::AnalyticsPage />

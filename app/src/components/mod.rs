@@ -1,4 +1,8 @@
 //! Reusable pieces of the interface.
 
+pub mod answer;
+pub mod chart;
+pub mod clarify;
 pub mod layout;
+pub mod results;
 pub mod ui;

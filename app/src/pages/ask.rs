@@ -1,7 +1,24 @@
-//! Ask: the thread of questions and answers, with the composer.
+//! Ask: the thread of questions and answers, with the composer (F5–F9, F16, F18).
+//!
+//! Each exchange is a card: the question, then whatever Clarion made of it — the
+//! thinking while it works, a clarification panel, the answer. Threads are addressable
+//! (`/threads/:id`): the page loads the stored thread on the server, so reloading keeps
+//! the conversation and someone else's thread id shows a not-found state.
+//!
+//! Data only through the server functions; no browser API during render.
 
+use crate::components::answer::{AnswerCard, AssumptionBadge, Revision, SqlBlock, ThinkingSteps};
+use crate::components::clarify::ClarificationPanel;
+use crate::protocol::{
+    Answer, AskRequest, ClarificationRound, ClarifyAnswer, ClarifyRequest, HistoryItem, QueryOutcome,
+    ReviseRequest, ThreadView,
+};
+use crate::server_fns::{ask, clarify, get_history, get_thread, revise};
 use leptos::prelude::*;
+use leptos::task::spawn_local;
 use leptos_meta::Title;
+use leptos_router::hooks::use_params_map;
+use serde::{Deserialize, Serialize};
 
 const EXAMPLES: [&str; 4] = [
     "How many open wounds are there by clinic?",
@@ -13,151 +30,716 @@ const EXAMPLES: [&str; 4] = [
 /// Longest question accepted, in characters.
 pub const MAX_QUESTION_CHARS: usize = 1000;
 
-#[derive(Clone)]
-struct Exchange {
-    id: u32,
-    question: String,
+/// The message of a server-function error, as the user should read it.
+pub fn error_text(e: &ServerFnError) -> String {
+    match e {
+        ServerFnError::ServerError(m) => m.clone(),
+        ServerFnError::Request(_) => {
+            "Clarion could not be reached. Check your connection and try again.".into()
+        }
+        other => other.to_string(),
+    }
 }
 
-/// The Ask page.
+/// Where an exchange is.
+#[derive(Clone, Debug, PartialEq)]
+enum Stage {
+    Working,
+    Clarify(ClarificationRound),
+    Answered(Answer),
+    Cancelled,
+}
+
+/// One question asked in this page view.
+#[derive(Clone, Copy)]
+struct Live {
+    id: u32,
+    question: StoredValue<String>,
+    stage: RwSignal<Stage>,
+    /// What the user chose in earlier rounds ("serious = infected").
+    chosen: RwSignal<Vec<String>>,
+    /// The last failed clarify/revise, shown in the card.
+    error: RwSignal<Option<String>>,
+    busy: RwSignal<bool>,
+}
+
+/// A stored thread, as loaded for `/threads/:id`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+struct Restored {
+    exchanges: Vec<RestoredExchange>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+struct RestoredExchange {
+    question: String,
+    steps: Vec<RestoredStep>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+enum RestoredStep {
+    /// Clarion asked (the round's reason).
+    Asked(String),
+    /// The user answered a round.
+    Chose(String),
+    /// An answer (its restatement and history entry).
+    Answer {
+        restatement: String,
+        history: Option<HistoryItem>,
+    },
+}
+
+fn restore(t: ThreadView, history: Vec<HistoryItem>) -> Restored {
+    let mut exchanges: Vec<RestoredExchange> = Vec::new();
+    for m in t.messages {
+        match (m.role.as_str(), m.kind.as_str()) {
+            ("user", "question") => exchanges.push(RestoredExchange {
+                question: m.body,
+                steps: Vec::new(),
+            }),
+            (_, kind) => {
+                let Some(ex) = exchanges.last_mut() else { continue };
+                let step = match kind {
+                    "clarification" => RestoredStep::Asked(m.body),
+                    "answer" => RestoredStep::Answer {
+                        restatement: m.body,
+                        history: m
+                            .history_id
+                            .as_ref()
+                            .and_then(|id| history.iter().find(|h| &h.id == id).cloned()),
+                    },
+                    _ => RestoredStep::Chose(m.body),
+                };
+                ex.steps.push(step);
+            }
+        }
+    }
+    Restored { exchanges }
+}
+
+/// Points the address bar at the thread without a navigation (keeps the page state).
+fn show_thread_url(id: &str) {
+    use leptos::wasm_bindgen::{JsCast, JsValue};
+    use leptos::web_sys::js_sys::{Function, Reflect};
+    let path = format!("/threads/{id}");
+    let win: JsValue = window().into();
+    if window().location().pathname().ok().as_deref() == Some(path.as_str()) {
+        return;
+    }
+    let Ok(history) = Reflect::get(&win, &JsValue::from_str("history")) else {
+        return;
+    };
+    if let Ok(f) = Reflect::get(&history, &JsValue::from_str("replaceState")) {
+        if let Ok(f) = f.dyn_into::<Function>() {
+            let _ = f.call3(
+                &history,
+                &JsValue::NULL,
+                &JsValue::from_str(""),
+                &JsValue::from_str(&path),
+            );
+        }
+    }
+}
+
+/// Scrolls an exchange's card to the top of the view (below the sticky header), once
+/// the new content has been laid out.
+fn reveal(id: u32) {
+    request_animation_frame(move || {
+        if let Some(el) = document().get_element_by_id(&format!("exchange-{id}")) {
+            el.scroll_into_view_with_bool(true);
+        }
+    });
+}
+
+/// How the user's answers to a round read ("serious: Infected").
+fn summarize(round: &ClarificationRound, answers: &[ClarifyAnswer]) -> String {
+    round
+        .questions
+        .iter()
+        .zip(answers)
+        .map(|(q, a)| {
+            let chosen = if a.dont_know {
+                let best = q
+                    .options
+                    .iter()
+                    .find(|o| o.default)
+                    .map(|o| o.label.as_str())
+                    .unwrap_or("");
+                format!("best guess ({best})")
+            } else if let Some(c) = &a.custom {
+                c.clone()
+            } else {
+                a.option_id
+                    .as_ref()
+                    .and_then(|id| q.options.iter().find(|o| &o.id == id))
+                    .map(|o| o.label.clone())
+                    .unwrap_or_default()
+            };
+            let term = if q.span_text.is_empty() {
+                q.text.clone()
+            } else {
+                format!("“{}”", q.span_text)
+            };
+            format!(
+                "{term}: {chosen}{}",
+                if a.remember { " (remembered)" } else { "" }
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(" · ")
+}
+
+/// The Ask page (`/` and `/threads/:id`).
 #[component]
 pub fn AskPage() -> impl IntoView {
+    let params = use_params_map();
+    let route_thread = move || params.read().get("id");
+    let route_thread_untracked = move || params.read_untracked().get("id");
+    let thread_id = RwSignal::new(route_thread());
+
+    let restored = Resource::new(route_thread, |id| async move {
+        match id {
+            None => Ok(None),
+            Some(id) => {
+                let t = get_thread(id).await?;
+                let history = get_history(Some(500)).await.unwrap_or_default();
+                Ok::<_, ServerFnError>(Some(restore(t, history)))
+            }
+        }
+    });
+
     let (draft, set_draft) = signal(String::new());
-    let (thread, set_thread) = signal(Vec::<Exchange>::new());
+    let live = RwSignal::new(Vec::<Live>::new());
+    let running = RwSignal::new(false);
+    let ask_error = RwSignal::new(None::<String>);
+    let announce = RwSignal::new(String::new());
     let next_id = StoredValue::new(0u32);
     let textarea = NodeRef::<leptos::html::Textarea>::new();
 
     let trimmed_len = move || draft.with(|d| d.trim().chars().count());
     let can_send = move || {
         let n = trimmed_len();
-        n > 0 && n <= MAX_QUESTION_CHARS
+        n > 0 && n <= MAX_QUESTION_CHARS && !running.get()
+    };
+    let focus_composer = move || {
+        if let Some(t) = textarea.get_untracked() {
+            let _ = t.focus();
+        }
     };
 
-    let send = move || {
-        if !can_send() {
+    // An outcome arrived for `ex` (from ask or clarify).
+    let apply = move |ex: Live, outcome: QueryOutcome| {
+        reveal(ex.id);
+        match outcome {
+            QueryOutcome::Answered(a) => {
+                thread_id.set(Some(a.thread_id.clone()));
+                show_thread_url(&a.thread_id);
+                announce.set(format!(
+                    "Answer ready: {} rows. {}",
+                    a.table.row_count, a.restatement
+                ));
+                ex.stage.set(Stage::Answered(a));
+            }
+            QueryOutcome::NeedsClarification(r) => {
+                thread_id.set(Some(r.thread_id.clone()));
+                show_thread_url(&r.thread_id);
+                announce.set(format!("Clarion has a question: {}", r.reason));
+                ex.stage.set(Stage::Clarify(r));
+            }
+        }
+    };
+
+    let send_text = move |text: String| {
+        let question = text.trim().to_string();
+        let n = question.chars().count();
+        if running.get_untracked() || n == 0 || n > MAX_QUESTION_CHARS {
             return;
         }
-        let question = draft.get_untracked().trim().to_string();
+        // A new question leaves any open panel unanswered.
+        for ex in live.get_untracked() {
+            if matches!(ex.stage.get_untracked(), Stage::Clarify(_)) {
+                ex.stage.set(Stage::Cancelled);
+            }
+        }
         let id = next_id.get_value();
         next_id.set_value(id + 1);
-        set_thread.update(|t| t.push(Exchange { id, question }));
+        let ex = Live {
+            id,
+            question: StoredValue::new(question.clone()),
+            stage: RwSignal::new(Stage::Working),
+            chosen: RwSignal::new(Vec::new()),
+            error: RwSignal::new(None),
+            busy: RwSignal::new(true),
+        };
+        live.update(|v| v.push(ex));
+        reveal(id);
+        ask_error.set(None);
         set_draft.set(String::new());
+        running.set(true);
+        announce.set("Working on your question…".into());
+        spawn_local(async move {
+            let req = AskRequest {
+                question: question.clone(),
+                // A thread that could not be opened is not followed up on.
+                thread_id: thread_id.get_untracked().filter(|t| {
+                    !(matches!(restored.get_untracked(), Some(Err(_)))
+                        && Some(t) == route_thread_untracked().as_ref())
+                }),
+                interactive: None,
+            };
+            let res = ask(req).await;
+            running.set(false);
+            ex.busy.set(false);
+            match res {
+                Ok(outcome) => {
+                    let panel = matches!(outcome, QueryOutcome::NeedsClarification(_));
+                    apply(ex, outcome);
+                    if !panel {
+                        focus_composer();
+                    }
+                }
+                Err(e) => {
+                    // Nothing is lost: the question goes back into the composer.
+                    live.update(|v| v.retain(|x| x.id != id));
+                    if draft.get_untracked().trim().is_empty() {
+                        set_draft.set(question);
+                    }
+                    let msg = error_text(&e);
+                    announce.set(String::new());
+                    ask_error.set(Some(msg));
+                    focus_composer();
+                }
+            }
+        });
     };
+    let send = move || send_text(draft.get_untracked());
+
+    let on_suggest = Callback::new(move |text: String| {
+        set_draft.set(text.clone());
+        send_text(text);
+    });
+
+    let submit_round = move |ex: Live, round: ClarificationRound, answers: Vec<ClarifyAnswer>| {
+        if running.get_untracked() {
+            return;
+        }
+        ex.error.set(None);
+        ex.busy.set(true);
+        running.set(true);
+        let summary = summarize(&round, &answers);
+        spawn_local(async move {
+            let res = clarify(ClarifyRequest {
+                clarification_id: round.clarification_id.clone(),
+                answers,
+            })
+            .await;
+            running.set(false);
+            ex.busy.set(false);
+            match res {
+                Ok(outcome) => {
+                    ex.chosen.update(|c| c.push(summary));
+                    let answered = matches!(outcome, QueryOutcome::Answered(_));
+                    apply(ex, outcome);
+                    if answered {
+                        focus_composer();
+                    }
+                }
+                // Shown in the panel; every choice stays as the user left it.
+                Err(e) => ex.error.set(Some(error_text(&e))),
+            }
+        });
+    };
+
+    let revise_answer =
+        move |ex: Option<Live>, target: RwSignal<Option<Answer>>, history_id: String, rev: Revision| {
+            if running.get_untracked() {
+                return;
+            }
+            let (ambiguity_id, option_id) = rev;
+            if let Some(ex) = ex {
+                ex.error.set(None);
+                ex.busy.set(true);
+            }
+            running.set(true);
+            announce.set("Re-running with your change…".into());
+            spawn_local(async move {
+                let res = revise(ReviseRequest {
+                    history_id,
+                    ambiguity_id,
+                    option_id: Some(option_id),
+                    custom: None,
+                })
+                .await;
+                running.set(false);
+                if let Some(ex) = ex {
+                    ex.busy.set(false);
+                }
+                match res {
+                    Ok(a) => {
+                        announce.set(format!("Re-ran: {} rows. {}", a.table.row_count, a.restatement));
+                        match ex {
+                            Some(ex) => ex.stage.set(Stage::Answered(a)),
+                            None => target.set(Some(a)),
+                        }
+                    }
+                    Err(e) => {
+                        let msg = error_text(&e);
+                        match ex {
+                            Some(ex) => ex.error.set(Some(msg)),
+                            None => ask_error.set(Some(msg)),
+                        }
+                    }
+                }
+            });
+        };
+
+    let exchange_view = move |ex: Live| {
+        let question = ex.question.get_value();
+        let busy = Signal::derive(move || ex.busy.get());
+        let running_sig = Signal::derive(move || running.get());
+        let body = move || match ex.stage.get() {
+            Stage::Working => view! { <Working /> }.into_any(),
+            Stage::Cancelled => view! {
+                <p class="text-sm text-slate-500" data-testid="cancelled">
+                    "Cancelled — nothing was run. Ask again or rephrase the question below."
+                </p>
+            }
+            .into_any(),
+            Stage::Clarify(round) => {
+                let r2 = round.clone();
+                let thinking = round.thinking.clone();
+                view! {
+                    <div class="flex flex-col gap-3">
+                        <ClarificationPanel
+                            round=round
+                            on_submit=Callback::new(move |answers| submit_round(ex, r2.clone(), answers))
+                            on_cancel=Callback::new(move |_| {
+                                ex.stage.set(Stage::Cancelled);
+                                focus_composer();
+                            })
+                            busy=busy
+                            error=Signal::derive(move || ex.error.get())
+                        />
+                        <ThinkingSteps steps=thinking />
+                    </div>
+                }
+                .into_any()
+            }
+            Stage::Answered(a) => {
+                let hid = a.history_id.clone();
+                let sink = RwSignal::new(None::<Answer>);
+                view! {
+                    <AnswerCard
+                        answer=a
+                        on_revise=Callback::new(move |rev| revise_answer(Some(ex), sink, hid.clone(), rev))
+                        on_suggest=on_suggest
+                        busy=running_sig
+                    />
+                }
+                .into_any()
+            }
+        };
+        view! {
+            <li id=format!("exchange-{}", ex.id) class="scroll-mt-20 rounded-xl border border-slate-200 bg-white shadow-sm" data-testid="exchange">
+                <div class="flex items-start gap-3 border-b border-slate-100 px-5 py-3.5">
+                    <span class="mt-0.5 rounded bg-slate-100 px-2 py-0.5 text-xs font-medium uppercase tracking-wide text-slate-600">
+                        "You"
+                    </span>
+                    <p class="min-w-0 flex-1 whitespace-pre-wrap break-words text-sm text-slate-900" data-testid="exchange-question">{question}</p>
+                </div>
+                <div class="flex flex-col gap-3 px-5 py-4">
+                    {move || {
+                        let chosen = ex.chosen.get();
+                        (!chosen.is_empty()).then(|| view! {
+                            <ul class="flex flex-col gap-1 text-xs text-slate-600" data-testid="chosen">
+                                {chosen.into_iter().map(|c| view! { <li>"You chose: "{c}</li> }).collect_view()}
+                            </ul>
+                        })
+                    }}
+                    {body}
+                    {move || ex.error.get().filter(|_| !matches!(ex.stage.get(), Stage::Clarify(_))).map(|m| view! {
+                        <p class="text-sm font-medium text-rose-700" role="alert">{m}</p>
+                    })}
+                </div>
+            </li>
+        }
+    };
+
+    let restored_view = move |r: Restored| {
+        let items = r
+            .exchanges
+            .into_iter()
+            .map(|ex| {
+                let q = ex.question.clone();
+                let steps = ex
+                    .steps
+                    .into_iter()
+                    .map(|s| match s {
+                        RestoredStep::Asked(reason) => view! {
+                            <p class="text-sm text-slate-600"><span class="font-medium text-slate-700">"Clarion asked: "</span>{reason}</p>
+                        }
+                        .into_any(),
+                        RestoredStep::Chose(body) => view! {
+                            <p class="text-xs text-slate-600">"You chose: "{body}</p>
+                        }
+                        .into_any(),
+                        RestoredStep::Answer { restatement, history } => view! {
+                            <RestoredAnswer
+                                restatement=restatement
+                                history=history
+                                on_revise=Callback::new(move |(target, hid, rev): (RwSignal<Option<Answer>>, String, Revision)| revise_answer(None, target, hid, rev))
+                                on_suggest=on_suggest
+                                busy=Signal::derive(move || running.get())
+                            />
+                        }
+                        .into_any(),
+                    })
+                    .collect_view();
+                let rerun = q.clone();
+                view! {
+                    <li class="rounded-xl border border-slate-200 bg-white shadow-sm" data-testid="exchange">
+                        <div class="flex items-start gap-3 border-b border-slate-100 px-5 py-3.5">
+                            <span class="mt-0.5 rounded bg-slate-100 px-2 py-0.5 text-xs font-medium uppercase tracking-wide text-slate-600">"You"</span>
+                            <p class="min-w-0 flex-1 whitespace-pre-wrap break-words text-sm text-slate-900" data-testid="exchange-question">{q}</p>
+                            <button
+                                type="button"
+                                class="shrink-0 rounded-md px-2 py-1 text-xs font-medium text-teal-800 hover:bg-teal-50 focus:outline-none focus-visible:ring-2 focus-visible:ring-teal-600 disabled:opacity-50"
+                                disabled=move || running.get()
+                                on:click=move |_| send_text(rerun.clone())
+                            >
+                                "Ask again"
+                            </button>
+                        </div>
+                        <div class="flex flex-col gap-3 px-5 py-4">{steps}</div>
+                    </li>
+                }
+            })
+            .collect_view();
+        view! { {items} }
+    };
+
+    let is_thread_page = move || route_thread().is_some();
 
     view! {
         <Title text="Ask" />
         <div class="flex flex-col gap-6">
-            <div>
-                <h1 class="text-2xl font-semibold tracking-tight text-slate-900">"Ask a question"</h1>
-                <p class="mt-1 max-w-2xl text-sm text-slate-600">
-                    "Ask about wounds, patients, assessments and clinics in plain English. When a question could mean more than one thing, Clarion asks before it answers."
-                </p>
+            <div class="flex flex-wrap items-end justify-between gap-3">
+                <div>
+                    <h1 class="text-2xl font-semibold tracking-tight text-slate-900">"Ask a question"</h1>
+                    <p class="mt-1 max-w-2xl text-sm text-slate-600">
+                        "Ask about wounds, patients, assessments and clinics in plain English. When a question could mean more than one thing, Clarion asks before it answers."
+                    </p>
+                </div>
+                <Show when=move || is_thread_page() || !live.with(Vec::is_empty)>
+                    <a
+                        href="/"
+                        rel="external"
+                        class="rounded-lg border border-slate-300 bg-white px-3 py-1.5 text-sm font-medium text-slate-700 hover:bg-slate-50 focus:outline-none focus-visible:ring-2 focus-visible:ring-teal-600"
+                    >
+                        "New thread"
+                    </a>
+                </Show>
             </div>
 
             <section aria-label="Conversation" class="flex min-h-64 flex-col gap-4">
-                <Show
-                    when=move || !thread.with(Vec::is_empty)
-                    fallback=move || {
-                        view! {
-                            <div class="rounded-xl border border-dashed border-slate-300 bg-white px-6 py-10">
-                                <p class="text-center text-sm font-semibold text-slate-800">
-                                    "No questions in this thread yet"
-                                </p>
-                                <p class="mx-auto mt-1 max-w-lg text-center text-sm text-slate-500">
-                                    "Start with one of these, or type your own below."
-                                </p>
-                                <ul class="mx-auto mt-5 flex max-w-3xl flex-wrap justify-center gap-2" aria-label="Example questions">
-                                    {EXAMPLES
-                                        .into_iter()
-                                        .map(|ex| {
-                                            view! {
-                                                <li>
-                                                    <button
-                                                        type="button"
-                                                        data-testid="example-question"
-                                                        class="rounded-full border border-teal-200 bg-teal-50 px-4 py-1.5 text-sm text-teal-900 hover:border-teal-300 hover:bg-teal-100 focus:outline-none focus-visible:ring-2 focus-visible:ring-teal-600 focus-visible:ring-offset-2"
-                                                        on:click=move |_| {
-                                                            set_draft.set(ex.to_string());
-                                                            if let Some(t) = textarea.get() {
-                                                                let _ = t.focus();
-                                                            }
-                                                        }
-                                                    >
-                                                        {ex}
-                                                    </button>
-                                                </li>
-                                            }
-                                        })
-                                        .collect_view()}
-                                </ul>
-                            </div>
-                        }
-                    }
-                >
-                    <ol class="flex flex-col gap-4" data-testid="thread">
-                        <For each=move || thread.get() key=|e| e.id let:ex>
-                            <li class="rounded-xl border border-slate-200 bg-white shadow-sm">
-                                <div class="flex items-start gap-3 border-b border-slate-100 px-5 py-4">
-                                    <span class="mt-0.5 rounded bg-slate-100 px-2 py-0.5 text-xs font-medium uppercase tracking-wide text-slate-600">
-                                        "You"
-                                    </span>
-                                    <p class="text-sm text-slate-900" data-testid="exchange-question">{ex.question}</p>
-                                </div>
-                                <div class="flex items-start gap-3 px-5 py-4" role="status">
-                                    <span class="mt-0.5 rounded bg-teal-700 px-2 py-0.5 text-xs font-medium uppercase tracking-wide text-white">
-                                        "Clarion"
-                                    </span>
-                                    <p class="text-sm text-slate-600">
-                                        "Question received. Answering is not switched on in this build yet: the understanding engine and the clinical dataset are being connected."
-                                    </p>
-                                </div>
-                            </li>
-                        </For>
-                    </ol>
+                <p class="sr-only" role="status" aria-live="polite">{move || announce.get()}</p>
+                <ol class="flex flex-col gap-4" data-testid="thread">
+                    <Transition fallback=|| view! { <li class="h-40 animate-pulse rounded-xl bg-slate-100"></li> }>
+                        {move || Suspend::new(async move {
+                            match restored.await {
+                                Ok(Some(r)) => restored_view(r).into_any(),
+                                Ok(None) => ().into_any(),
+                                Err(e) => view! {
+                                    <li class="rounded-xl border border-slate-200 bg-white px-6 py-10 text-center" data-testid="thread-not-found">
+                                        <p class="text-sm font-semibold text-slate-800">"This thread could not be opened"</p>
+                                        <p class="mx-auto mt-1 max-w-md text-sm text-slate-500">{error_text(&e)}</p>
+                                        <a href="/" class="mt-4 inline-flex rounded-lg bg-teal-700 px-4 py-2 text-sm font-semibold text-white hover:bg-teal-800 focus:outline-none focus-visible:ring-2 focus-visible:ring-teal-600 focus-visible:ring-offset-2">
+                                            "Ask a new question"
+                                        </a>
+                                    </li>
+                                }
+                                .into_any(),
+                            }
+                        })}
+                    </Transition>
+                    <For each=move || live.get() key=|e| e.id let:ex>
+                        {exchange_view(ex)}
+                    </For>
+                </ol>
+                <Show when=move || !is_thread_page() && live.with(Vec::is_empty)>
+                    <div class="rounded-xl border border-dashed border-slate-300 bg-white px-6 py-10">
+                        <p class="text-center text-sm font-semibold text-slate-800">"No questions in this thread yet"</p>
+                        <p class="mx-auto mt-1 max-w-lg text-center text-sm text-slate-500">
+                            "Start with one of these, or type your own below."
+                        </p>
+                        <ul class="mx-auto mt-5 flex max-w-3xl flex-wrap justify-center gap-2" aria-label="Example questions">
+                            {EXAMPLES
+                                .into_iter()
+                                .map(|ex| {
+                                    view! {
+                                        <li>
+                                            <button
+                                                type="button"
+                                                data-testid="example-question"
+                                                class="rounded-full border border-teal-200 bg-teal-50 px-4 py-1.5 text-sm text-teal-900 hover:border-teal-300 hover:bg-teal-100 focus:outline-none focus-visible:ring-2 focus-visible:ring-teal-600 focus-visible:ring-offset-2"
+                                                on:click=move |_| {
+                                                    set_draft.set(ex.to_string());
+                                                    focus_composer();
+                                                }
+                                            >
+                                                {ex}
+                                            </button>
+                                        </li>
+                                    }
+                                })
+                                .collect_view()}
+                        </ul>
+                    </div>
                 </Show>
             </section>
 
-            <form
-                class="sticky bottom-4 rounded-xl border border-slate-300 bg-white p-3 shadow-md focus-within:border-teal-600 focus-within:ring-2 focus-within:ring-teal-600/20"
-                on:submit=move |ev| {
-                    ev.prevent_default();
-                    send();
-                }
-            >
-                <label for="question" class="sr-only">"Your question"</label>
-                <textarea
-                    id="question"
-                    name="question"
-                    node_ref=textarea
-                    rows="2"
-                    maxlength=MAX_QUESTION_CHARS.to_string()
-                    placeholder="e.g. How many diabetic foot ulcers healed in the last 90 days?"
-                    class="block w-full resize-none border-0 bg-transparent px-2 py-1.5 text-base text-slate-900 placeholder:text-slate-400 focus:outline-none"
-                    prop:value=move || draft.get()
-                    on:input=move |ev| set_draft.set(event_target_value(&ev))
-                    on:keydown=move |ev| {
-                        if ev.key() == "Enter" && !ev.shift_key() && !ev.is_composing() {
-                            ev.prevent_default();
-                            send();
-                        }
+                <form
+                    class="sticky bottom-4 z-30 rounded-xl border border-slate-300 bg-white p-3 shadow-md focus-within:border-teal-600 focus-within:ring-2 focus-within:ring-teal-600/20"
+                    aria-busy=move || running.get().to_string()
+                    on:submit=move |ev| {
+                        ev.prevent_default();
+                        send();
                     }
-                ></textarea>
-                <div class="mt-2 flex items-center justify-between gap-3 px-2">
-                    <p class="text-xs text-slate-500">
-                        <kbd class="rounded border border-slate-300 px-1 font-sans">"Enter"</kbd>
-                        " to send · "
-                        <kbd class="rounded border border-slate-300 px-1 font-sans">"Shift+Enter"</kbd>
-                        " for a new line"
-                    </p>
-                    <button
-                        type="submit"
-                        disabled=move || !can_send()
-                        class="inline-flex items-center gap-2 rounded-lg bg-teal-700 px-4 py-2 text-sm font-semibold text-white shadow-sm hover:bg-teal-800 focus:outline-none focus-visible:ring-2 focus-visible:ring-teal-600 focus-visible:ring-offset-2 disabled:cursor-not-allowed disabled:bg-slate-300"
+                >
+                    <label for="question" class="sr-only">"Your question"</label>
+                    <p
+                        id="ask-error"
+                        role="alert"
+                        aria-live="assertive"
+                        data-testid="ask-error"
+                        class="px-2 text-sm font-medium text-rose-700 empty:hidden"
                     >
-                        "Send"
-                    </button>
-                </div>
-            </form>
+                        {move || ask_error.get()}
+                    </p>
+                    <textarea
+                        id="question"
+                        name="question"
+                        node_ref=textarea
+                        rows="2"
+                        maxlength=MAX_QUESTION_CHARS.to_string()
+                        aria-describedby="ask-error"
+                        placeholder=move || if live.with(Vec::is_empty) && !is_thread_page() {
+                            "e.g. How many diabetic foot ulcers healed in the last 90 days?"
+                        } else {
+                            "Ask a follow-up, e.g. “only the diabetic ones”"
+                        }
+                        class="block w-full resize-none border-0 bg-transparent px-2 py-1.5 text-base text-slate-900 placeholder:text-slate-400 focus:outline-none"
+                        prop:value=move || draft.get()
+                        on:input=move |ev| {
+                            set_draft.set(event_target_value(&ev));
+                            ask_error.set(None);
+                        }
+                        on:keydown=move |ev| {
+                            if ev.key() == "Enter" && !ev.shift_key() && !ev.is_composing() {
+                                ev.prevent_default();
+                                send();
+                            }
+                        }
+                    ></textarea>
+                    <div class="mt-2 flex items-center justify-between gap-3 px-2">
+                        <p class="text-xs text-slate-500">
+                            <kbd class="rounded border border-slate-300 px-1 font-sans">"Enter"</kbd>
+                            " to send · "
+                            <kbd class="rounded border border-slate-300 px-1 font-sans">"Shift+Enter"</kbd>
+                            " for a new line"
+                        </p>
+                        <button
+                            type="submit"
+                            disabled=move || !can_send()
+                            class="inline-flex min-w-24 items-center justify-center gap-2 rounded-lg bg-teal-700 px-4 py-2 text-sm font-semibold text-white shadow-sm hover:bg-teal-800 focus:outline-none focus-visible:ring-2 focus-visible:ring-teal-600 focus-visible:ring-offset-2 disabled:cursor-not-allowed disabled:bg-slate-300"
+                        >
+                            {move || if running.get() { "Working…" } else { "Send" }}
+                        </button>
+                    </div>
+                </form>
         </div>
+    }
+}
+
+/// The placeholder while a request runs: steps Clarion is taking, reserved height.
+#[component]
+fn Working() -> impl IntoView {
+    view! {
+        <div class="flex min-h-24 flex-col gap-2" role="status" aria-live="polite" data-testid="working">
+            <p class="flex items-center gap-2 text-sm font-medium text-slate-700">
+                <span class="inline-block h-2.5 w-2.5 animate-pulse rounded-full bg-teal-600" aria-hidden="true"></span>
+                "Working on it…"
+            </p>
+            <ol class="flex flex-col gap-1 pl-5 text-xs text-slate-500">
+                <li>"Reading the question and matching it to the data"</li>
+                <li>"Checking what could be read more than one way"</li>
+                <li>"Counting the records each reading matches"</li>
+            </ol>
+        </div>
+    }
+}
+
+/// An answer from a stored thread: restatement, assumptions (changeable: re-runs with
+/// the change), the SQL. The rows themselves are not stored with the thread.
+#[component]
+fn RestoredAnswer(
+    restatement: String,
+    history: Option<HistoryItem>,
+    #[prop(into)] on_revise: Callback<(RwSignal<Option<Answer>>, String, Revision)>,
+    #[prop(into)] on_suggest: Callback<String>,
+    #[prop(into)] busy: Signal<bool>,
+) -> impl IntoView {
+    let rerun = RwSignal::new(None::<Answer>);
+    let hid = history.as_ref().map(|h| h.id.clone()).unwrap_or_default();
+    let stored = move || {
+        let hid = hid.clone();
+        let badges = history.as_ref().map(|h| {
+            h.assumptions
+                .iter()
+                .cloned()
+                .map(|a| {
+                    let hid = hid.clone();
+                    view! {
+                        <AssumptionBadge
+                            a=a
+                            on_revise=Callback::new(move |rev| on_revise.run((rerun, hid.clone(), rev)))
+                            disabled=busy
+                        />
+                    }
+                })
+                .collect_view()
+        });
+        let meta = history.as_ref().map(|h| {
+            format!(
+                "{} rows · asked {}",
+                crate::components::results::group_thousands(h.row_count),
+                h.created_at.get(..16).unwrap_or(&h.created_at).replace('T', " ")
+            )
+        });
+        let sql = history.as_ref().map(|h| view! { <SqlBlock sql=h.sql.clone() /> });
+        view! {
+            <div class="flex flex-col gap-3" data-testid="restored-answer">
+                <p class="text-base leading-relaxed text-slate-900" data-testid="restatement">{restatement.clone()}</p>
+                {badges.map(|b| view! { <ul class="flex flex-wrap items-start gap-2" aria-label="Assumptions">{b}</ul> })}
+                {meta.map(|m| view! { <p class="text-xs text-slate-500" data-testid="row-count">{m}</p> })}
+                {sql}
+            </div>
+        }
+    };
+    view! {
+        {move || match rerun.get() {
+            Some(a) => {
+                let hid = a.history_id.clone();
+                view! {
+                <AnswerCard
+                    answer=a
+                    on_revise=Callback::new(move |rev| on_revise.run((rerun, hid.clone(), rev)))
+                    on_suggest=on_suggest
+                    busy=busy
+                />
+                }
+                .into_any()
+            }
+            None => stored().into_any(),
+        }}
     }
 }
