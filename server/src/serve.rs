@@ -99,6 +99,17 @@ pub async fn serve(
             reason: e.to_string(),
         })?;
     let db = state.store.database().clone();
+    // Load the allowed values in the background: the listener is already bound, so
+    // readiness does not wait for it; a question asked meanwhile loads what it needs.
+    let orchestrator = state.orchestrator.clone();
+    tokio::spawn(async move {
+        let started = std::time::Instant::now();
+        orchestrator.warm_up().await;
+        tracing::info!(
+            elapsed_ms = started.elapsed().as_millis() as u64,
+            "orchestrator warmed up (allowed values loaded)"
+        );
+    });
     let app = crate::http::router(state);
     tracing::info!(addr = %config.addr, "Clarion is listening on http://{}", config.addr);
     // The peer address feeds the per-address sign-in rate limit.

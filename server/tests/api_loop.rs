@@ -230,6 +230,51 @@ async fn remember_my_choice_resolves_the_next_question_as_your_saved_definition(
 }
 
 #[tokio::test]
+async fn a_remembered_custom_value_is_applied_to_the_next_question_with_that_ambiguity() {
+    const LARGE: &str = "term:large@wounds";
+    each_backend(test_config(), async |api| {
+        // "More questions" makes "large" a question (it is an assumption by default).
+        set_settings(api, &api.alice, false, "more").await;
+        let r = api.ask(json!({"question": "patients with large wounds"})).await;
+        assert_eq!(r.status, StatusCode::ACCEPTED, "{}", r.body);
+        let a = api
+            .clarify(json!({"clarification_id": r.body["clarification_id"], "answers": [{"question_id": LARGE, "custom": "17 cm2", "remember": true}]}))
+            .await;
+        assert_eq!(a.status, StatusCode::OK, "{}", a.body);
+        let answered_sql = a.body["sql"].as_str().unwrap().to_owned();
+
+        // A differently worded question with the same ambiguity: not asked, the saved
+        // custom value applied and shown as "your saved definition".
+        let next = api.ask(json!({"question": "how many large wounds are there"})).await;
+        assert_eq!(next.status, StatusCode::OK, "auto-resolved, not asked: {}", next.body);
+        let badge = assumption(&next.body, LARGE).expect("saved definition badge");
+        assert_eq!(badge["source"], "saved_definition", "{badge}");
+        assert_eq!(badge["option_id"], "custom", "{badge}");
+        assert!(badge["assumed"].as_str().unwrap().contains("17"), "{badge}");
+        assert!(next.body["restatement"].as_str().unwrap().contains("17"), "{}", next.body["restatement"]);
+        let same = api.ask(json!({"question": "patients with large wounds"})).await;
+        assert_eq!(same.status, StatusCode::OK, "{}", same.body);
+        assert_eq!(same.body["sql"], answered_sql.as_str(), "the same constraint as when it was answered");
+
+        // Only alice's: bob is still asked.
+        set_settings(api, &api.bob, false, "more").await;
+        let theirs = api.call(&api.bob, Method::POST, "/api/v1/query", Some(json!({"question": "patients with large wounds"}))).await;
+        assert_eq!(theirs.status, StatusCode::ACCEPTED, "{}", theirs.body);
+
+        // Listed as remembered; deleting it brings the question back.
+        let prefs = api.call(&api.alice, Method::GET, "/api/v1/preferences", None).await;
+        let remembered: Vec<&Value> = prefs.body.as_array().unwrap().iter().filter(|p| p["remembered"] == true).collect();
+        assert_eq!(remembered.len(), 1, "{}", prefs.body);
+        let id = remembered[0]["id"].as_i64().unwrap();
+        let gone = api.call(&api.alice, Method::DELETE, &format!("/api/v1/preferences/{id}"), None).await;
+        assert_eq!(gone.status, StatusCode::NO_CONTENT);
+        let again = api.ask(json!({"question": "patients with large wounds"})).await;
+        assert_eq!(again.status, StatusCode::ACCEPTED, "forgotten, so asked again: {}", again.body);
+    })
+    .await;
+}
+
+#[tokio::test]
 async fn the_same_answer_three_times_becomes_the_preselected_default() {
     each_backend(test_config(), async |api| {
         for _ in 0..3 {
@@ -513,6 +558,30 @@ async fn bad_input_is_a_json_4xx_and_never_a_500() {
             .ask(json!({"question": "how many wounds are there", "interactive": false}))
             .await;
         assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn an_oversized_body_is_a_json_413_and_loses_nothing() {
+    each_backend(test_config(), async |api| {
+        let r = api.ask(json!({"question": "show me serious wounds"})).await;
+        assert_eq!(r.status, StatusCode::ACCEPTED, "{}", r.body);
+        let id = r.body["clarification_id"].clone();
+        let padding = "x".repeat(server::http::MAX_BODY_BYTES);
+        let huge_ask = json!({"question": "how many wounds", "padding": padding}).to_string();
+        let huge_clarify = json!({"clarification_id": id, "answers": [{"question_id": SERIOUS, "custom": padding}]}).to_string();
+        for (path, body) in [("/api/v1/query", &huge_ask), ("/api/v1/query/clarify", &huge_clarify)] {
+            let r = api.raw(Some(&api.alice), Method::POST, path, body).await;
+            assert_eq!(r.status, StatusCode::PAYLOAD_TOO_LARGE, "{path}");
+            assert_eq!(r.body["code"], "body_too_large", "{path}: {}", r.body);
+            assert!(r.body["message"].as_str().unwrap().contains("KiB"), "{}", r.body);
+        }
+        // the round is untouched and still answerable
+        let a = api
+            .clarify(json!({"clarification_id": id, "answers": [{"question_id": SERIOUS, "option_id": "infected"}]}))
+            .await;
+        assert_eq!(a.status, StatusCode::OK, "{}", a.body);
     })
     .await;
 }

@@ -78,7 +78,14 @@ pub fn leptos_context(state: &AppState) -> impl Fn() + Clone + Send + Sync + 'st
 /// Refuses bodies over [`MAX_BODY_BYTES`] with 413, whether or not the client sent a
 /// `Content-Length` (a chunked body is buffered up to the limit, then refused).
 async fn limit_body(req: axum::extract::Request, next: axum::middleware::Next) -> axum::response::Response {
-    let too_large = || (StatusCode::PAYLOAD_TOO_LARGE, "Request body too large.").into_response();
+    // JSON `{code, message}` like every other API error (pages never send such bodies).
+    let too_large = || {
+        let body = serde_json::json!({
+            "code": "body_too_large",
+            "message": format!("The request body is larger than {} KiB.", MAX_BODY_BYTES / 1024),
+        });
+        (StatusCode::PAYLOAD_TOO_LARGE, axum::Json(body)).into_response()
+    };
     let declared = req
         .headers()
         .get(axum::http::header::CONTENT_LENGTH)

@@ -6,9 +6,64 @@
 //! is refused with a message saying what is wrong. Pure: no I/O, nothing stored.
 
 use super::OrchestratorError;
-use crate::engine::{AllowedValuesSnapshot, Ambiguity, CustomValue, Resolution, parse_custom_constraint};
+use crate::engine::{
+    AllowedValuesSnapshot, Ambiguity, CustomValue, Resolution, Resolutions, parse_custom_constraint,
+};
 use crate::semantic::{Constraint, SemanticModel, Value, unit_symbol};
+use crate::store::{Preference, PreferenceChoice};
 use chrono::NaiveDate;
+use std::collections::BTreeMap;
+
+/// A remembered custom value (F12): applied to later questions with the same
+/// ambiguity exactly like an answer, and reported as "your saved definition".
+#[derive(Clone, Debug, PartialEq)]
+pub struct SavedCustom {
+    /// The validated constraint, as stored when it was answered.
+    pub constraint: Constraint,
+    /// How it is shown ("large = 15").
+    pub label: String,
+}
+
+/// Ambiguity signature → the remembered custom value. A stored value that no longer
+/// reads as a constraint is skipped (and logged), never an error: the question is
+/// then simply asked again.
+pub fn saved_customs(prefs: &[Preference]) -> BTreeMap<String, SavedCustom> {
+    let mut out = BTreeMap::new();
+    for p in prefs.iter().filter(|p| p.remembered) {
+        let PreferenceChoice::Custom(json) = &p.choice else {
+            continue;
+        };
+        match serde_json::from_str::<Constraint>(json) {
+            Ok(constraint) => {
+                out.insert(
+                    p.signature.clone(),
+                    SavedCustom {
+                        constraint,
+                        label: p.label.clone(),
+                    },
+                );
+            }
+            Err(e) => tracing::warn!(preference = p.id, error = %e, "unreadable remembered custom value"),
+        }
+    }
+    out
+}
+
+/// `answered` plus every remembered custom value whose ambiguity was not answered in
+/// this conversation (an answer given now always wins over a saved definition). The
+/// engine applies a resolution only to an ambiguity it detects, so the extra entries
+/// change nothing for questions without that ambiguity.
+pub fn with_saved_customs(answered: &Resolutions, saved: &BTreeMap<String, SavedCustom>) -> Resolutions {
+    let mut out = answered.clone();
+    for (signature, s) in saved {
+        out.answers
+            .entry(signature.clone())
+            .or_insert_with(|| Resolution::Custom {
+                constraint: s.constraint.clone(),
+            });
+    }
+    out
+}
 
 /// Reads one answer for `a`: exactly one of an option id, a custom value or "I don't know".
 pub fn resolution(

@@ -114,6 +114,35 @@ pub fn assumptions(u: &engine::Understanding) -> Vec<Assumption> {
         .collect()
 }
 
+/// Badges for the remembered custom values the engine applied (it reports them as
+/// answers, since they reach it as resolutions): "your saved definition", like a
+/// remembered option. Ambiguities answered in this conversation are not badges.
+pub fn saved_custom_assumptions(
+    u: &engine::Understanding,
+    answered: &engine::Resolutions,
+    saved: &std::collections::BTreeMap<String, super::answers::SavedCustom>,
+) -> Vec<Assumption> {
+    u.applied
+        .iter()
+        .filter(|c| c.option_id == "custom" && !answered.answers.contains_key(&c.ambiguity_id))
+        .filter_map(|c| {
+            let s = saved.get(&c.ambiguity_id)?;
+            let (piece, assumed) = s
+                .label
+                .split_once(" = ")
+                .unwrap_or((c.ambiguity_id.as_str(), s.label.as_str()));
+            Some(Assumption {
+                piece: piece.to_owned(),
+                assumed: assumed.to_owned(),
+                source: AssumptionSource::SavedDefinition,
+                ambiguity_id: Some(c.ambiguity_id.clone()),
+                option_id: Some("custom".to_owned()),
+                options: Vec::new(),
+            })
+        })
+        .collect()
+}
+
 /// Follow-up pills.
 pub fn suggestions(s: &[engine::Suggestion]) -> Vec<Suggestion> {
     s.iter()

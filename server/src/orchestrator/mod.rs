@@ -159,6 +159,8 @@ struct Job {
 struct Loaded {
     settings: Settings,
     preferences: Preferences,
+    /// Remembered custom values, applied like answers (F12).
+    saved_customs: std::collections::BTreeMap<String, answers::SavedCustom>,
     allowed: AllowedValuesSnapshot,
 }
 
@@ -670,6 +672,7 @@ impl Orchestrator {
         Ok(Loaded {
             settings: settings?,
             preferences,
+            saved_customs: answers::saved_customs(&prefs),
             allowed,
         })
     }
@@ -701,7 +704,7 @@ impl Orchestrator {
             "Loaded your context",
             format!(
                 "settings, {} saved definition(s), {} allowed-value list(s){}",
-                loaded.preferences.remembered.len(),
+                loaded.preferences.remembered.len() + loaded.saved_customs.len(),
                 loaded.allowed.iter().count(),
                 if job.context.previous.is_some() {
                     ", the previous question"
@@ -715,8 +718,8 @@ impl Orchestrator {
         let thresholds = GateThresholds::for_sensitivity(loaded.settings.sensitivity);
         let today = self.today();
         // The engine input borrows these while `job` moves on to build the reply.
-        let (question, context, resolutions) =
-            (job.question.clone(), job.context.clone(), job.resolutions.clone());
+        let (question, context) = (job.question.clone(), job.context.clone());
+        let resolutions = answers::with_saved_customs(&job.resolutions, &loaded.saved_customs);
         let input = EngineInput::new(model, &question, today)
             .with_allowed(&loaded.allowed)
             .with_context(&context)
@@ -833,7 +836,12 @@ impl Orchestrator {
             u.suggestions.clone()
         };
         let table = convert::table(&rendered, rows, model, &plan);
-        let assumptions = convert::assumptions(&u);
+        let mut assumptions = convert::assumptions(&u);
+        assumptions.extend(convert::saved_custom_assumptions(
+            &u,
+            &job.resolutions,
+            &loaded.saved_customs,
+        ));
 
         let t = Instant::now();
         let streak = engine::suggest::streak(model, &plan, &job.context);
