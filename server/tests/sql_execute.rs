@@ -44,6 +44,18 @@ fn plan(entity: &str, intent: Intent) -> QueryPlan {
     p
 }
 
+/// A count of `entity` under `filters`.
+fn count_of(entity: &str, filters: Vec<Constraint>) -> QueryPlan {
+    let mut p = plan(entity, Intent::Count);
+    p.filters = filters;
+    p
+}
+
+/// The one number a count plan returns.
+async fn counted(db: &common::TestDb, plan: &QueryPlan) -> i64 {
+    int(&rows(db, plan).await[0][0])
+}
+
 fn cmp(attribute: &str, op: CompareOp, value: impl Into<Value>) -> Constraint {
     Constraint::Compare {
         attribute: attribute.into(),
@@ -125,6 +137,11 @@ impl Truth {
         v
     }
 
+    /// How many generated wounds `keep` holds for.
+    fn wounds_where(&self, keep: impl Fn(&server::dataset::model::Wound) -> bool) -> i64 {
+        self.data.wounds.iter().filter(|w| keep(w)).count() as i64
+    }
+
     fn latest_area_on_or_before(&self, wound: i64, day: NaiveDate) -> Option<f64> {
         self.visits(wound)
             .into_iter()
@@ -144,15 +161,12 @@ async fn hand_picked_plans_match_values_computed_from_the_dataset() {
         let dialect = Dialect::from(db.db.backend());
 
         // Count with a simple filter.
-        let mut p = plan("wounds", Intent::Count);
-        p.filters = vec![cmp("wounds.status", CompareOp::Eq, Value::Text("open".into()))];
-        let open = t
-            .data
-            .wounds
-            .iter()
-            .filter(|w| w.status.as_str() == "open")
-            .count() as i64;
-        assert_eq!(int(&rows(db, &p).await[0][0]), open, "{dialect:?} open wounds");
+        let p = count_of(
+            "wounds",
+            vec![cmp("wounds.status", CompareOp::Eq, Value::Text("open".into()))],
+        );
+        let open = t.wounds_where(|w| w.status.as_str() == "open");
+        assert_eq!(counted(db, &p).await, open, "{dialect:?} open wounds");
         let count = render_count(&p, &MODEL, dialect).unwrap();
         assert_eq!(
             int(&run(&db.db, &count).await.unwrap()[0][0]),
@@ -268,123 +282,90 @@ async fn hand_picked_plans_match_values_computed_from_the_dataset() {
         assert_eq!(got, want, "{dialect:?} monthly trend");
 
         // Time window: assessments in the last 30 days (cut-off included, today included).
-        let p = {
-            let mut p = plan("assessments", Intent::Count);
-            p.filters = vec![Constraint::TimeWindow {
+        let p = count_of(
+            "assessments",
+            vec![Constraint::TimeWindow {
                 dimension: None,
                 last: Span::days(30),
-            }];
-            p
-        };
+            }],
+        );
         let recent = t
             .data
             .assessments
             .iter()
             .filter(|a| a.assessed_on >= days(30) && a.assessed_on <= today)
-            .count();
-        assert_eq!(
-            int(&rows(db, &p).await[0][0]),
-            recent as i64,
-            "{dialect:?} last 30 days"
-        );
+            .count() as i64;
+        assert_eq!(counted(db, &p).await, recent, "{dialect:?} last 30 days");
 
         // Change: area down by at least 40 % over 4 weeks (latest vs. latest on or before the start).
-        let mut p = plan("wounds", Intent::Count);
-        p.filters = vec![Constraint::Change {
-            attribute: "assessments.area".into(),
-            per: "wounds".into(),
-            over: Span {
-                n: 4,
-                unit: SpanUnit::Weeks,
-            },
-            op: CompareOp::Lte,
-            pct: -40.0,
-        }];
-        let shrunk = t
-            .data
-            .wounds
-            .iter()
-            .filter(|w| {
-                let now = t.latest_area_on_or_before(w.id, today);
-                let then = t.latest_area_on_or_before(w.id, days(28));
-                matches!((now, then), (Some(n), Some(b)) if b != 0.0 && (n - b) * 100.0 / b <= -40.0)
-            })
-            .count();
-        assert_eq!(
-            int(&rows(db, &p).await[0][0]),
-            shrunk as i64,
-            "{dialect:?} 40 % reduction"
+        let p = count_of(
+            "wounds",
+            vec![Constraint::Change {
+                attribute: "assessments.area".into(),
+                per: "wounds".into(),
+                over: Span {
+                    n: 4,
+                    unit: SpanUnit::Weeks,
+                },
+                op: CompareOp::Lte,
+                pct: -40.0,
+            }],
         );
+        let shrunk = t.wounds_where(|w| {
+            let now = t.latest_area_on_or_before(w.id, today);
+            let then = t.latest_area_on_or_before(w.id, days(28));
+            matches!((now, then), (Some(n), Some(b)) if b != 0.0 && (n - b) * 100.0 / b <= -40.0)
+        });
+        assert_eq!(counted(db, &p).await, shrunk, "{dialect:?} 40 % reduction");
 
         // Related count within a window: at least 2 assessments in the last 30 days.
-        let mut p = plan("wounds", Intent::Count);
-        p.filters = vec![Constraint::RelatedCount {
-            per: None,
-            related: "assessments".into(),
-            op: CompareOp::Gte,
-            value: 2,
-            within: Some(Span::days(30)),
-        }];
-        let busy = t
-            .data
-            .wounds
-            .iter()
-            .filter(|w| {
-                t.visits(w.id)
-                    .iter()
-                    .filter(|a| a.assessed_on >= days(30) && a.assessed_on <= today)
-                    .count()
-                    >= 2
-            })
-            .count();
-        assert_eq!(
-            int(&rows(db, &p).await[0][0]),
-            busy as i64,
-            "{dialect:?} related count"
+        let p = count_of(
+            "wounds",
+            vec![Constraint::RelatedCount {
+                per: None,
+                related: "assessments".into(),
+                op: CompareOp::Gte,
+                value: 2,
+                within: Some(Span::days(30)),
+            }],
         );
+        let busy = t.wounds_where(|w| {
+            t.visits(w.id)
+                .iter()
+                .filter(|a| a.assessed_on >= days(30) && a.assessed_on <= today)
+                .count()
+                >= 2
+        });
+        assert_eq!(counted(db, &p).await, busy, "{dialect:?} related count");
 
         // Two conditions on a related entity hold on the same related row.
-        let mut p = plan("wounds", Intent::Count);
-        p.filters = vec![
-            cmp(
-                "assessments.tissue_type",
-                CompareOp::Eq,
-                Value::Text("slough".into()),
-            ),
-            cmp("assessments.pain_score", CompareOp::Gte, 6),
-        ];
-        let same_row = t
-            .data
-            .wounds
-            .iter()
-            .filter(|w| {
-                t.visits(w.id)
-                    .iter()
-                    .any(|a| a.tissue_type.as_str() == "slough" && a.pain_score >= 6)
-            })
-            .count();
-        assert_eq!(
-            int(&rows(db, &p).await[0][0]),
-            same_row as i64,
-            "{dialect:?} same related row"
+        let p = count_of(
+            "wounds",
+            vec![
+                cmp(
+                    "assessments.tissue_type",
+                    CompareOp::Eq,
+                    Value::Text("slough".into()),
+                ),
+                cmp("assessments.pain_score", CompareOp::Gte, 6),
+            ],
         );
+        let same_row = t.wounds_where(|w| {
+            t.visits(w.id)
+                .iter()
+                .any(|a| a.tissue_type.as_str() == "slough" && a.pain_score >= 6)
+        });
+        assert_eq!(counted(db, &p).await, same_row, "{dialect:?} same related row");
 
         // A negated condition on a related entity: no related row matches.
-        let mut p = plan("wounds", Intent::Count);
-        p.filters = vec![Constraint::Not {
-            of: Box::new(cmp("assessments.infection_signs", CompareOp::Eq, true)),
-        }];
-        let never = t
-            .data
-            .wounds
-            .iter()
-            .filter(|w| !t.visits(w.id).iter().any(|a| a.infection_signs))
-            .count();
-        assert_eq!(
-            int(&rows(db, &p).await[0][0]),
-            never as i64,
-            "{dialect:?} no infected assessment"
+        let p = count_of(
+            "wounds",
+            vec![Constraint::Not {
+                of: Box::new(cmp("assessments.infection_signs", CompareOp::Eq, true)),
+            }],
         );
+        let never = t.wounds_where(|w| !t.visits(w.id).iter().any(|a| a.infection_signs));
+        assert_eq!(counted(db, &p).await, never, "{dialect:?} no infected assessment");
 
         // Healing rate per clinic, best first, top 3.
         let mut p = plan("wounds", Intent::Rank);

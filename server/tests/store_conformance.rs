@@ -10,8 +10,8 @@ use app::protocol::{Sensitivity, Settings};
 use chrono::{DateTime, Duration, TimeZone, Utc};
 use server::store::{
     AnswerChoice, AuditOutcome, HistoryId, MessageRole, NewAnswer, NewAuditEntry, NewHistoryEntry,
-    NewMessage, NewRound, PreferenceChoice, PreferenceEvidence, Role, RoundId, RoundStatus, Store,
-    StoreError, ThreadId, User,
+    NewMessage, NewRound, PreferenceChoice, PreferenceEvidence, Role, Round, RoundId, RoundStatus, Store,
+    StoreError, Thread, ThreadId, User,
 };
 
 fn t0() -> DateTime<Utc> {
@@ -43,6 +43,61 @@ fn new_round<'a>(thread: &'a ThreadId, asked: &'a [String], expires_at: DateTime
     }
 }
 
+/// True for the store's "no such thing (for you)" (a place is only looked at, not moved).
+macro_rules! not_found {
+    ($r:expr) => {
+        matches!($r, Err(StoreError::NotFound))
+    };
+}
+
+/// Runs `test` on a fresh database of every backend, dropping each afterwards.
+async fn each_backend(test: impl AsyncFn(&common::TestDb)) {
+    for t in common::all_backends().await {
+        test(&t).await;
+        t.cleanup().await;
+    }
+}
+
+/// The backend of a test database, a store over it, and its two users.
+async fn users_on(t: &common::TestDb) -> (server::db::Backend, Store, User, User) {
+    let store = Store::new(t.db.clone());
+    let (a, other) = two_users(&store).await;
+    (t.db.backend(), store, a, other)
+}
+
+/// A store over a test database, its two users, and a pending round (15 minutes to
+/// live from `t0`) in a thread of the first.
+struct WithRound {
+    b: server::db::Backend,
+    store: Store,
+    a: User,
+    other: User,
+    thread: Thread,
+    round: Round,
+}
+
+/// A first round asking nothing yet, open for 15 minutes from `t0`.
+fn open_round(thread: &ThreadId) -> NewRound<'_> {
+    new_round(thread, &[], t0() + Duration::minutes(15))
+}
+
+async fn with_round(t: &common::TestDb) -> WithRound {
+    let (b, store, a, other) = users_on(t).await;
+    let thread = store.create_thread(a.id, "q", t0()).await.unwrap();
+    let round = store
+        .create_round(a.id, open_round(&thread.id), t0())
+        .await
+        .unwrap();
+    WithRound {
+        b,
+        store,
+        a,
+        other,
+        thread,
+        round,
+    }
+}
+
 fn option(ambiguity: &str, option: &str) -> NewAnswer {
     NewAnswer {
         ambiguity_id: ambiguity.into(),
@@ -55,7 +110,7 @@ fn option(ambiguity: &str, option: &str) -> NewAnswer {
 
 #[tokio::test]
 async fn settings_default_then_persist_and_update_on_every_backend() {
-    for t in common::all_backends().await {
+    each_backend(async |t| {
         let backend = t.db.backend();
         let store = Store::new(t.db.clone());
         let (user, created) = store
@@ -82,13 +137,13 @@ async fn settings_default_then_persist_and_update_on_every_backend() {
         };
         store.save_settings(user.id, &s2).await.unwrap();
         assert_eq!(store.settings(user.id).await.unwrap(), s2, "{backend:?}");
-        t.cleanup().await;
-    }
+    })
+    .await;
 }
 
 #[tokio::test]
 async fn ensure_user_is_idempotent_and_keeps_users_apart() {
-    for t in common::all_backends().await {
+    each_backend(async |t| {
         let store = Store::new(t.db.clone());
         let (a, created_a) = store.ensure_user("a", "A", Role::Clinician, "pw").await.unwrap();
         let (a2, created_again) = store
@@ -124,17 +179,14 @@ async fn ensure_user_is_idempotent_and_keeps_users_apart() {
             .collect();
         assert_eq!(names, ["a", "b"]);
         assert_eq!(store.user_by_id(b.id).await.unwrap(), b);
-        assert!(matches!(
-            store.user_by_id(b.id + 100).await,
-            Err(StoreError::NotFound)
-        ));
-        t.cleanup().await;
-    }
+        assert!(not_found!(store.user_by_id(b.id + 100).await));
+    })
+    .await;
 }
 
 #[tokio::test]
 async fn hostile_usernames_are_data_not_sql() {
-    for t in common::all_backends().await {
+    each_backend(async |t| {
         let store = Store::new(t.db.clone());
         let evil = "x'; DROP TABLE users; --";
         let (u, _) = store
@@ -144,26 +196,26 @@ async fn hostile_usernames_are_data_not_sql() {
         assert_eq!(u.username, evil);
         assert!(store.user_by_username(evil).await.unwrap().is_some());
         assert!(store.user_by_username("x").await.unwrap().is_none());
-        t.cleanup().await;
-    }
+    })
+    .await;
 }
 
 #[tokio::test]
 async fn migrations_are_idempotent() {
-    for t in common::all_backends().await {
+    each_backend(async |t| {
         t.db.migrate().await.expect("second migration run is a no-op");
         let again = server::db::Database::connect_and_migrate(&t.url)
             .await
             .expect("reconnect + migrate");
         again.ping().await.unwrap();
         again.close().await;
-        t.cleanup().await;
-    }
+    })
+    .await;
 }
 
 #[tokio::test]
 async fn a_taken_username_is_a_conflict_and_passwords_are_stored_only_as_argon2_hashes() {
-    for t in common::all_backends().await {
+    each_backend(async |t| {
         let b = t.db.backend();
         let store = Store::new(t.db.clone());
         store
@@ -178,13 +230,13 @@ async fn a_taken_username_is_a_conflict_and_passwords_are_stored_only_as_argon2_
         assert!(hash.starts_with("$argon2id$"), "{b:?}: {hash}");
         assert!(!hash.contains("first-password"));
         assert!(store.credentials("nobody").await.unwrap().is_none());
-        t.cleanup().await;
-    }
+    })
+    .await;
 }
 
 #[tokio::test]
 async fn resetting_a_password_replaces_the_hash_and_ends_every_session() {
-    for t in common::all_backends().await {
+    each_backend(async |t| {
         let b = t.db.backend();
         let store = Store::new(t.db.clone());
         let (user, _) = store
@@ -207,22 +259,17 @@ async fn resetting_a_password_replaces_the_hash_and_ends_every_session() {
         for digest in ["digest-1", "digest-2"] {
             assert!(store.session_user(digest, t0()).await.unwrap().is_none(), "{b:?}");
         }
-        assert!(matches!(
-            store.set_password("nobody", "x").await,
-            Err(StoreError::NotFound)
-        ));
-        t.cleanup().await;
-    }
+        assert!(not_found!(store.set_password("nobody", "x").await));
+    })
+    .await;
 }
 
 // ---------------------------------------------------------------- sessions, tokens, failures
 
 #[tokio::test]
 async fn a_session_resolves_to_its_user_until_it_expires_or_is_deleted() {
-    for t in common::all_backends().await {
-        let b = t.db.backend();
-        let store = Store::new(t.db.clone());
-        let (a, other) = two_users(&store).await;
+    each_backend(async |t| {
+        let (b, store, a, other) = users_on(&t).await;
         let expires = t0() + Duration::hours(12);
         store
             .create_session(a.id, "digest-a", t0(), expires)
@@ -264,16 +311,14 @@ async fn a_session_resolves_to_its_user_until_it_expires_or_is_deleted() {
         store.create_session(a.id, "s1", t0(), expires).await.unwrap();
         store.create_session(a.id, "s2", t0(), expires).await.unwrap();
         assert_eq!(store.delete_sessions_of(a.id).await.unwrap(), 2);
-        t.cleanup().await;
-    }
+    })
+    .await;
 }
 
 #[tokio::test]
 async fn api_tokens_resolve_to_their_owner_and_are_listed_and_revoked_per_user() {
-    for t in common::all_backends().await {
-        let b = t.db.backend();
-        let store = Store::new(t.db.clone());
-        let (a, other) = two_users(&store).await;
+    each_backend(async |t| {
+        let (b, store, a, other) = users_on(&t).await;
         let tok = store
             .create_api_token(a.id, "nightly export", "tok-digest", "clarion_ab12cd", t0())
             .await
@@ -295,22 +340,19 @@ async fn api_tokens_resolve_to_their_owner_and_are_listed_and_revoked_per_user()
         assert!(store.api_tokens(other.id).await.unwrap().is_empty());
 
         assert!(
-            matches!(
-                store.revoke_api_token(other.id, tok.id).await,
-                Err(StoreError::NotFound)
-            ),
+            not_found!(store.revoke_api_token(other.id, tok.id).await),
             "{b:?}: another user cannot revoke it"
         );
         assert!(store.api_token_user("tok-digest", later).await.unwrap().is_some());
         store.revoke_api_token(a.id, tok.id).await.unwrap();
         assert_eq!(store.api_token_user("tok-digest", later).await.unwrap(), None);
-        t.cleanup().await;
-    }
+    })
+    .await;
 }
 
 #[tokio::test]
 async fn login_failures_are_counted_per_username_and_address_within_the_window() {
-    for t in common::all_backends().await {
+    each_backend(async |t| {
         let b = t.db.backend();
         let store = Store::new(t.db.clone());
         for i in 0..3 {
@@ -372,18 +414,16 @@ async fn login_failures_are_counted_per_username_and_address_within_the_window()
             1
         );
         assert_eq!(store.purge_login_failures(t0()).await.unwrap(), 2, "{b:?}");
-        t.cleanup().await;
-    }
+    })
+    .await;
 }
 
 // ---------------------------------------------------------------- threads, messages
 
 #[tokio::test]
 async fn threads_and_messages_belong_to_one_user() {
-    for t in common::all_backends().await {
-        let b = t.db.backend();
-        let store = Store::new(t.db.clone());
-        let (a, other) = two_users(&store).await;
+    each_backend(async |t| {
+        let (b, store, a, other) = users_on(&t).await;
         let thread = store.create_thread(a.id, "Serious wounds", t0()).await.unwrap();
         assert!(thread.id.is_well_formed(), "{b:?}: {}", thread.id);
         assert_eq!((thread.created_at, thread.updated_at), (t0(), t0()));
@@ -431,14 +471,8 @@ async fn threads_and_messages_belong_to_one_user() {
         );
 
         // Another user: not found, and nothing is written.
-        assert!(matches!(
-            store.thread(other.id, &thread.id).await,
-            Err(StoreError::NotFound)
-        ));
-        assert!(matches!(
-            store.messages(other.id, &thread.id).await,
-            Err(StoreError::NotFound)
-        ));
+        assert!(not_found!(store.thread(other.id, &thread.id).await));
+        assert!(not_found!(store.messages(other.id, &thread.id).await));
         let sneaky = store
             .append_message(
                 other.id,
@@ -451,24 +485,18 @@ async fn threads_and_messages_belong_to_one_user() {
                 t0(),
             )
             .await;
-        assert!(matches!(sneaky, Err(StoreError::NotFound)), "{b:?}: {sneaky:?}");
+        assert!(not_found!(sneaky), "{b:?}: {sneaky:?}");
         assert_eq!(store.messages(a.id, &thread.id).await.unwrap().len(), 2);
         assert!(store.threads(other.id, 10).await.unwrap().is_empty());
-        assert!(matches!(
-            store.delete_thread(other.id, &thread.id).await,
-            Err(StoreError::NotFound)
-        ));
-        assert!(matches!(
-            store.thread(a.id, &ThreadId::random()).await,
-            Err(StoreError::NotFound)
-        ));
-        t.cleanup().await;
-    }
+        assert!(not_found!(store.delete_thread(other.id, &thread.id).await));
+        assert!(not_found!(store.thread(a.id, &ThreadId::random()).await));
+    })
+    .await;
 }
 
 #[tokio::test]
 async fn threads_are_listed_most_recently_active_first() {
-    for t in common::all_backends().await {
+    each_backend(async |t| {
         let store = Store::new(t.db.clone());
         let (a, _) = two_users(&store).await;
         let old = store.create_thread(a.id, "old", t0()).await.unwrap();
@@ -495,18 +523,16 @@ async fn threads_are_listed_most_recently_active_first() {
         assert_eq!(titles(store.threads(a.id, 1).await.unwrap()), ["old"]);
         store.delete_thread(a.id, &new.id).await.unwrap();
         assert_eq!(titles(store.threads(a.id, 10).await.unwrap()), ["old"]);
-        t.cleanup().await;
-    }
+    })
+    .await;
 }
 
 // ---------------------------------------------------------------- clarification rounds
 
 #[tokio::test]
 async fn a_round_stores_everything_needed_to_resume_it() {
-    for t in common::all_backends().await {
-        let b = t.db.backend();
-        let store = Store::new(t.db.clone());
-        let (a, _) = two_users(&store).await;
+    each_backend(async |t| {
+        let (b, store, a, _) = users_on(&t).await;
         let thread = store.create_thread(a.id, "q", t0()).await.unwrap();
         let asked = vec!["serious".to_string(), "time_window".to_string()];
         let expires = t0() + Duration::minutes(15);
@@ -558,25 +584,16 @@ async fn a_round_stores_everything_needed_to_resume_it() {
             [1, 2],
             "{b:?}"
         );
-        t.cleanup().await;
-    }
+    })
+    .await;
 }
 
 #[tokio::test]
 async fn a_round_is_answered_once_with_its_answers_and_a_second_answer_is_a_conflict() {
-    for t in common::all_backends().await {
-        let b = t.db.backend();
-        let store = Store::new(t.db.clone());
-        let (a, _) = two_users(&store).await;
-        let thread = store.create_thread(a.id, "q", t0()).await.unwrap();
-        let round = store
-            .create_round(
-                a.id,
-                new_round(&thread.id, &[], t0() + Duration::minutes(15)),
-                t0(),
-            )
-            .await
-            .unwrap();
+    each_backend(async |t| {
+        let WithRound {
+            b, store, a, round, ..
+        } = with_round(&t).await;
         let answers = vec![
             NewAnswer {
                 remember: true,
@@ -623,13 +640,13 @@ async fn a_round_is_answered_once_with_its_answers_and_a_second_answer_is_a_conf
             3,
             "nothing added"
         );
-        t.cleanup().await;
-    }
+    })
+    .await;
 }
 
 #[tokio::test]
 async fn two_replicas_racing_to_answer_the_same_round_produce_exactly_one_winner() {
-    for t in common::all_backends().await {
+    each_backend(async |t| {
         let b = t.db.backend();
         // Two stores over two pools: as two server processes would be.
         let replica = server::db::Database::connect(&t.url).await.unwrap();
@@ -639,11 +656,7 @@ async fn two_replicas_racing_to_answer_the_same_round_produce_exactly_one_winner
         let thread = one.create_thread(a.id, "q", t0()).await.unwrap();
         for _ in 0..5 {
             let round = one
-                .create_round(
-                    a.id,
-                    new_round(&thread.id, &[], t0() + Duration::minutes(15)),
-                    t0(),
-                )
+                .create_round(a.id, open_round(&thread.id), t0())
                 .await
                 .unwrap();
             // Different question ids, so only the compare-and-set can stop the loser.
@@ -661,22 +674,17 @@ async fn two_replicas_racing_to_answer_the_same_round_produce_exactly_one_winner
             assert_eq!(one.answers(a.id, &round.id).await.unwrap().len(), 1, "{b:?}");
         }
         replica.close().await;
-        t.cleanup().await;
-    }
+    })
+    .await;
 }
 
 #[tokio::test]
 async fn an_expired_round_is_reported_expired_and_cannot_be_answered_or_cancelled() {
-    for t in common::all_backends().await {
-        let b = t.db.backend();
-        let store = Store::new(t.db.clone());
-        let (a, _) = two_users(&store).await;
-        let thread = store.create_thread(a.id, "q", t0()).await.unwrap();
-        let expires = t0() + Duration::minutes(15);
-        let round = store
-            .create_round(a.id, new_round(&thread.id, &[], expires), t0())
-            .await
-            .unwrap();
+    each_backend(async |t| {
+        let WithRound {
+            b, store, a, round, ..
+        } = with_round(&t).await;
+        let expires = round.expires_at;
 
         let just_before = expires - Duration::microseconds(1);
         assert_eq!(
@@ -718,25 +726,16 @@ async fn an_expired_round_is_reported_expired_and_cannot_be_answered_or_cancelle
             (RoundStatus::Expired, Some(expires)),
             "{b:?}"
         );
-        t.cleanup().await;
-    }
+    })
+    .await;
 }
 
 #[tokio::test]
 async fn a_cancelled_round_is_closed_for_good() {
-    for t in common::all_backends().await {
-        let b = t.db.backend();
-        let store = Store::new(t.db.clone());
-        let (a, _) = two_users(&store).await;
-        let thread = store.create_thread(a.id, "q", t0()).await.unwrap();
-        let round = store
-            .create_round(
-                a.id,
-                new_round(&thread.id, &[], t0() + Duration::minutes(15)),
-                t0(),
-            )
-            .await
-            .unwrap();
+    each_backend(async |t| {
+        let WithRound {
+            b, store, a, round, ..
+        } = with_round(&t).await;
         let cancelled = store.abandon_round(a.id, &round.id, t0()).await.unwrap();
         assert_eq!(cancelled.status, RoundStatus::Abandoned, "{b:?}");
         assert!(matches!(
@@ -754,66 +753,57 @@ async fn a_cancelled_round_is_closed_for_good() {
             0,
             "{b:?}"
         );
-        t.cleanup().await;
-    }
+    })
+    .await;
 }
 
 #[tokio::test]
 async fn another_users_round_is_not_found_everywhere_and_stays_pending() {
-    for t in common::all_backends().await {
-        let b = t.db.backend();
-        let store = Store::new(t.db.clone());
-        let (a, other) = two_users(&store).await;
-        let thread = store.create_thread(a.id, "q", t0()).await.unwrap();
-        let round = store
-            .create_round(
-                a.id,
-                new_round(&thread.id, &[], t0() + Duration::minutes(15)),
-                t0(),
-            )
-            .await
-            .unwrap();
-        let not_found = |r: Result<_, StoreError>| matches!(r, Err(StoreError::NotFound));
+    each_backend(async |t| {
+        let WithRound {
+            b,
+            store,
+            a,
+            other,
+            thread,
+            round,
+        } = with_round(&t).await;
 
         assert!(
-            not_found(store.round(other.id, &round.id, t0()).await.map(|_| ())),
+            not_found!(store.round(other.id, &round.id, t0()).await.map(|_| ())),
             "{b:?}"
         );
-        assert!(not_found(
+        assert!(not_found!(
             store.pending_round(other.id, &round.id, t0()).await.map(|_| ())
         ));
-        assert!(not_found(
+        assert!(not_found!(
             store
                 .answer_round(other.id, &round.id, &[option("serious", "x")], t0())
                 .await
                 .map(|_| ())
         ));
-        assert!(not_found(
+        assert!(not_found!(
             store.abandon_round(other.id, &round.id, t0()).await.map(|_| ())
         ));
-        assert!(not_found(store.answers(other.id, &round.id).await.map(|_| ())));
-        assert!(not_found(
+        assert!(not_found!(store.answers(other.id, &round.id).await.map(|_| ())));
+        assert!(not_found!(
             store
                 .rounds_in_thread(other.id, &thread.id, t0())
                 .await
                 .map(|_| ())
         ));
         // Nor can a round be put into someone else's thread.
-        assert!(not_found(
+        assert!(not_found!(
             store
-                .create_round(
-                    other.id,
-                    new_round(&thread.id, &[], t0() + Duration::minutes(15)),
-                    t0()
-                )
+                .create_round(other.id, open_round(&thread.id), t0())
                 .await
                 .map(|_| ())
         ));
         // An id that was never issued behaves the same.
-        assert!(not_found(
+        assert!(not_found!(
             store.round(a.id, &RoundId::random(), t0()).await.map(|_| ())
         ));
-        assert!(not_found(
+        assert!(not_found!(
             store
                 .answer_round(a.id, &RoundId::new("' OR 1=1 --"), &[], t0())
                 .await
@@ -833,25 +823,16 @@ async fn another_users_round_is_not_found_everywhere_and_stays_pending() {
                 .len()
                 == 1
         );
-        t.cleanup().await;
-    }
+    })
+    .await;
 }
 
 #[tokio::test]
 async fn answering_the_same_question_twice_in_one_round_stores_nothing() {
-    for t in common::all_backends().await {
-        let b = t.db.backend();
-        let store = Store::new(t.db.clone());
-        let (a, _) = two_users(&store).await;
-        let thread = store.create_thread(a.id, "q", t0()).await.unwrap();
-        let round = store
-            .create_round(
-                a.id,
-                new_round(&thread.id, &[], t0() + Duration::minutes(15)),
-                t0(),
-            )
-            .await
-            .unwrap();
+    each_backend(async |t| {
+        let WithRound {
+            b, store, a, round, ..
+        } = with_round(&t).await;
         let dup = [option("serious", "a"), option("serious", "b")];
         let r = store.answer_round(a.id, &round.id, &dup, t0()).await;
         assert!(matches!(r, Err(StoreError::Conflict(_))), "{b:?}: {r:?}");
@@ -865,53 +846,38 @@ async fn answering_the_same_question_twice_in_one_round_stores_nothing() {
             .answer_round(a.id, &round.id, &[option("serious", "a")], t0())
             .await
             .unwrap();
-        t.cleanup().await;
-    }
+    })
+    .await;
 }
 
 #[tokio::test]
 async fn deleting_a_thread_deletes_its_messages_rounds_and_answers() {
-    for t in common::all_backends().await {
-        let b = t.db.backend();
-        let store = Store::new(t.db.clone());
-        let (a, _) = two_users(&store).await;
-        let thread = store.create_thread(a.id, "q", t0()).await.unwrap();
-        let round = store
-            .create_round(
-                a.id,
-                new_round(&thread.id, &[], t0() + Duration::minutes(15)),
-                t0(),
-            )
-            .await
-            .unwrap();
+    each_backend(async |t| {
+        let WithRound {
+            b,
+            store,
+            a,
+            thread,
+            round,
+            ..
+        } = with_round(&t).await;
         store
             .answer_round(a.id, &round.id, &[option("serious", "a")], t0())
             .await
             .unwrap();
         store.delete_thread(a.id, &thread.id).await.unwrap();
-        assert!(
-            matches!(
-                store.round(a.id, &round.id, t0()).await,
-                Err(StoreError::NotFound)
-            ),
-            "{b:?}"
-        );
-        assert!(matches!(
-            store.answers(a.id, &round.id).await,
-            Err(StoreError::NotFound)
-        ));
-        t.cleanup().await;
-    }
+        assert!(not_found!(store.round(a.id, &round.id, t0()).await), "{b:?}");
+        assert!(not_found!(store.answers(a.id, &round.id).await));
+    })
+    .await;
 }
 
 // ---------------------------------------------------------------- preferences
 
 #[tokio::test]
 async fn preference_evidence_counts_repeats_and_remembers_one_choice_per_signature() {
-    for t in common::all_backends().await {
-        let b = t.db.backend();
-        let store = Store::new(t.db.clone());
-        let (a, _) = two_users(&store).await;
+    each_backend(async |t| {
+        let (b, store, a, _) = users_on(&t).await;
         let deep = PreferenceChoice::Option("full_thickness".into());
         let infected = PreferenceChoice::Option("infected".into());
         let evidence = |choice, remember, success| PreferenceEvidence {
@@ -1001,16 +967,14 @@ async fn preference_evidence_counts_repeats_and_remembers_one_choice_per_signatu
         store.add_preference_success(a.id, id).await.unwrap();
         let after = store.preferences(a.id).await.unwrap();
         assert_eq!(after[0].successes, all[0].successes + 1);
-        t.cleanup().await;
-    }
+    })
+    .await;
 }
 
 #[tokio::test]
 async fn preferences_are_private_and_can_be_forgotten_or_deleted() {
-    for t in common::all_backends().await {
-        let b = t.db.backend();
-        let store = Store::new(t.db.clone());
-        let (a, other) = two_users(&store).await;
+    each_backend(async |t| {
+        let (b, store, a, other) = users_on(&t).await;
         let choice = PreferenceChoice::Option("last_90_days".into());
         let p = store
             .record_preference(
@@ -1033,7 +997,7 @@ async fn preferences_are_private_and_can_be_forgotten_or_deleted() {
             store.delete_preference(other.id, p.id).await,
             store.add_preference_success(other.id, p.id).await,
         ] {
-            assert!(matches!(r, Err(StoreError::NotFound)), "{b:?}: {r:?}");
+            assert!(not_found!(r), "{b:?}: {r:?}");
         }
         assert_eq!(store.remembered_preferences(a.id).await.unwrap().len(), 1);
 
@@ -1045,22 +1009,17 @@ async fn preferences_are_private_and_can_be_forgotten_or_deleted() {
         assert_eq!(store.preferences(a.id).await.unwrap()[0].count, 1, "counts stay");
         store.delete_preference(a.id, p.id).await.unwrap();
         assert!(store.preferences(a.id).await.unwrap().is_empty());
-        assert!(matches!(
-            store.delete_preference(a.id, p.id).await,
-            Err(StoreError::NotFound)
-        ));
-        t.cleanup().await;
-    }
+        assert!(not_found!(store.delete_preference(a.id, p.id).await));
+    })
+    .await;
 }
 
 // ---------------------------------------------------------------- history, audit
 
 #[tokio::test]
 async fn history_is_private_newest_first_and_keeps_what_is_needed_to_rerun() {
-    for t in common::all_backends().await {
-        let b = t.db.backend();
-        let store = Store::new(t.db.clone());
-        let (a, other) = two_users(&store).await;
+    each_backend(async |t| {
+        let (b, store, a, other) = users_on(&t).await;
         let thread = store.create_thread(a.id, "q", t0()).await.unwrap();
         let entry = |question| NewHistoryEntry {
             thread_id: Some(&thread.id),
@@ -1098,19 +1057,10 @@ async fn history_is_private_newest_first_and_keeps_what_is_needed_to_rerun() {
         );
 
         assert!(store.history(other.id, 10).await.unwrap().is_empty(), "{b:?}");
-        assert!(matches!(
-            store.history_entry(other.id, &first.id).await,
-            Err(StoreError::NotFound)
-        ));
-        assert!(matches!(
-            store.history_entry(a.id, &HistoryId::random()).await,
-            Err(StoreError::NotFound)
-        ));
+        assert!(not_found!(store.history_entry(other.id, &first.id).await));
+        assert!(not_found!(store.history_entry(a.id, &HistoryId::random()).await));
         // History cannot be filed under someone else's thread.
-        assert!(matches!(
-            store.add_history(other.id, entry("x"), t0()).await,
-            Err(StoreError::NotFound)
-        ));
+        assert!(not_found!(store.add_history(other.id, entry("x"), t0()).await));
         // Without a thread (e.g. the API) is fine.
         let loose = store
             .add_history(
@@ -1124,16 +1074,14 @@ async fn history_is_private_newest_first_and_keeps_what_is_needed_to_rerun() {
             .await
             .unwrap();
         assert_eq!(loose.thread_id, None);
-        t.cleanup().await;
-    }
+    })
+    .await;
 }
 
 #[tokio::test]
 async fn the_audit_log_records_who_ran_what_with_the_parameter_count_but_no_values() {
-    for t in common::all_backends().await {
-        let b = t.db.backend();
-        let store = Store::new(t.db.clone());
-        let (a, other) = two_users(&store).await;
+    each_backend(async |t| {
+        let (b, store, a, other) = users_on(&t).await;
         let sql = "SELECT p.full_name FROM patients p WHERE p.mrn = $1 AND p.bmi > $2";
         store
             .audit(
@@ -1181,21 +1129,19 @@ async fn the_audit_log_records_who_ran_what_with_the_parameter_count_but_no_valu
             store.audit_log_of(other.id, 10).await.unwrap().is_empty(),
             "{b:?}"
         );
-        t.cleanup().await;
-    }
+    })
+    .await;
 }
 
 #[tokio::test]
 async fn timestamps_read_back_exactly_to_the_microsecond() {
-    for t in common::all_backends().await {
-        let b = t.db.backend();
-        let store = Store::new(t.db.clone());
-        let (a, _) = two_users(&store).await;
+    each_backend(async |t| {
+        let (b, store, a, _) = users_on(&t).await;
         let odd = Utc.timestamp_opt(1_740_819_600, 123_456_789).unwrap();
         let thread = store.create_thread(a.id, "q", odd).await.unwrap();
         let loaded = store.thread(a.id, &thread.id).await.unwrap();
         assert_eq!(loaded.created_at.timestamp_subsec_nanos(), 123_456_000, "{b:?}");
         assert_eq!(loaded, thread);
-        t.cleanup().await;
-    }
+    })
+    .await;
 }
