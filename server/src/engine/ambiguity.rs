@@ -160,6 +160,15 @@ fn one_default(options: &mut [AmbiguityOption]) {
     }
 }
 
+/// A critical term's question is critical; otherwise it has the given severity.
+fn term_severity(term: &Term, otherwise: Severity) -> Severity {
+    if term.critical {
+        Severity::Critical
+    } else {
+        otherwise
+    }
+}
+
 fn weight_of(model: &SemanticModel, effect: &Effect) -> f64 {
     let mut w: f64 = 1.0;
     if let Some(c) = &effect.constraint {
@@ -337,7 +346,8 @@ pub(crate) fn vague_terms(ctx: &Ctx<'_>, r: &Reading, d: &mut Detected) {
         ]
         .into_iter()
         .flatten()
-        .find_map(|w| term.options.iter().find(|o| o.id == w && o.constraint.is_some()));
+        .find_map(|w| term.options.iter().find(|o| o.id == w && o.constraint.is_some()))
+        .or_else(|| scope_option(ctx, r, term, m.first, m.last));
         if let Some(o) = hint
             && let Some(c) = &o.constraint
         {
@@ -353,11 +363,7 @@ pub(crate) fn vague_terms(ctx: &Ctx<'_>, r: &Reading, d: &mut Detected) {
                 (
                     AmbiguityKind::RankingWithoutMeasure,
                     Slot::Rank,
-                    if term.critical {
-                        Severity::Critical
-                    } else {
-                        Severity::Medium
-                    },
+                    term_severity(term, Severity::Medium),
                 )
             }
             TermKind::Threshold => (
@@ -366,11 +372,7 @@ pub(crate) fn vague_terms(ctx: &Ctx<'_>, r: &Reading, d: &mut Detected) {
                     anchor: anchor.clone(),
                     negated: tu.negated,
                 },
-                if term.critical {
-                    Severity::Critical
-                } else {
-                    Severity::Medium
-                },
+                term_severity(term, Severity::Medium),
             ),
             TermKind::Value => (
                 AmbiguityKind::Value,
@@ -378,11 +380,7 @@ pub(crate) fn vague_terms(ctx: &Ctx<'_>, r: &Reading, d: &mut Detected) {
                     anchor: anchor.clone(),
                     negated: tu.negated,
                 },
-                if term.critical {
-                    Severity::Critical
-                } else {
-                    Severity::Medium
-                },
+                term_severity(term, Severity::Medium),
             ),
             TermKind::Aggregation => {
                 let slot = if r.metric != MetricSpec::None && r.metric != MetricSpec::Count {
@@ -398,11 +396,7 @@ pub(crate) fn vague_terms(ctx: &Ctx<'_>, r: &Reading, d: &mut Detected) {
                 (
                     AmbiguityKind::Aggregation,
                     slot,
-                    if term.critical {
-                        Severity::Critical
-                    } else {
-                        Severity::Low
-                    },
+                    term_severity(term, Severity::Low),
                 )
             }
             TermKind::Measure => (AmbiguityKind::Column, Slot::Metric, Severity::Medium),
@@ -412,11 +406,7 @@ pub(crate) fn vague_terms(ctx: &Ctx<'_>, r: &Reading, d: &mut Detected) {
                     anchor: anchor.clone(),
                     negated: tu.negated,
                 },
-                if term.critical {
-                    Severity::Critical
-                } else {
-                    Severity::Medium
-                },
+                term_severity(term, Severity::Medium),
             ),
         };
         let limit = r.rank.as_ref().and_then(|k| k.n);
@@ -469,11 +459,7 @@ pub(crate) fn vague_terms(ctx: &Ctx<'_>, r: &Reading, d: &mut Detected) {
         let mut a = new_ambiguity(
             format!("term:{}@{}", t.id, plan_entity),
             AmbiguityKind::Column,
-            if t.critical {
-                Severity::Critical
-            } else {
-                Severity::Medium
-            },
+            term_severity(t, Severity::Medium),
             Some(span),
             text.clone(),
             t.question.clone(),
@@ -489,6 +475,59 @@ pub(crate) fn vague_terms(ctx: &Ctx<'_>, r: &Reading, d: &mut Detected) {
             at: None,
         });
     }
+}
+
+/// When a status holds, said around a term: "ever", "at any time", "at some point",
+/// "a history of", "at any visit" name its any-time option (`ever`); "now",
+/// "currently", "at the moment", "at the latest visit" its current one (`now` /
+/// `latest`). Only words of the same clause count (up to 5 tokens either side).
+fn scope_option<'t>(
+    ctx: &Ctx<'_>,
+    r: &Reading,
+    term: &'t Term,
+    first: usize,
+    last: usize,
+) -> Option<&'t TermOption> {
+    #[derive(PartialEq)]
+    enum Scope {
+        Ever,
+        Now,
+    }
+    let w = |k: usize| ctx.tokens.get(k).map_or("", |t| t.text.as_str());
+    let lo = (first.saturating_sub(5)..first)
+        .rev()
+        .find(|&k| matches!(w(k), "," | ";"))
+        .map_or(first.saturating_sub(5), |k| k + 1);
+    let hi = (last..(last + 5).min(ctx.tokens.len()))
+        .find(|&k| matches!(w(k), "," | ";"))
+        .unwrap_or((last + 5).min(ctx.tokens.len()));
+    let scope = (lo..hi)
+        .filter(|k| !(first..last).contains(k))
+        .find_map(|k| match (w(k), w(k + 1)) {
+            ("ever" | "previously" | "anytime", _)
+            | ("history", "of")
+            | ("any" | "some", "time" | "point") => Some(Scope::Ever),
+            ("now" | "currently" | "presently" | "still", _)
+            | ("at", "present")
+            | ("the", "moment")
+            | ("right", "now") => Some(Scope::Now),
+            _ => None,
+        })
+        .or(match r.visit_hint {
+            Some(false) if r.time.is_none() => Some(Scope::Ever),
+            Some(true) => Some(Scope::Now),
+            _ => None,
+        })?;
+    let ids: &[&str] = if scope == Scope::Ever {
+        &["ever"]
+    } else {
+        &["now", "latest"]
+    };
+    ids.iter().find_map(|id| {
+        term.options
+            .iter()
+            .find(|o| o.id == *id && o.constraint.is_some())
+    })
 }
 
 /// Puts a time dimension on time windows that leave it to the entity.
@@ -835,10 +874,27 @@ fn column_choice(
     unit: Option<&str>,
     span: TextSpan,
     metric_slot: bool,
+    visit_hint: Option<bool>,
 ) {
     let model = ctx.model;
     let term = &model.terms[term_ix];
     let mut opts = column_options(model, term, unit);
+    // "at the latest assessment" / "at any visit" said which level is meant
+    if let Some(latest) = visit_hint {
+        let own_latest = format!("{entity}.latest_");
+        let at_level = |o: &&TermOption| {
+            chosen_attribute(o).is_some_and(|a| {
+                if latest {
+                    a.starts_with(&own_latest)
+                } else {
+                    a.starts_with("assessments.")
+                }
+            })
+        };
+        if opts.iter().any(at_level) {
+            opts.retain(at_level);
+        }
+    }
     if metric_slot {
         // an average needs a number
         opts.retain(|o| {
@@ -960,13 +1016,23 @@ pub(crate) fn columns(ctx: &Ctx<'_>, r: &Reading, d: &mut Detected) {
     let entity = entity_of(r);
     for (i, dim) in r.dims.iter().enumerate() {
         if let DimSpec::ColumnTerm { term, .. } = dim.spec {
-            column_choice(ctx, d, term, Slot::Dimension(i), &entity, None, dim.span, false);
+            column_choice(
+                ctx,
+                d,
+                term,
+                Slot::Dimension(i),
+                &entity,
+                None,
+                dim.span,
+                false,
+                None,
+            );
         }
     }
     if let MetricSpec::AggColumn { term, mention, .. } = r.metric {
         let span = ctx.mentions[mention].span;
         let owner = r.per_unit.clone().unwrap_or_else(|| entity.clone());
-        column_choice(ctx, d, term, Slot::Metric, &owner, None, span, true);
+        column_choice(ctx, d, term, Slot::Metric, &owner, None, span, true, r.visit_hint);
     }
     per_unit_aggregation(ctx, r, d);
     for (i, c) in r.cmps.iter().enumerate() {
@@ -981,6 +1047,7 @@ pub(crate) fn columns(ctx: &Ctx<'_>, r: &Reading, d: &mut Detected) {
                     c.unit.as_deref(),
                     c.span,
                     false,
+                    r.visit_hint,
                 );
             }
             CmpSubject::Aggregation { per_visit, latest } => {
@@ -1043,7 +1110,7 @@ pub(crate) fn columns(ctx: &Ctx<'_>, r: &Reading, d: &mut Detected) {
     for (i, col) in r.columns.iter().enumerate() {
         if let ColSpec::ColumnTerm { term, mention } = col {
             let span = ctx.mentions[*mention].span;
-            column_choice(ctx, d, *term, Slot::Column(i), &entity, None, span, false);
+            column_choice(ctx, d, *term, Slot::Column(i), &entity, None, span, false, None);
         }
     }
 }

@@ -9,7 +9,7 @@
 //! time range replaces the old ("what about last year"), "by X instead" replaces the
 //! grouping, a new intent or metric replaces the old one. Pure.
 
-use crate::semantic::{CompareOp, Constraint, SemanticModel};
+use crate::semantic::{CompareOp, Constraint, SemanticModel, Value};
 
 use super::draft::{self, Ctx, EntitySource, MetricSpec, Reading};
 use super::plan::{Dimension, Intent, QueryPlan};
@@ -24,10 +24,11 @@ pub(crate) fn is_follow_up(ctx: &Ctx<'_>, r: &Reading) -> bool {
         return true;
     }
     let points_back = c.pronouns.iter().any(|&p| {
-        matches!(
-            ctx.tokens.get(p).map(|t| t.text.as_str()),
-            Some("those" | "these" | "them" | "they" | "ones" | "it" | "their" | "that" | "this")
-        )
+        !r.visit_hint_at.is_some_and(|(a, b)| (a..b).contains(&p))
+            && matches!(
+                ctx.tokens.get(p).map(|t| t.text.as_str()),
+                Some("those" | "these" | "them" | "they" | "ones" | "it" | "their" | "that" | "this")
+            )
     });
     if points_back && r.entity_source != EntitySource::Named {
         return true;
@@ -204,8 +205,18 @@ pub(crate) fn merge(
             .retain(|f| !f.attributes().iter().any(|a| r.remove.iter().any(|x| x == a)));
     }
 
+    // "compare it with Lakeview": the previous value and the new one side by side
+    let compared = if c.compare.is_some() && r.compare.is_none() {
+        compare_with_previous(model, &mut plan, &fragment.filters)
+    } else {
+        None
+    };
+
     // filters: the same attribute is replaced ("and for venous ulcers?"), others added
-    for f in &fragment.filters {
+    for (i, f) in fragment.filters.iter().enumerate() {
+        if compared == Some(i) {
+            continue;
+        }
         let same_attr_equality = plan.filters.iter().any(|g| {
             is_equality(g) && is_equality(f) && g.attributes().iter().any(|a| f.attributes().contains(a))
         });
@@ -237,6 +248,65 @@ pub(crate) fn merge(
     draft::normalise_intent(model, &mut plan);
     draft::consolidate(model, &mut plan);
     plan
+}
+
+/// "compare with Lakeview" after a question about Riverside: the first equality filter
+/// of the fragment whose attribute the previous plan filtered on another value becomes
+/// an `in_set` of both, grouped by that attribute (a `Compare` plan). Returns the index
+/// of the fragment filter used.
+fn compare_with_previous(
+    model: &SemanticModel,
+    plan: &mut QueryPlan,
+    filters: &[Constraint],
+) -> Option<usize> {
+    filters.iter().enumerate().find_map(|(i, f)| {
+        let Constraint::Compare {
+            attribute,
+            op: CompareOp::Eq,
+            value,
+            ..
+        } = f
+        else {
+            return None;
+        };
+        let mut values: Vec<Value> = plan
+            .filters
+            .iter()
+            .filter_map(|g| match g {
+                Constraint::Compare {
+                    attribute: a,
+                    op: CompareOp::Eq,
+                    value: v,
+                    ..
+                } if a == attribute => Some(vec![v.clone()]),
+                Constraint::InSet { attribute: a, values } if a == attribute => Some(values.clone()),
+                _ => None,
+            })
+            .flatten()
+            .collect();
+        if values.is_empty() || values.contains(value) {
+            return None;
+        }
+        values.push(value.clone());
+        plan.filters
+            .retain(|g| !g.attributes().iter().any(|a| a == attribute));
+        plan.filters.push(Constraint::InSet {
+            attribute: attribute.clone(),
+            values,
+        });
+        plan.dimensions.retain(|d| matches!(d, Dimension::Time { .. }));
+        plan.dimensions.push(Dimension::Attribute {
+            attribute: attribute.clone(),
+        });
+        if plan.metrics.is_empty() {
+            plan.metrics.push(draft::count_metric(model, &plan.entity));
+        }
+        plan.columns.clear();
+        plan.order.clear();
+        plan.limit = None;
+        plan.intent = Intent::Compare;
+        Some(i)
+    })
 }
 
 fn is_equality(c: &Constraint) -> bool {

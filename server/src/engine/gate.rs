@@ -56,6 +56,28 @@ pub(crate) struct Settlement {
     pub applied: Vec<AppliedChoice>,
 }
 
+/// Records an ambiguity settled by the user — answered in this round, or a remembered
+/// choice (`how`) — with confidence 1.0.
+fn settled_by_user(
+    s: &mut Settlement,
+    a: &mut super::Ambiguity,
+    chosen: Chosen,
+    option_id: String,
+    how: LinkMethod,
+) {
+    s.chosen.push(chosen);
+    s.how.push(how);
+    s.option_ids.push(option_id.clone());
+    s.open.push(false);
+    s.dont_know.push(false);
+    s.applied.push(AppliedChoice {
+        ambiguity_id: a.id.clone(),
+        option_id,
+        how,
+    });
+    a.confidence = 1.0;
+}
+
 /// Applies answers and remembered choices, moves offered defaults, and scores what is
 /// left: confidence from severity and attribute weight, and whether to ask.
 pub(crate) fn settle(
@@ -73,48 +95,37 @@ pub(crate) fn settle(
         match resolutions.answers.get(&a.id) {
             Some(Resolution::Option { id }) if a.option(id).is_some() => {
                 let effect = a.option(id).map(|o| o.effect.clone()).unwrap_or_default();
-                s.chosen.push(Chosen::Effect(effect));
-                s.how.push(LinkMethod::Answered);
-                s.option_ids.push(id.clone());
-                s.open.push(false);
-                s.dont_know.push(false);
-                s.applied.push(AppliedChoice {
-                    ambiguity_id: a.id.clone(),
-                    option_id: id.clone(),
-                    how: LinkMethod::Answered,
-                });
-                a.confidence = 1.0;
+                settled_by_user(
+                    &mut s,
+                    a,
+                    Chosen::Effect(effect),
+                    id.clone(),
+                    LinkMethod::Answered,
+                );
                 continue;
             }
             Some(Resolution::Custom { constraint }) => {
-                s.chosen.push(Chosen::Custom(constraint.clone()));
-                s.how.push(LinkMethod::Answered);
-                s.option_ids.push("custom".into());
-                s.open.push(false);
-                s.dont_know.push(false);
-                s.applied.push(AppliedChoice {
-                    ambiguity_id: a.id.clone(),
-                    option_id: "custom".into(),
-                    how: LinkMethod::Answered,
-                });
-                a.confidence = 1.0;
+                settled_by_user(
+                    &mut s,
+                    a,
+                    Chosen::Custom(constraint.clone()),
+                    "custom".into(),
+                    LinkMethod::Answered,
+                );
                 continue;
             }
             Some(Resolution::Change { change }) => {
-                s.chosen.push(Chosen::Effect(super::Effect {
+                let effect = super::Effect {
                     change: Some(change.clone()),
                     ..super::Effect::default()
-                }));
-                s.how.push(LinkMethod::Answered);
-                s.option_ids.push("custom".into());
-                s.open.push(false);
-                s.dont_know.push(false);
-                s.applied.push(AppliedChoice {
-                    ambiguity_id: a.id.clone(),
-                    option_id: "custom".into(),
-                    how: LinkMethod::Answered,
-                });
-                a.confidence = 1.0;
+                };
+                settled_by_user(
+                    &mut s,
+                    a,
+                    Chosen::Effect(effect),
+                    "custom".into(),
+                    LinkMethod::Answered,
+                );
                 continue;
             }
             Some(Resolution::DontKnow) | Some(Resolution::Option { .. }) => {
@@ -137,17 +148,8 @@ pub(crate) fn settle(
         if let Some(id) = preferences.remembered_for(&a.id)
             && let Some(o) = a.option(id)
         {
-            s.chosen.push(Chosen::Effect(o.effect.clone()));
-            s.how.push(LinkMethod::Remembered);
-            s.option_ids.push(o.id.clone());
-            s.open.push(false);
-            s.dont_know.push(false);
-            s.applied.push(AppliedChoice {
-                ambiguity_id: a.id.clone(),
-                option_id: o.id.clone(),
-                how: LinkMethod::Remembered,
-            });
-            a.confidence = 1.0;
+            let (effect, id) = (o.effect.clone(), o.id.clone());
+            settled_by_user(&mut s, a, Chosen::Effect(effect), id, LinkMethod::Remembered);
             continue;
         }
         let mut bonus = 0.0;

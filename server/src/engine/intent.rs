@@ -89,6 +89,68 @@ fn count_at(tokens: &[Token], k: usize) -> Option<u32> {
     ((1.0..=1000.0).contains(&v) && v.fract() == 0.0).then_some(v as u32)
 }
 
+/// "largest wound size at Lakeview", "highest pain score this year", "smallest initial
+/// area of DFUs": a superlative followed by a measured column (an attribute with a
+/// number, or a column word such as "size") and no entity before it is the maximum or
+/// minimum of that column, not a ranking of rows ("the largest wounds", "which clinic
+/// has the highest …" and "the 5 largest" stay rankings). Turns the ranking cue into an
+/// aggregate cue and returns the superlative's token, if any.
+pub fn superlative_aggregate(
+    c: &mut Cues,
+    tokens: &[Token],
+    mentions: &[super::link::Mention],
+    model: &crate::semantic::SemanticModel,
+) -> Option<usize> {
+    use crate::semantic::{PlanChange, TermKind};
+    if c.agg.is_some() {
+        return None;
+    }
+    let numeric = |e: usize, a: usize| model.entities[e].attributes[a].ty.is_numeric();
+    let measured = |m: &super::link::Mention| {
+        m.entity().is_none()
+            && m.measure().is_none()
+            && (m.attributes().any(|(e, a)| numeric(e, a))
+                || m.terms().any(|t| {
+                    let term = &model.terms[t];
+                    term.kind == TermKind::Column
+                        && term.options.iter().any(|o| {
+                            matches!(&o.change, Some(PlanChange::ChooseAttribute { attribute })
+                                if model.attribute_type(attribute).is_some_and(|ty| ty.is_numeric()))
+                        })
+                }))
+    };
+    for k in 0..tokens.len() {
+        let agg = match w(tokens, k) {
+            "largest" | "biggest" | "greatest" | "highest" => MeasureAgg::Max,
+            "smallest" | "lowest" => MeasureAgg::Min,
+            _ => continue,
+        };
+        if count_at(tokens, k + 1).is_some() || count_at(tokens, k.wrapping_sub(1)).is_some() {
+            return None;
+        }
+        // inside a longer name ("largest area" is a measure of its own)
+        if mentions
+            .iter()
+            .any(|m| m.first <= k && k < m.last && m.last - m.first > 1)
+        {
+            return None;
+        }
+        if mentions.iter().any(|m| m.last <= k && m.entity().is_some()) {
+            return None;
+        }
+        let next = mentions.iter().find(|m| m.first == k + 1)?;
+        if !measured(next) {
+            return None;
+        }
+        if c.rank.is_some_and(|r| r.first <= k && k < r.last) {
+            c.rank = None;
+        }
+        c.agg = Some((k, k + 1, agg));
+        return Some(k);
+    }
+    None
+}
+
 /// Reads the cues. `in_phrase(k)` says whether token `k` is inside a multi-word model
 /// phrase (such words are not cues: "most recent", "top performing").
 pub fn cues(tokens: &[Token], in_phrase: impl Fn(usize) -> bool) -> Cues {

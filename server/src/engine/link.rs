@@ -53,43 +53,38 @@ impl Mention {
         }
     }
 
+    /// The meanings `pick` keeps.
+    fn targets<T: Copy + 'static>(&self, pick: fn(&Target) -> Option<T>) -> impl Iterator<Item = T> + '_ {
+        self.entries.iter().filter_map(move |e| pick(&e.target))
+    }
+
     /// The terms among the meanings.
     pub fn terms(&self) -> impl Iterator<Item = usize> + '_ {
-        self.entries.iter().filter_map(|e| {
-            if let Target::Term(t) = e.target {
-                Some(t)
-            } else {
-                None
-            }
-        })
+        self.targets(|t| if let Target::Term(x) = *t { Some(x) } else { None })
     }
 
     /// The entities among the meanings.
     pub fn entity(&self) -> Option<usize> {
-        self.entries.iter().find_map(|e| {
-            if let Target::Entity(x) = e.target {
-                Some(x)
-            } else {
-                None
-            }
-        })
+        self.targets(|t| if let Target::Entity(x) = *t { Some(x) } else { None })
+            .next()
     }
 
     /// The measure among the meanings.
     pub fn measure(&self) -> Option<usize> {
-        self.entries.iter().find_map(|e| {
-            if let Target::Measure(x) = e.target {
+        self.targets(|t| {
+            if let Target::Measure(x) = *t {
                 Some(x)
             } else {
                 None
             }
         })
+        .next()
     }
 
     /// The attributes among the meanings.
     pub fn attributes(&self) -> impl Iterator<Item = (usize, usize)> + '_ {
-        self.entries.iter().filter_map(|e| {
-            if let Target::Attribute(a, b) = e.target {
+        self.targets(|t| {
+            if let Target::Attribute(a, b) = *t {
                 Some((a, b))
             } else {
                 None
@@ -99,13 +94,14 @@ impl Mention {
 
     /// The time dimension among the meanings.
     pub fn time_dimension(&self) -> Option<usize> {
-        self.entries.iter().find_map(|e| {
-            if let Target::TimeDimension(x) = e.target {
+        self.targets(|t| {
+            if let Target::TimeDimension(x) = *t {
                 Some(x)
             } else {
                 None
             }
         })
+        .next()
     }
 
     /// True when the phrase was the thing's own name (not a synonym).

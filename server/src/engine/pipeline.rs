@@ -163,7 +163,21 @@ fn run_with(input: &EngineInput<'_>, index: &EngineIndex, with_suggestions: bool
             .iter()
             .any(|m| m.first <= k && k < m.last && m.last - m.first > 1 && m.measure().is_none())
     };
-    let cues = intent::cues(&tokens, multiword);
+    let mut cues = intent::cues(&tokens, multiword);
+    let superlative = intent::superlative_aggregate(&mut cues, &tokens, &mentions, model);
+    let mentions = match superlative {
+        // the superlative is the aggregate, not a ranking word
+        Some(k) => mentions
+            .into_iter()
+            .filter(|m| !(m.first == k && m.last == k + 1))
+            .collect(),
+        None => mentions,
+    };
+    let comparisons = if superlative.is_some() {
+        link::comparisons(model, &tokens, &mentions, &blocked)
+    } else {
+        comparisons
+    };
     let st = Stages {
         tokens,
         times,

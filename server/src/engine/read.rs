@@ -274,6 +274,8 @@ pub(crate) struct Reading {
     pub unknown_names: Vec<TextSpan>,
     /// "at the latest assessment" (true) or "at any visit" (false).
     pub visit_hint: Option<bool>,
+    /// The tokens that said it ("at their latest assessment": "their" points nowhere).
+    pub visit_hint_at: Option<(usize, usize)>,
     /// "how many at Riverside", "how many did podiatrists see": the entity is only the
     /// context of the count, not what is counted.
     pub count_context_only: bool,
@@ -410,6 +412,7 @@ pub(crate) fn read(ctx: &Ctx<'_>) -> Reading {
         visit_values: Vec::new(),
         unknown_names: Vec::new(),
         visit_hint: None,
+        visit_hint_at: None,
         count_context_only: false,
         change_term: None,
         notes: Vec::new(),
@@ -1118,31 +1121,17 @@ pub(crate) fn read(ctx: &Ctx<'_>) -> Reading {
                 });
                 continue;
             }
-            if hits.len() == 1 && !(hits[0].1.as_str().is_some() && m.values.iter().any(|h| h.prefix)) {
+            if hits.len() == 1 {
+                // a single prefix match ("Riverside"), or only prefix matches: a
+                // low-confidence link
+                let prefix = hits[0].1.as_str().is_some() && m.values.iter().any(|h| h.prefix)
+                    || m.values.iter().all(|h| h.prefix) && m.entries.is_empty();
                 let (a, v, _) = hits.remove(0);
                 let mut p = piece(ctx, m, PieceKind::Value, a.clone(), Some(v.clone()));
-                if m.values.iter().all(|h| h.prefix) && m.entries.is_empty() {
+                if prefix {
                     p.how = LinkMethod::Fuzzy;
                     p.confidence = PREFIX;
                 }
-                r.pieces.push(p);
-                let c = Constraint::Compare {
-                    attribute: a,
-                    op: CompareOp::Eq,
-                    value: v,
-                    unit: None,
-                };
-                r.filters.push(Filter {
-                    constraint: negate(c, negated),
-                    first: m.first,
-                    span: m.span,
-                });
-            } else if hits.len() == 1 {
-                // a single prefix match ("Riverside"): a low-confidence link
-                let (a, v, _) = hits.remove(0);
-                let mut p = piece(ctx, m, PieceKind::Value, a.clone(), Some(v.clone()));
-                p.how = LinkMethod::Fuzzy;
-                p.confidence = PREFIX;
                 r.pieces.push(p);
                 let c = Constraint::Compare {
                     attribute: a,
@@ -1401,6 +1390,9 @@ pub(crate) fn read(ctx: &Ctx<'_>) -> Reading {
 
     // ---- pronouns
     for &p in &ctx.cues.pronouns {
+        if r.visit_hint_at.is_some_and(|(a, b)| (a..b).contains(&p)) {
+            continue;
+        }
         let before = ms
             .iter()
             .any(|m| m.last <= p && mention_entity(model, m).is_some())
@@ -1776,12 +1768,41 @@ fn typical_agg(ctx: &Ctx<'_>) -> Option<MeasureAgg> {
 
 /// "at the latest assessment" / "at the last visit" (latest) or "at any visit" (any).
 fn read_visit_hint(ctx: &Ctx<'_>, r: &mut Reading, used: &mut [bool]) {
+    // "current wound area", "latest pain score": a per-visit measurement read at the
+    // latest assessment
+    for m in ctx.mentions {
+        let lead = match (ctx.w(m.first.wrapping_sub(2)), ctx.w(m.first.wrapping_sub(1))) {
+            ("most", "recent") => Some(m.first - 2),
+            (_, "current" | "latest" | "newest") => Some(m.first - 1),
+            _ => None,
+        };
+        let per_visit = m.attributes().any(|(e, a)| {
+            let q = qualified(ctx.model, e, a);
+            q.starts_with("assessments.") && latest_of(ctx.model, &q).is_some()
+        });
+        if let Some(k) = lead
+            && per_visit
+            && !ctx
+                .mentions
+                .iter()
+                .any(|o| o.first <= k && k < o.last && o.last > k + 1)
+        {
+            r.visit_hint = Some(true);
+            r.visit_hint_at = Some((k, m.first));
+            for (mi, o) in ctx.mentions.iter().enumerate() {
+                if o.first >= k && o.last <= m.first {
+                    used[mi] = true;
+                }
+            }
+            return;
+        }
+    }
     for k in 0..ctx.tokens.len() {
         let mut j = k;
         if matches!(ctx.w(j), "at" | "on" | "in" | "during" | "from") {
             j += 1;
         }
-        if ctx.w(j) == "the" {
+        if matches!(ctx.w(j), "the" | "their" | "its" | "each") {
             j += 1;
         }
         let latest = match (ctx.w(j), ctx.w(j + 1)) {
@@ -1798,6 +1819,7 @@ fn read_visit_hint(ctx: &Ctx<'_>, r: &mut Reading, used: &mut [bool]) {
             continue;
         }
         r.visit_hint = Some(hint);
+        r.visit_hint_at = Some((k, at + 1));
         for (mi, m) in ctx.mentions.iter().enumerate() {
             if m.first >= k && m.last <= at + 1 {
                 used[mi] = true;

@@ -597,7 +597,10 @@ fn parse_at(tokens: &[Token], i: usize, today: NaiveDate) -> Option<TimeExpr> {
         i
     };
     let d = date_at(tokens, k, today)?;
-    if d.weak && k == i {
+    // a bare year or month counts after "about" ("what about 2025") or as the whole
+    // question ("2025?")
+    let alone = i == 0 && tokens[k + d.len..].iter().all(|t| t.kind == TokenKind::Punct);
+    if d.weak && k == i && !alone && !(i > 0 && w(i - 1) == "about") {
         return None;
     }
     // "may" as a verb: only a month with a preposition or a year
