@@ -269,7 +269,7 @@ async fn resetting_a_password_replaces_the_hash_and_ends_every_session() {
 #[tokio::test]
 async fn a_session_resolves_to_its_user_until_it_expires_or_is_deleted() {
     each_backend(async |t| {
-        let (b, store, a, other) = users_on(&t).await;
+        let (b, store, a, other) = users_on(t).await;
         let expires = t0() + Duration::hours(12);
         store
             .create_session(a.id, "digest-a", t0(), expires)
@@ -318,7 +318,7 @@ async fn a_session_resolves_to_its_user_until_it_expires_or_is_deleted() {
 #[tokio::test]
 async fn api_tokens_resolve_to_their_owner_and_are_listed_and_revoked_per_user() {
     each_backend(async |t| {
-        let (b, store, a, other) = users_on(&t).await;
+        let (b, store, a, other) = users_on(t).await;
         let tok = store
             .create_api_token(a.id, "nightly export", "tok-digest", "clarion_ab12cd", t0())
             .await
@@ -423,7 +423,7 @@ async fn login_failures_are_counted_per_username_and_address_within_the_window()
 #[tokio::test]
 async fn threads_and_messages_belong_to_one_user() {
     each_backend(async |t| {
-        let (b, store, a, other) = users_on(&t).await;
+        let (b, store, a, other) = users_on(t).await;
         let thread = store.create_thread(a.id, "Serious wounds", t0()).await.unwrap();
         assert!(thread.id.is_well_formed(), "{b:?}: {}", thread.id);
         assert_eq!((thread.created_at, thread.updated_at), (t0(), t0()));
@@ -532,7 +532,7 @@ async fn threads_are_listed_most_recently_active_first() {
 #[tokio::test]
 async fn a_round_stores_everything_needed_to_resume_it() {
     each_backend(async |t| {
-        let (b, store, a, _) = users_on(&t).await;
+        let (b, store, a, _) = users_on(t).await;
         let thread = store.create_thread(a.id, "q", t0()).await.unwrap();
         let asked = vec!["serious".to_string(), "time_window".to_string()];
         let expires = t0() + Duration::minutes(15);
@@ -593,7 +593,7 @@ async fn a_round_is_answered_once_with_its_answers_and_a_second_answer_is_a_conf
     each_backend(async |t| {
         let WithRound {
             b, store, a, round, ..
-        } = with_round(&t).await;
+        } = with_round(t).await;
         let answers = vec![
             NewAnswer {
                 remember: true,
@@ -683,7 +683,7 @@ async fn an_expired_round_is_reported_expired_and_cannot_be_answered_or_cancelle
     each_backend(async |t| {
         let WithRound {
             b, store, a, round, ..
-        } = with_round(&t).await;
+        } = with_round(t).await;
         let expires = round.expires_at;
 
         let just_before = expires - Duration::microseconds(1);
@@ -735,7 +735,7 @@ async fn a_cancelled_round_is_closed_for_good() {
     each_backend(async |t| {
         let WithRound {
             b, store, a, round, ..
-        } = with_round(&t).await;
+        } = with_round(t).await;
         let cancelled = store.abandon_round(a.id, &round.id, t0()).await.unwrap();
         assert_eq!(cancelled.status, RoundStatus::Abandoned, "{b:?}");
         assert!(matches!(
@@ -767,7 +767,7 @@ async fn another_users_round_is_not_found_everywhere_and_stays_pending() {
             other,
             thread,
             round,
-        } = with_round(&t).await;
+        } = with_round(t).await;
 
         assert!(
             not_found!(store.round(other.id, &round.id, t0()).await.map(|_| ())),
@@ -832,7 +832,7 @@ async fn answering_the_same_question_twice_in_one_round_stores_nothing() {
     each_backend(async |t| {
         let WithRound {
             b, store, a, round, ..
-        } = with_round(&t).await;
+        } = with_round(t).await;
         let dup = [option("serious", "a"), option("serious", "b")];
         let r = store.answer_round(a.id, &round.id, &dup, t0()).await;
         assert!(matches!(r, Err(StoreError::Conflict(_))), "{b:?}: {r:?}");
@@ -860,7 +860,7 @@ async fn deleting_a_thread_deletes_its_messages_rounds_and_answers() {
             thread,
             round,
             ..
-        } = with_round(&t).await;
+        } = with_round(t).await;
         store
             .answer_round(a.id, &round.id, &[option("serious", "a")], t0())
             .await
@@ -877,7 +877,7 @@ async fn deleting_a_thread_deletes_its_messages_rounds_and_answers() {
 #[tokio::test]
 async fn preference_evidence_counts_repeats_and_remembers_one_choice_per_signature() {
     each_backend(async |t| {
-        let (b, store, a, _) = users_on(&t).await;
+        let (b, store, a, _) = users_on(t).await;
         let deep = PreferenceChoice::Option("full_thickness".into());
         let infected = PreferenceChoice::Option("infected".into());
         let evidence = |choice, remember, success| PreferenceEvidence {
@@ -974,7 +974,7 @@ async fn preference_evidence_counts_repeats_and_remembers_one_choice_per_signatu
 #[tokio::test]
 async fn preferences_are_private_and_can_be_forgotten_or_deleted() {
     each_backend(async |t| {
-        let (b, store, a, other) = users_on(&t).await;
+        let (b, store, a, other) = users_on(t).await;
         let choice = PreferenceChoice::Option("last_90_days".into());
         let p = store
             .record_preference(
@@ -1019,7 +1019,7 @@ async fn preferences_are_private_and_can_be_forgotten_or_deleted() {
 #[tokio::test]
 async fn history_is_private_newest_first_and_keeps_what_is_needed_to_rerun() {
     each_backend(async |t| {
-        let (b, store, a, other) = users_on(&t).await;
+        let (b, store, a, other) = users_on(t).await;
         let thread = store.create_thread(a.id, "q", t0()).await.unwrap();
         let entry = |question| NewHistoryEntry {
             thread_id: Some(&thread.id),
@@ -1081,7 +1081,7 @@ async fn history_is_private_newest_first_and_keeps_what_is_needed_to_rerun() {
 #[tokio::test]
 async fn the_audit_log_records_who_ran_what_with_the_parameter_count_but_no_values() {
     each_backend(async |t| {
-        let (b, store, a, other) = users_on(&t).await;
+        let (b, store, a, other) = users_on(t).await;
         let sql = "SELECT p.full_name FROM patients p WHERE p.mrn = $1 AND p.bmi > $2";
         store
             .audit(
@@ -1136,7 +1136,7 @@ async fn the_audit_log_records_who_ran_what_with_the_parameter_count_but_no_valu
 #[tokio::test]
 async fn timestamps_read_back_exactly_to_the_microsecond() {
     each_backend(async |t| {
-        let (b, store, a, _) = users_on(&t).await;
+        let (b, store, a, _) = users_on(t).await;
         let odd = Utc.timestamp_opt(1_740_819_600, 123_456_789).unwrap();
         let thread = store.create_thread(a.id, "q", odd).await.unwrap();
         let loaded = store.thread(a.id, &thread.id).await.unwrap();
