@@ -11,7 +11,10 @@
 //! `server_fns::ssr::require_user` and refuse the call without one. Nothing
 //! here may fall back to "some" user.
 
-use crate::protocol::{Settings, UserSummary};
+use crate::protocol::{
+    Answer, AskRequest, ClarifyRequest, HistoryItem, PreferenceItem, QueryOutcome, ReviseRequest, Settings,
+    ThreadView, UserSummary,
+};
 use std::sync::Arc;
 
 /// The signed-in user of one request, as established by the server's auth layer.
@@ -47,6 +50,21 @@ pub enum BackendError {
     /// The session ended (or the account is gone); sign in again.
     #[error("You are signed out. Sign in again to continue.")]
     Unauthenticated,
+    /// The question is not one Clarion answers (out of domain, a request to change data).
+    #[error("{0}")]
+    Refused(String),
+    /// Unknown, expired or another user's id (all three look the same).
+    #[error("That was not found. It may have expired or belong to someone else.")]
+    NotFound,
+    /// The request conflicts with what already happened (a round answered twice).
+    #[error("{0}")]
+    Conflict(String),
+    /// The query ran past its time limit.
+    #[error("{0}")]
+    Timeout(String),
+    /// Only administrators may do this.
+    #[error("Only administrators can see this page.")]
+    Forbidden,
     /// Something broke on our side; details are logged, not shown.
     #[error("Something went wrong on the server (reference {0}). Please try again.")]
     Internal(String),
@@ -61,6 +79,36 @@ pub trait Backend: Send + Sync + 'static {
     async fn save_settings(&self, user: &AuthUser, settings: Settings) -> Result<Settings, BackendError>;
     /// The semantic model's vocabulary for the Glossary page.
     async fn glossary(&self, user: &AuthUser) -> Result<crate::protocol::Glossary, BackendError>;
+
+    // ---- the ask flow (same orchestrator as the JSON API) ----
+    /// Asks a question: the answer, or one round of clarification questions.
+    async fn ask(&self, user: &AuthUser, req: AskRequest) -> Result<QueryOutcome, BackendError>;
+    /// Answers one clarification round.
+    async fn clarify(&self, user: &AuthUser, req: ClarifyRequest) -> Result<QueryOutcome, BackendError>;
+    /// Changes one assumption of an answer and re-runs, keeping every other choice.
+    async fn revise(&self, user: &AuthUser, req: ReviseRequest) -> Result<Answer, BackendError>;
+    /// One of the user's threads.
+    async fn thread(&self, user: &AuthUser, id: String) -> Result<ThreadView, BackendError>;
+    /// The user's past questions, newest first.
+    async fn history(&self, user: &AuthUser, limit: i64) -> Result<Vec<HistoryItem>, BackendError>;
+    /// The user's learned and remembered choices.
+    async fn preferences(&self, user: &AuthUser) -> Result<Vec<PreferenceItem>, BackendError>;
+    /// Forgets one remembered choice.
+    async fn delete_preference(&self, user: &AuthUser, id: i64) -> Result<(), BackendError>;
+
+    // ---- account and administration ----
+    /// Changes the user's own password after checking the current one (a wrong
+    /// one is `BadInput`). Ends every session of the user: they sign in again.
+    async fn change_password(
+        &self,
+        user: &AuthUser,
+        current: String,
+        new: String,
+    ) -> Result<(), BackendError>;
+    /// Everyone's clarification figures over the last `days` days (F21);
+    /// `Forbidden` unless the user is an administrator.
+    async fn analytics(&self, user: &AuthUser, days: u32)
+    -> Result<crate::protocol::Analytics, BackendError>;
 }
 
 /// How the backend travels through Leptos context.

@@ -618,3 +618,121 @@ pub struct PreferenceItem {
     /// Offered as the preselected default (given 3 times or more).
     pub offered_as_default: bool,
 }
+
+// =====================================================================================
+// Analytics for administrators (F21) and the account section of Settings.
+// =====================================================================================
+
+/// The Analytics page: everyone's clarification figures over a window of days.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Analytics {
+    /// First day of the window (ISO date, UTC).
+    pub since: String,
+    /// Last day of the window (ISO date, UTC).
+    pub until: String,
+    /// The whole window.
+    pub totals: AnalyticsDay,
+    /// One entry per day, oldest first (days without activity included, as zeros).
+    pub days: Vec<AnalyticsDay>,
+    /// The most frequently asked ambiguities, most asked first.
+    pub terms: Vec<AnalyticsTerm>,
+}
+
+/// The counts of one day (or of the whole window in [`Analytics::totals`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AnalyticsDay {
+    /// ISO date (UTC); the last day for totals.
+    pub date: String,
+    /// Questions asked: clarified ones plus those answered directly.
+    pub questions: i64,
+    /// Questions that got a clarification panel.
+    pub clarified: i64,
+    /// Answers that needed no clarification round.
+    pub auto_resolved: i64,
+    /// Answers that came after a clarification round.
+    pub answered_after_round: i64,
+    /// Clarification rounds shown (first and later rounds).
+    pub rounds: i64,
+    /// Rounds answered.
+    pub rounds_answered: i64,
+    /// Rounds cancelled or left until they expired.
+    pub rounds_abandoned: i64,
+    /// Rounds that can still be answered.
+    pub rounds_open: i64,
+}
+
+impl AnalyticsDay {
+    /// Share of questions that needed a clarification panel, when any were asked.
+    pub fn clarification_rate(&self) -> Option<f64> {
+        ratio(self.clarified, self.questions)
+    }
+
+    /// Share of finished rounds left unanswered (open rounds not counted yet).
+    pub fn abandonment_rate(&self) -> Option<f64> {
+        ratio(
+            self.rounds_abandoned,
+            self.rounds_answered + self.rounds_abandoned,
+        )
+    }
+
+    /// Share of answers that needed no clarification round.
+    pub fn auto_resolution_rate(&self) -> Option<f64> {
+        ratio(self.auto_resolved, self.auto_resolved + self.answered_after_round)
+    }
+}
+
+fn ratio(part: i64, whole: i64) -> Option<f64> {
+    (whole > 0).then(|| part as f64 / whole as f64)
+}
+
+/// One ambiguous term and what people chose for it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AnalyticsTerm {
+    /// The ambiguity id (`term:large@wounds`).
+    pub id: String,
+    /// How it reads ("large").
+    pub phrase: String,
+    /// What it was about ("Wound"), empty when unknown.
+    pub applies_to: String,
+    /// Rounds that asked it.
+    pub asked: i64,
+    /// What people chose, most frequent first.
+    pub choices: Vec<AnalyticsChoice>,
+}
+
+/// One choice and how often it was made.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AnalyticsChoice {
+    /// The option's label, "A custom value" or "I don't know".
+    pub label: String,
+    /// True for Clarion's best guess.
+    pub default: bool,
+    pub count: i64,
+}
+
+#[cfg(test)]
+mod analytics_tests {
+    use super::*;
+
+    #[test]
+    fn rates_are_absent_without_a_denominator_and_shares_otherwise() {
+        let none = AnalyticsDay::default();
+        assert_eq!(none.clarification_rate(), None);
+        assert_eq!(none.abandonment_rate(), None);
+        assert_eq!(none.auto_resolution_rate(), None);
+        let d = AnalyticsDay {
+            questions: 4,
+            clarified: 1,
+            auto_resolved: 3,
+            answered_after_round: 1,
+            rounds: 2,
+            rounds_answered: 1,
+            rounds_abandoned: 1,
+            rounds_open: 0,
+            ..AnalyticsDay::default()
+        };
+        assert_eq!(d.clarification_rate(), Some(0.25));
+        assert_eq!(d.abandonment_rate(), Some(0.5));
+        assert_eq!(d.auto_resolution_rate(), Some(0.75));
+    }
+}

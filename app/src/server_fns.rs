@@ -31,6 +31,11 @@ pub(crate) mod ssr {
     pub fn to_sfe(e: BackendError) -> ServerFnError {
         let status = match e {
             BackendError::BadInput(_) => http::StatusCode::BAD_REQUEST,
+            BackendError::Refused(_) => http::StatusCode::UNPROCESSABLE_ENTITY,
+            BackendError::NotFound => http::StatusCode::NOT_FOUND,
+            BackendError::Conflict(_) => http::StatusCode::CONFLICT,
+            BackendError::Timeout(_) => http::StatusCode::GATEWAY_TIMEOUT,
+            BackendError::Forbidden => http::StatusCode::FORBIDDEN,
             BackendError::Unauthenticated => http::StatusCode::UNAUTHORIZED,
             BackendError::Internal(_) => http::StatusCode::INTERNAL_SERVER_ERROR,
         };
@@ -83,4 +88,115 @@ pub async fn save_settings(
 pub async fn get_glossary() -> Result<crate::protocol::Glossary, ServerFnError> {
     let user = ssr::require_user()?;
     ssr::backend()?.glossary(&user).await.map_err(ssr::to_sfe)
+}
+
+// ---- the ask flow: the same orchestrator as the JSON API -----------------------------
+
+/// Asks a question (F1–F6): the answer, or one round of clarification questions.
+#[server(endpoint = "ask", input = leptos::server_fn::codec::Json)]
+pub async fn ask(req: crate::protocol::AskRequest) -> Result<crate::protocol::QueryOutcome, ServerFnError> {
+    let user = ssr::require_user()?;
+    ssr::backend()?.ask(&user, req).await.map_err(ssr::to_sfe)
+}
+
+/// Answers one clarification round (F7, F8, F10, F12).
+#[server(endpoint = "clarify", input = leptos::server_fn::codec::Json)]
+pub async fn clarify(
+    req: crate::protocol::ClarifyRequest,
+) -> Result<crate::protocol::QueryOutcome, ServerFnError> {
+    let user = ssr::require_user()?;
+    ssr::backend()?.clarify(&user, req).await.map_err(ssr::to_sfe)
+}
+
+/// Changes one assumption of an answer and re-runs it (F9).
+#[server(endpoint = "revise", input = leptos::server_fn::codec::Json)]
+pub async fn revise(req: crate::protocol::ReviseRequest) -> Result<crate::protocol::Answer, ServerFnError> {
+    let user = ssr::require_user()?;
+    ssr::backend()?.revise(&user, req).await.map_err(ssr::to_sfe)
+}
+
+/// One of the signed-in user's threads.
+#[server(endpoint = "thread")]
+pub async fn get_thread(id: String) -> Result<crate::protocol::ThreadView, ServerFnError> {
+    let user = ssr::require_user()?;
+    ssr::backend()?.thread(&user, id).await.map_err(ssr::to_sfe)
+}
+
+/// The signed-in user's past questions, newest first (F19).
+#[server(endpoint = "history")]
+pub async fn get_history(limit: Option<i64>) -> Result<Vec<crate::protocol::HistoryItem>, ServerFnError> {
+    let user = ssr::require_user()?;
+    let limit = limit.unwrap_or(50).clamp(1, 500);
+    ssr::backend()?.history(&user, limit).await.map_err(ssr::to_sfe)
+}
+
+/// The signed-in user's learned and remembered choices (F12).
+#[server(endpoint = "preferences")]
+pub async fn get_preferences() -> Result<Vec<crate::protocol::PreferenceItem>, ServerFnError> {
+    let user = ssr::require_user()?;
+    ssr::backend()?.preferences(&user).await.map_err(ssr::to_sfe)
+}
+
+/// Forgets one remembered choice.
+#[server(endpoint = "delete_preference")]
+pub async fn delete_preference(id: i64) -> Result<(), ServerFnError> {
+    let user = ssr::require_user()?;
+    ssr::backend()?
+        .delete_preference(&user, id)
+        .await
+        .map_err(ssr::to_sfe)
+}
+
+// ---- account and administration ------------------------------------------------------
+
+/// Shortest new password accepted.
+pub const MIN_PASSWORD_CHARS: usize = 10;
+
+/// Changes the signed-in user's password (current, new, and the new one
+/// repeated). Form fields, so it also works before the wasm has loaded. On
+/// success every session of the user ends: they sign in again.
+#[server(endpoint = "change_password")]
+pub async fn change_password(current: String, new: String, confirm: String) -> Result<(), ServerFnError> {
+    use crate::backend::BackendError;
+    let user = ssr::require_user()?;
+    if current.is_empty() {
+        return Err(ssr::to_sfe(BackendError::BadInput(
+            "Enter your current password.".into(),
+        )));
+    }
+    if new.chars().count() < MIN_PASSWORD_CHARS {
+        return Err(ssr::to_sfe(BackendError::BadInput(format!(
+            "The new password must be at least {MIN_PASSWORD_CHARS} characters long."
+        ))));
+    }
+    if new.chars().count() > 200 {
+        return Err(ssr::to_sfe(BackendError::BadInput(
+            "The new password must be at most 200 characters long.".into(),
+        )));
+    }
+    if new != confirm {
+        return Err(ssr::to_sfe(BackendError::BadInput(
+            "The two new passwords do not match.".into(),
+        )));
+    }
+    if new == current {
+        return Err(ssr::to_sfe(BackendError::BadInput(
+            "The new password must differ from the current one.".into(),
+        )));
+    }
+    ssr::backend()?
+        .change_password(&user, current, new)
+        .await
+        .map_err(ssr::to_sfe)
+}
+
+/// Everyone's clarification figures (F21): administrators only (403 otherwise).
+#[server(endpoint = "analytics")]
+pub async fn get_analytics(days: Option<u32>) -> Result<crate::protocol::Analytics, ServerFnError> {
+    let user = ssr::require_user()?;
+    if !user.is_admin {
+        return Err(ssr::to_sfe(crate::backend::BackendError::Forbidden));
+    }
+    let days = days.unwrap_or(30).clamp(1, 366);
+    ssr::backend()?.analytics(&user, days).await.map_err(ssr::to_sfe)
 }

@@ -5,19 +5,45 @@
 //! Errors are logged here with their cause and turned into messages safe to
 //! show a clinician.
 
+use crate::orchestrator::{Orchestrator, OrchestratorError};
 use crate::store::{Store, StoreError};
 use app::backend::{AuthUser, Backend, BackendError};
-use app::protocol::Settings;
+use app::protocol::{
+    Answer, AskRequest, ClarifyRequest, HistoryItem, PreferenceItem, QueryOutcome, ReviseRequest, Settings,
+    ThreadView,
+};
 
 /// The backend handed to server functions through Leptos context.
 #[derive(Clone, Debug)]
 pub struct ServerBackend {
     store: Store,
+    orchestrator: Orchestrator,
 }
 
 impl ServerBackend {
-    pub fn new(store: Store) -> Self {
-        ServerBackend { store }
+    pub fn new(store: Store, orchestrator: Orchestrator) -> Self {
+        ServerBackend { store, orchestrator }
+    }
+}
+
+/// Maps an orchestrator error to what the user may see (the same statuses as the JSON API).
+pub fn from_orchestrator(e: OrchestratorError) -> BackendError {
+    match e {
+        OrchestratorError::BadInput { message, .. } => BackendError::BadInput(message),
+        OrchestratorError::Refused { message, .. } => BackendError::Refused(message),
+        OrchestratorError::NotFound => BackendError::NotFound,
+        OrchestratorError::Conflict(why) => {
+            BackendError::Conflict(format!("That clarification can no longer be answered: {why}."))
+        }
+        OrchestratorError::Timeout(d) => BackendError::Timeout(format!(
+            "The query took longer than {} ms and was stopped. Try narrowing the question.",
+            d.as_millis()
+        )),
+        OrchestratorError::Internal(cause) => {
+            let reference = crate::store::ids::random_hex(4);
+            tracing::error!(reference, cause, "backend call failed");
+            BackendError::Internal(reference)
+        }
     }
 }
 
@@ -47,5 +73,154 @@ impl Backend for ServerBackend {
         Ok(crate::semantic::glossary::glossary(
             crate::semantic::SemanticModel::wound_care_shared(),
         ))
+    }
+
+    async fn ask(&self, user: &AuthUser, req: AskRequest) -> Result<QueryOutcome, BackendError> {
+        self.orchestrator
+            .ask(user.id, &req)
+            .await
+            .map_err(from_orchestrator)
+    }
+
+    async fn clarify(&self, user: &AuthUser, req: ClarifyRequest) -> Result<QueryOutcome, BackendError> {
+        self.orchestrator
+            .clarify(user.id, &req)
+            .await
+            .map_err(from_orchestrator)
+    }
+
+    async fn revise(&self, user: &AuthUser, req: ReviseRequest) -> Result<Answer, BackendError> {
+        self.orchestrator
+            .revise(user.id, &req)
+            .await
+            .map_err(from_orchestrator)
+    }
+
+    async fn thread(&self, user: &AuthUser, id: String) -> Result<ThreadView, BackendError> {
+        self.orchestrator
+            .thread(user.id, &id)
+            .await
+            .map_err(from_orchestrator)
+    }
+
+    async fn history(&self, user: &AuthUser, limit: i64) -> Result<Vec<HistoryItem>, BackendError> {
+        self.orchestrator
+            .history(user.id, limit)
+            .await
+            .map_err(from_orchestrator)
+    }
+
+    async fn preferences(&self, user: &AuthUser) -> Result<Vec<PreferenceItem>, BackendError> {
+        self.orchestrator
+            .preferences(user.id)
+            .await
+            .map_err(from_orchestrator)
+    }
+
+    async fn delete_preference(&self, user: &AuthUser, id: i64) -> Result<(), BackendError> {
+        self.orchestrator
+            .delete_preference(user.id, id)
+            .await
+            .map_err(from_orchestrator)
+    }
+
+    async fn change_password(
+        &self,
+        user: &AuthUser,
+        current: String,
+        new: String,
+    ) -> Result<(), BackendError> {
+        match self.store.change_password(user.id, &current, &new).await {
+            Ok(true) => {
+                tracing::info!(user_id = user.id, "password changed; sessions ended");
+                Ok(())
+            }
+            Ok(false) => Err(BackendError::BadInput(
+                "Your current password is not correct.".into(),
+            )),
+            Err(StoreError::NotFound) => Err(BackendError::Unauthenticated),
+            Err(e) => Err(internal(e)),
+        }
+    }
+
+    async fn analytics(&self, user: &AuthUser, days: u32) -> Result<app::protocol::Analytics, BackendError> {
+        if !user.is_admin {
+            return Err(BackendError::Forbidden);
+        }
+        let counts = self
+            .store
+            .analytics(chrono::Utc::now(), days, 12)
+            .await
+            .map_err(internal)?;
+        Ok(analytics_view(
+            crate::semantic::SemanticModel::wound_care_shared(),
+            &counts,
+        ))
+    }
+}
+
+/// The store's analytics counts as the Analytics page shows them, with the
+/// ambiguity and option ids turned into the words of the model.
+pub fn analytics_view(
+    model: &crate::semantic::SemanticModel,
+    counts: &crate::store::AnalyticsCounts,
+) -> app::protocol::Analytics {
+    use app::protocol::{Analytics, AnalyticsChoice, AnalyticsDay, AnalyticsTerm};
+    let day = |d: &crate::store::DayCounts| AnalyticsDay {
+        date: d.date.to_string(),
+        questions: d.questions,
+        clarified: d.clarified,
+        auto_resolved: d.auto_resolved,
+        answered_after_round: d.answered_after_round,
+        rounds: d.rounds,
+        rounds_answered: d.rounds_answered,
+        rounds_abandoned: d.rounds_abandoned,
+        rounds_open: d.rounds_open,
+    };
+    let pretty = |s: &str| s.replace('_', " ");
+    let terms = counts
+        .ambiguities
+        .iter()
+        .map(|a| {
+            // Ids read `<kind>:<term or attribute>@<entity>` (`term:large@wounds`).
+            let (_, rest) = a.ambiguity_id.split_once(':').unwrap_or(("", &a.ambiguity_id));
+            let (name, entity) = rest.split_once('@').unwrap_or((rest, ""));
+            let term = model.term(name);
+            AnalyticsTerm {
+                id: a.ambiguity_id.clone(),
+                phrase: term.map(|t| t.phrase.clone()).unwrap_or_else(|| pretty(name)),
+                applies_to: model.entity(entity).map(|e| e.label.clone()).unwrap_or_default(),
+                asked: a.asked,
+                choices: a
+                    .choices
+                    .iter()
+                    .map(|c| {
+                        let option = c
+                            .option_id
+                            .as_deref()
+                            .and_then(|o| term.and_then(|t| t.options.iter().find(|x| x.id == o)));
+                        let label = match (c.kind.as_str(), option, c.option_id.as_deref()) {
+                            ("custom", _, _) => "A custom value".to_owned(),
+                            ("dont_know", _, _) => "I don't know (best guess)".to_owned(),
+                            (_, Some(o), _) => o.label.clone(),
+                            (_, None, Some(id)) => pretty(id),
+                            _ => "Other".to_owned(),
+                        };
+                        AnalyticsChoice {
+                            label,
+                            default: option.is_some_and(|o| o.default),
+                            count: c.count,
+                        }
+                    })
+                    .collect(),
+            }
+        })
+        .collect();
+    Analytics {
+        since: counts.since.date_naive().to_string(),
+        until: counts.days.last().map(|d| d.date.to_string()).unwrap_or_default(),
+        totals: day(&counts.totals()),
+        days: counts.days.iter().map(day).collect(),
+        terms,
     }
 }

@@ -28,11 +28,12 @@ impl AppState {
 
     /// State with explicit authentication settings (`serve` reads them from the environment).
     pub fn with_auth_config(leptos_options: LeptosOptions, store: Store, auth_config: AuthConfig) -> Self {
-        let backend: SharedBackend = Arc::new(ServerBackend::new(store.clone()));
+        let orchestrator = Orchestrator::new(store.clone(), OrchestratorConfig::default());
+        let backend: SharedBackend = Arc::new(ServerBackend::new(store.clone(), orchestrator.clone()));
         AppState {
             leptos_options,
             auth: Auth::new(store.clone(), auth_config),
-            orchestrator: Orchestrator::new(store.clone(), OrchestratorConfig::default()),
+            orchestrator,
             store,
             backend,
         }
@@ -44,6 +45,7 @@ impl AppState {
     /// from the environment; tests pin `today`).
     pub fn with_orchestrator_config(mut self, config: OrchestratorConfig) -> Self {
         self.orchestrator = Orchestrator::new(self.store.clone(), config);
+        self.backend = Arc::new(ServerBackend::new(self.store.clone(), self.orchestrator.clone()));
         self
     }
 }

@@ -1,5 +1,6 @@
 //! The page frame: header with navigation, main column, footer.
 
+use crate::protocol::UserSummary;
 use crate::server_fns::current_user;
 use leptos::prelude::*;
 use leptos_router::components::A;
@@ -12,9 +13,13 @@ const NAV: [(&str, &str); 5] = [
     ("/settings", "Settings"),
 ];
 
+/// The navigation entry shown to administrators only.
+const ADMIN_ONLY: &str = "/analytics";
+
 /// Wraps every page.
 #[component]
 pub fn Layout(children: Children) -> impl IntoView {
+    let user = OnceResource::new(current_user());
     view! {
         <a
             href="#main"
@@ -24,28 +29,33 @@ pub fn Layout(children: Children) -> impl IntoView {
         </a>
         <div class="flex min-h-full flex-col">
             <header class="sticky top-0 z-40 border-b border-slate-200 bg-white/95 backdrop-blur">
-                <div class="mx-auto flex h-16 max-w-6xl items-center gap-6 px-4 sm:px-6">
+                <div class="mx-auto flex h-16 max-w-6xl items-center gap-3 px-4 sm:px-6 md:gap-6">
                     <A href="/" attr:class="flex items-center gap-2 rounded-md focus:outline-none focus-visible:ring-2 focus-visible:ring-teal-600 focus-visible:ring-offset-2">
                         <Logo />
-                        <span class="text-lg font-semibold tracking-tight text-slate-900">"Clarion"</span>
+                        <span class="hidden text-lg font-semibold tracking-tight text-slate-900 sm:inline">"Clarion"</span>
                     </A>
                     <nav aria-label="Main" class="flex flex-1 items-center gap-1 overflow-x-auto">
                         {NAV
                             .into_iter()
                             .map(|(href, label)| {
-                                view! {
-                                    <A
-                                        href=href
-                                        exact=true
-                                        attr:class="whitespace-nowrap rounded-md px-3 py-2 text-sm font-medium text-slate-600 hover:bg-slate-100 hover:text-slate-900 focus:outline-none focus-visible:ring-2 focus-visible:ring-teal-600 aria-[current=page]:bg-teal-50 aria-[current=page]:text-teal-800"
-                                    >
-                                        {label}
-                                    </A>
+                                // Only administrators see Analytics (the page itself also refuses others).
+                                if href == ADMIN_ONLY {
+                                    view! {
+                                        <Transition fallback=|| ()>
+                                            {move || Suspend::new(async move {
+                                                let admin = user.await.ok().flatten().is_some_and(|u| u.is_admin);
+                                                admin.then(|| view! { <NavLink href label /> })
+                                            })}
+                                        </Transition>
+                                    }
+                                        .into_any()
+                                } else {
+                                    view! { <NavLink href label /> }.into_any()
                                 }
                             })
                             .collect_view()}
                     </nav>
-                    <UserMenu />
+                    <UserMenu user />
                 </div>
             </header>
             <main id="main" class="mx-auto w-full max-w-6xl flex-1 px-4 py-8 sm:px-6">
@@ -61,13 +71,28 @@ pub fn Layout(children: Children) -> impl IntoView {
     }
 }
 
+/// One entry of the main navigation.
+#[component]
+fn NavLink(href: &'static str, label: &'static str) -> impl IntoView {
+    view! {
+        <A
+            href=href
+            exact=true
+            attr:class="whitespace-nowrap rounded-md px-3 py-2 text-sm font-medium text-slate-600 hover:bg-slate-100 hover:text-slate-900 focus:outline-none focus-visible:ring-2 focus-visible:ring-teal-600 aria-[current=page]:bg-teal-50 aria-[current=page]:text-teal-800"
+        >
+            {label}
+        </A>
+    }
+}
+
 /// The signed-in user in the header, with a sign-out button (a plain form
 /// POST to `/logout`, so it works before the wasm has loaded).
 #[component]
-fn UserMenu() -> impl IntoView {
-    let user = OnceResource::new(current_user());
+fn UserMenu(user: OnceResource<Result<Option<UserSummary>, ServerFnError>>) -> impl IntoView {
+    // Below the md breakpoint only the initials and the sign-out button show,
+    // so signing out stays reachable on narrow screens.
     view! {
-        <div class="hidden items-center gap-3 md:flex">
+        <div class="flex shrink-0 items-center gap-2 md:gap-3">
             <Transition fallback=|| view! { <span class="h-8 w-24 animate-pulse rounded bg-slate-100"></span> }>
                 {move || Suspend::new(async move {
                     match user.await {
@@ -79,7 +104,7 @@ fn UserMenu() -> impl IntoView {
                                 .take(2)
                                 .collect();
                             view! {
-                                <span class="text-right leading-tight">
+                                <span class="hidden text-right leading-tight md:block">
                                     <span class="block text-sm font-medium text-slate-800" data-testid="current-user">
                                         {u.display_name.clone()}
                                     </span>
@@ -89,6 +114,7 @@ fn UserMenu() -> impl IntoView {
                                 </span>
                                 <span
                                     aria-hidden="true"
+                                    title=u.display_name.clone()
                                     class="flex h-9 w-9 items-center justify-center rounded-full bg-teal-700 text-sm font-semibold text-white"
                                 >
                                     {initials}
@@ -96,7 +122,7 @@ fn UserMenu() -> impl IntoView {
                                 <form method="post" action="/logout">
                                     <button
                                         type="submit"
-                                        class="rounded-md px-3 py-2 text-sm font-medium text-slate-600 hover:bg-slate-100 hover:text-slate-900 focus:outline-none focus-visible:ring-2 focus-visible:ring-teal-600"
+                                        class="whitespace-nowrap rounded-md px-2 py-2 text-sm font-medium text-slate-600 hover:bg-slate-100 hover:text-slate-900 focus:outline-none focus-visible:ring-2 focus-visible:ring-teal-600 md:px-3"
                                     >
                                         "Sign out"
                                     </button>

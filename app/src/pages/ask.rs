@@ -313,6 +313,17 @@ pub fn AskPage() -> impl IntoView {
     };
     let send = move || send_text(draft.get_untracked());
 
+    // `/?q=…` (History's "Re-run"): ask that question once, as soon as the page is live.
+    let url_query = leptos_router::hooks::use_query_map();
+    Effect::new(move |_| {
+        if let Some(q) = url_query.read_untracked().get("q")
+            && route_thread_untracked().is_none()
+            && !q.trim().is_empty()
+        {
+            send_text(q);
+        }
+    });
+
     let on_suggest = Callback::new(move |text: String| {
         set_draft.set(text.clone());
         send_text(text);

@@ -1,26 +1,189 @@
-//! History: the user's past questions, newest first.
+//! History (F19): the user's past questions, newest first, with the
+//! clarifications and assumptions that shaped each answer; re-run one in a
+//! click or open the thread it belongs to.
 
 use crate::components::ui::{EmptyState, PageHeader};
+use crate::pages::settings::error_text;
+use crate::protocol::{AssumptionSource, HistoryItem};
+use crate::server_fns::get_history;
 use leptos::prelude::*;
 use leptos_meta::Title;
 use leptos_router::components::A;
 
+/// How many past questions the page lists.
+const SHOWN: i64 = 100;
+
 /// The History page.
 #[component]
 pub fn HistoryPage() -> impl IntoView {
+    let history = Resource::new(|| (), |_| get_history(Some(SHOWN)));
     view! {
         <Title text="History" />
         <PageHeader
             title="History"
             subtitle="Your past questions, newest first, with the clarifications you gave and the assumptions Clarion made. Re-run any of them in one click."
         />
-        <EmptyState
-            title="No questions yet"
-            body="Questions you ask appear here with the definitions that were applied, so you can repeat or refine them later."
-        >
-            <A href="/" attr:class="inline-flex rounded-lg bg-teal-700 px-4 py-2 text-sm font-semibold text-white hover:bg-teal-800 focus:outline-none focus-visible:ring-2 focus-visible:ring-teal-600 focus-visible:ring-offset-2">
-                "Ask a question"
-            </A>
-        </EmptyState>
+        <Transition fallback=|| view! { <div class="h-64 animate-pulse rounded-xl bg-slate-100"></div> }>
+            {move || Suspend::new(async move {
+                match history.await {
+                    Ok(items) if items.is_empty() => view! {
+                        <EmptyState
+                            title="No questions yet"
+                            body="Questions you ask appear here with the definitions that were applied, so you can repeat or refine them later."
+                        >
+                            <A href="/" attr:class="inline-flex rounded-lg bg-teal-700 px-4 py-2 text-sm font-semibold text-white hover:bg-teal-800 focus:outline-none focus-visible:ring-2 focus-visible:ring-teal-600 focus-visible:ring-offset-2">
+                                "Ask a question"
+                            </A>
+                        </EmptyState>
+                    }
+                        .into_any(),
+                    Ok(items) => {
+                        let n = items.len();
+                        view! {
+                            <p class="mb-3 text-sm text-slate-500" data-testid="history-count">
+                                {if n == 1 { "1 question".to_string() } else { format!("{n} questions") }}
+                            </p>
+                            <ol class="flex flex-col gap-3" aria-label="Past questions" data-testid="history-list">
+                                {items.into_iter().map(|item| view! { <HistoryRow item /> }).collect_view()}
+                            </ol>
+                        }
+                            .into_any()
+                    }
+                    Err(e) => view! {
+                        <p role="alert" class="rounded-lg bg-red-50 px-4 py-3 text-sm text-red-800">
+                            "Your history could not be loaded: " {error_text(&e)}
+                        </p>
+                    }
+                        .into_any(),
+                }
+            })}
+        </Transition>
+    }
+}
+
+#[component]
+fn HistoryRow(item: HistoryItem) -> impl IntoView {
+    // The Ask page reads `?q=` and sends it; threads live at `/threads/{id}`.
+    let rerun = format!("/?q={}", percent_encode(&item.question));
+    let open = item
+        .thread_id
+        .as_ref()
+        .map(|t| format!("/threads/{}", percent_encode(t)));
+    let when = format_when(&item.created_at);
+    let rows = match item.row_count {
+        1 => "1 row".to_string(),
+        n => format!("{n} rows"),
+    };
+    let duration = format!("{} ms", item.duration_ms);
+    let clarifications = match item.clarifications {
+        0 => None,
+        1 => Some("1 clarification applied".to_string()),
+        n => Some(format!("{n} clarifications applied")),
+    };
+    let rerun_label = format!("Re-run “{}”", item.question);
+    let open_label = format!("Open the thread of “{}”", item.question);
+    view! {
+        <li class="rounded-xl border border-slate-200 bg-white p-4 shadow-sm sm:p-5" data-testid="history-item">
+            <div class="flex flex-col gap-3 md:flex-row md:items-start md:justify-between">
+                <div class="min-w-0 flex-1">
+                    <p class="text-base font-medium text-slate-900 break-words" data-testid="history-question">
+                        {item.question.clone()}
+                    </p>
+                    <p class="mt-1 flex flex-wrap gap-x-3 gap-y-1 text-xs text-slate-500">
+                        <time datetime=item.created_at.clone()>{when}</time>
+                        <span aria-hidden="true">"·"</span>
+                        <span data-testid="history-rows">{rows}</span>
+                        <span aria-hidden="true">"·"</span>
+                        <span>{duration}</span>
+                        {clarifications.map(|c| view! {
+                            <span aria-hidden="true">"·"</span>
+                            <span class="font-medium text-teal-800">{c}</span>
+                        })}
+                    </p>
+                    {(!item.assumptions.is_empty()).then(|| view! {
+                        <ul class="mt-3 flex flex-wrap gap-2" aria-label="Clarifications and assumptions">
+                            {item.assumptions.iter().map(|a| {
+                                let (tone, note) = match a.source {
+                                    AssumptionSource::SavedDefinition => ("border-teal-200 bg-teal-50 text-teal-900", "your saved definition"),
+                                    AssumptionSource::Default => ("border-amber-200 bg-amber-50 text-amber-900", "best guess"),
+                                    AssumptionSource::LowConfidence => ("border-slate-200 bg-slate-50 text-slate-800", "close match"),
+                                };
+                                view! {
+                                    <li class=format!("rounded-full border px-3 py-1 text-xs {tone}") data-testid="history-assumption">
+                                        <span class="font-semibold">{a.piece.clone()}</span>
+                                        " = "
+                                        {a.assumed.clone()}
+                                        <span class="ml-1 opacity-70">{format!("({note})")}</span>
+                                    </li>
+                                }
+                            }).collect_view()}
+                        </ul>
+                    })}
+                </div>
+                <div class="flex shrink-0 gap-2">
+                    <a
+                        href=rerun
+                        aria-label=rerun_label
+                        class="inline-flex items-center rounded-lg bg-teal-700 px-3 py-2 text-sm font-semibold text-white shadow-sm hover:bg-teal-800 focus:outline-none focus-visible:ring-2 focus-visible:ring-teal-600 focus-visible:ring-offset-2"
+                    >
+                        "Re-run"
+                    </a>
+                    {open.map(|href| view! {
+                        <a
+                            href=href
+                            aria-label=open_label
+                            class="inline-flex items-center rounded-lg border border-slate-300 bg-white px-3 py-2 text-sm font-semibold text-slate-800 shadow-sm hover:bg-slate-50 focus:outline-none focus-visible:ring-2 focus-visible:ring-teal-600 focus-visible:ring-offset-2"
+                        >
+                            "Open thread"
+                        </a>
+                    })}
+                </div>
+            </div>
+        </li>
+    }
+}
+
+/// Percent-encodes everything but RFC 3986's unreserved characters.
+pub fn percent_encode(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for b in s.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~') {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+/// `2025-03-01T09:30:00.123+00:00` → `2025-03-01 09:30 UTC`. Pure text, so the
+/// server's HTML and the hydrated page agree whatever the browser's time zone.
+pub fn format_when(rfc3339: &str) -> String {
+    match (rfc3339.get(0..10), rfc3339.get(11..16)) {
+        (Some(date), Some(time)) if rfc3339.as_bytes().get(10) == Some(&b'T') => format!("{date} {time} UTC"),
+        _ => rfc3339.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_question_survives_the_query_string() {
+        assert_eq!(
+            percent_encode("patients with large wounds & 10%?"),
+            "patients%20with%20large%20wounds%20%26%2010%25%3F"
+        );
+        assert_eq!(percent_encode("cm²"), "cm%C2%B2");
+    }
+
+    #[test]
+    fn timestamps_read_as_utc_minutes() {
+        assert_eq!(
+            format_when("2025-03-01T09:30:00.123+00:00"),
+            "2025-03-01 09:30 UTC"
+        );
+        assert_eq!(format_when("garbage"), "garbage");
     }
 }

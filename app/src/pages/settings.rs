@@ -1,10 +1,24 @@
-//! Settings: how Clarion treats ambiguous questions for this clinician (F13).
+//! Settings: how Clarion treats ambiguous questions for this clinician (F13),
+//! the choices it remembered (F12), and the account (password, sign out).
 
 use crate::components::ui::{Card, PageHeader};
-use crate::protocol::Sensitivity;
-use crate::server_fns::{SaveSettings, get_settings};
+use crate::protocol::{PreferenceItem, Sensitivity};
+use crate::server_fns::{
+    ChangePassword, DeletePreference, MIN_PASSWORD_CHARS, SaveSettings, get_preferences, get_settings,
+};
 use leptos::prelude::*;
 use leptos_meta::Title;
+
+/// The message of a server-function error, without the transport's prefix.
+pub(crate) fn error_text(e: &ServerFnError) -> String {
+    match e {
+        ServerFnError::ServerError(s) => s.clone(),
+        ServerFnError::Request(_) => {
+            "Clarion could not be reached. Check your connection and try again.".into()
+        }
+        other => other.to_string(),
+    }
+}
 
 /// The Settings page.
 #[component]
@@ -16,10 +30,10 @@ pub fn SettingsPage() -> impl IntoView {
         <Title text="Settings" />
         <PageHeader
             title="Settings"
-            subtitle="Choose how Clarion handles questions that could mean more than one thing."
+            subtitle="Choose how Clarion handles questions that could mean more than one thing, review what it remembered for you, and manage your account."
         />
         <div class="grid gap-6 lg:grid-cols-3">
-            <div class="lg:col-span-2">
+            <div class="flex flex-col gap-6 lg:col-span-2">
                 <Card
                     title="Clarifications"
                     description="These apply to every question you ask, in the browser and through the API."
@@ -30,7 +44,7 @@ pub fn SettingsPage() -> impl IntoView {
                                 Ok(s) => view! { <SettingsForm save current=s /> }.into_any(),
                                 Err(e) => view! {
                                     <p role="alert" class="rounded-lg bg-red-50 px-4 py-3 text-sm text-red-800">
-                                        "Your settings could not be loaded: " {e.to_string()}
+                                        "Your settings could not be loaded: " {error_text(&e)}
                                     </p>
                                 }
                                     .into_any(),
@@ -38,13 +52,16 @@ pub fn SettingsPage() -> impl IntoView {
                         })}
                     </Transition>
                 </Card>
-            </div>
-            <div class="flex flex-col gap-6">
                 <Card
                     title="Remembered choices"
-                    description="Definitions you asked Clarion to remember are applied automatically and shown as “your saved definition”."
+                    description="How you answered Clarion's questions. Remembered choices are applied automatically and shown as “your saved definition”; an answer given three times is preselected as the default."
                 >
-                    <p class="text-sm text-slate-500" data-testid="remembered-empty">"You have no remembered choices yet."</p>
+                    <RememberedChoices />
+                </Card>
+            </div>
+            <div class="flex flex-col gap-6">
+                <Card title="Account" description="Change your password or sign out of Clarion.">
+                    <AccountSection />
                 </Card>
             </div>
         </div>
@@ -119,11 +136,204 @@ fn SettingsForm(save: ServerAction<SaveSettings>, current: crate::protocol::Sett
                 <p aria-live="polite" class="text-sm" data-testid="save-status">
                     {move || match result.get() {
                         Some(Ok(_)) => view! { <span class="text-teal-800">"Settings saved."</span> }.into_any(),
-                        Some(Err(e)) => view! { <span class="text-red-700">{e.to_string()}</span> }.into_any(),
+                        Some(Err(e)) => view! { <span class="text-red-700">{error_text(&e)}</span> }.into_any(),
                         None => ().into_any(),
                     }}
                 </p>
             </div>
         </ActionForm>
+    }
+}
+
+/// The remembered and learned choices, each with a delete button.
+#[component]
+fn RememberedChoices() -> impl IntoView {
+    let delete = ServerAction::<DeletePreference>::new();
+    let prefs = Resource::new(move || delete.version().get(), |_| get_preferences());
+    let delete_result = delete.value();
+    view! {
+        <Transition fallback=|| view! { <div class="h-24 animate-pulse rounded-lg bg-slate-100"></div> }>
+            {move || Suspend::new(async move {
+                match prefs.await {
+                    Ok(items) if items.is_empty() => view! {
+                        <p class="text-sm text-slate-500" data-testid="remembered-empty">
+                            "You have no remembered choices yet. Tick “Remember my choice” when Clarion asks, and the answer is applied automatically next time."
+                        </p>
+                    }
+                        .into_any(),
+                    Ok(items) => view! {
+                        <ul class="divide-y divide-slate-100" aria-label="Remembered choices" data-testid="remembered-list">
+                            {items.into_iter().map(|p| view! { <PreferenceRow pref=p delete /> }).collect_view()}
+                        </ul>
+                    }
+                        .into_any(),
+                    Err(e) => view! {
+                        <p role="alert" class="rounded-lg bg-red-50 px-4 py-3 text-sm text-red-800">
+                            "Your remembered choices could not be loaded: " {error_text(&e)}
+                        </p>
+                    }
+                        .into_any(),
+                }
+            })}
+        </Transition>
+        <p aria-live="polite" class="mt-2 text-sm text-red-700">
+            {move || match delete_result.get() {
+                Some(Err(e)) => error_text(&e),
+                _ => String::new(),
+            }}
+        </p>
+    }
+}
+
+#[component]
+fn PreferenceRow(pref: PreferenceItem, delete: ServerAction<DeletePreference>) -> impl IntoView {
+    let (status, status_class) = if pref.remembered {
+        ("Remembered", "bg-teal-50 text-teal-800 ring-teal-200")
+    } else if pref.offered_as_default {
+        ("Offered as default", "bg-amber-50 text-amber-900 ring-amber-200")
+    } else {
+        ("Learned", "bg-slate-50 text-slate-700 ring-slate-200")
+    };
+    let times = if pref.count == 1 {
+        "Given once".to_string()
+    } else {
+        format!("Given {} times", pref.count)
+    };
+    let id = pref.id;
+    let label = pref.label.clone();
+    let aria = format!("Forget “{}”", pref.label);
+    view! {
+        <li class="flex items-start justify-between gap-4 py-3" data-testid="remembered-choice">
+            <div class="min-w-0">
+                <p class="text-sm font-medium text-slate-900 break-words">{label}</p>
+                <p class="mt-1 flex flex-wrap items-center gap-2 text-xs text-slate-500">
+                    <span>{times}</span>
+                    <span class=format!("rounded-full px-2 py-0.5 font-medium ring-1 ring-inset {status_class}")>
+                        {status}
+                    </span>
+                </p>
+            </div>
+            <button
+                type="button"
+                aria-label=aria
+                disabled=move || delete.pending().get()
+                on:click=move |_| {
+                    delete.dispatch(DeletePreference { id });
+                }
+                class="shrink-0 rounded-md px-2.5 py-1.5 text-sm font-medium text-red-700 hover:bg-red-50 focus:outline-none focus-visible:ring-2 focus-visible:ring-red-600 disabled:opacity-50"
+            >
+                "Delete"
+            </button>
+        </li>
+    }
+}
+
+/// Change password and sign out.
+#[component]
+fn AccountSection() -> impl IntoView {
+    let change = ServerAction::<ChangePassword>::new();
+    let result = change.value();
+    let pending = change.pending();
+    let error = move || match result.get() {
+        Some(Err(e)) => Some(error_text(&e)),
+        _ => None,
+    };
+    let done = move || matches!(result.get(), Some(Ok(())));
+    let input_class = "mt-1 block w-full rounded-lg border border-slate-300 px-3 py-2 text-sm shadow-sm focus:border-teal-600 focus:outline-none focus:ring-2 focus:ring-teal-600/20 aria-[invalid=true]:border-red-500";
+    view! {
+        <Show
+            when=done
+            fallback=move || {
+                view! {
+                    <ActionForm action=change attr:class="space-y-4" attr:aria-label="Change password">
+                        <h3 class="text-sm font-semibold text-slate-900">"Change password"</h3>
+                        <div>
+                            <label for="current-password" class="block text-sm font-medium text-slate-700">
+                                "Current password"
+                            </label>
+                            <input
+                                id="current-password"
+                                name="current"
+                                type="password"
+                                autocomplete="current-password"
+                                required
+                                aria-invalid=move || error().is_some().to_string()
+                                aria-describedby="password-error"
+                                class=input_class
+                            />
+                        </div>
+                        <div>
+                            <label for="new-password" class="block text-sm font-medium text-slate-700">
+                                "New password"
+                            </label>
+                            <input
+                                id="new-password"
+                                name="new"
+                                type="password"
+                                autocomplete="new-password"
+                                required
+                                minlength=MIN_PASSWORD_CHARS.to_string()
+                                aria-describedby="new-password-help"
+                                class=input_class
+                            />
+                            <p id="new-password-help" class="mt-1 text-xs text-slate-500">
+                                {format!("At least {MIN_PASSWORD_CHARS} characters.")}
+                            </p>
+                        </div>
+                        <div>
+                            <label for="confirm-password" class="block text-sm font-medium text-slate-700">
+                                "Confirm new password"
+                            </label>
+                            <input
+                                id="confirm-password"
+                                name="confirm"
+                                type="password"
+                                autocomplete="new-password"
+                                required
+                                minlength=MIN_PASSWORD_CHARS.to_string()
+                                class=input_class
+                            />
+                        </div>
+                        <div id="password-error" aria-live="assertive" data-testid="password-error">
+                            {move || error().map(|e| view! {
+                                <p role="alert" class="rounded-lg bg-red-50 px-3 py-2 text-sm text-red-800">{e}</p>
+                            })}
+                        </div>
+                        <button
+                            type="submit"
+                            disabled=move || pending.get()
+                            class="w-full rounded-lg bg-teal-700 px-4 py-2 text-sm font-semibold text-white shadow-sm hover:bg-teal-800 focus:outline-none focus-visible:ring-2 focus-visible:ring-teal-600 focus-visible:ring-offset-2 disabled:cursor-wait disabled:bg-slate-300"
+                        >
+                            {move || if pending.get() { "Changing…" } else { "Change password" }}
+                        </button>
+                    </ActionForm>
+                }
+            }
+        >
+            <div role="status" class="rounded-lg bg-teal-50 px-4 py-3 text-sm text-teal-900" data-testid="password-changed">
+                <p class="font-medium">"Password changed."</p>
+                <p class="mt-1">"You have been signed out everywhere. Sign in again with your new password."</p>
+                <a
+                    href="/login?next=%2Fsettings"
+                    rel="external"
+                    class="mt-3 inline-flex rounded-lg bg-teal-700 px-4 py-2 text-sm font-semibold text-white hover:bg-teal-800 focus:outline-none focus-visible:ring-2 focus-visible:ring-teal-600 focus-visible:ring-offset-2"
+                >
+                    "Sign in again"
+                </a>
+            </div>
+        </Show>
+        <div class="mt-6 border-t border-slate-100 pt-5">
+            <h3 class="text-sm font-semibold text-slate-900">"Sign out"</h3>
+            <p class="mt-1 text-sm text-slate-600">"End your session on this device."</p>
+            <form method="post" action="/logout" class="mt-3">
+                <button
+                    type="submit"
+                    data-testid="settings-sign-out"
+                    class="w-full rounded-lg border border-slate-300 bg-white px-4 py-2 text-sm font-semibold text-slate-800 shadow-sm hover:bg-slate-50 focus:outline-none focus-visible:ring-2 focus-visible:ring-teal-600 focus-visible:ring-offset-2"
+                >
+                    "Sign out of Clarion"
+                </button>
+            </form>
+        </div>
     }
 }

@@ -27,6 +27,7 @@ mod macros;
 pub mod ids;
 mod time;
 
+mod analytics;
 mod auth_tables;
 mod history;
 mod preferences;
@@ -35,6 +36,7 @@ mod settings;
 mod threads;
 mod users;
 
+pub use analytics::{AmbiguityCounts, AnalyticsCounts, ChoiceCount, DayCounts};
 pub use auth_tables::ApiToken;
 pub use history::{AuditEntry, AuditOutcome, HistoryEntry, NewAuditEntry, NewHistoryEntry};
 pub use ids::{HistoryId, RoundId, ThreadId};

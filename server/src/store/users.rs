@@ -180,4 +180,45 @@ impl Store {
         .await)?;
         Ok(user)
     }
+
+    /// Changes a user's own password after checking the current one (argon2,
+    /// like sign-in). Returns `false`, changing nothing, when `current` is
+    /// wrong. On success every session of the user is ended in the same
+    /// transaction, so a stolen session cannot outlive the change; the user
+    /// signs in again with the new password. `NotFound` for an unknown id.
+    pub async fn change_password(&self, user_id: i64, current: &str, new: &str) -> Result<bool, StoreError> {
+        let sql = "SELECT password_hash FROM users WHERE id = $1";
+        let stored: Option<(String,)> = on_pool!(&self.db, |p| sqlx::query_as(sql)
+            .bind(user_id)
+            .fetch_optional(p)
+            .await)?;
+        let Some((stored,)) = stored else {
+            return Err(StoreError::NotFound);
+        };
+        if !crate::auth::password::verify(current, Some(&stored)).await {
+            return Ok(false);
+        }
+        let hash = crate::auth::password::hash(new).await;
+        on_pool!(&self.db, |p| async {
+            let mut tx = p.begin().await?;
+            // Compare-and-set on the old hash: two concurrent changes cannot both win.
+            let updated =
+                sqlx::query("UPDATE users SET password_hash = $1 WHERE id = $2 AND password_hash = $3")
+                    .bind(&hash)
+                    .bind(user_id)
+                    .bind(&stored)
+                    .execute(&mut *tx)
+                    .await?
+                    .rows_affected();
+            if updated == 1 {
+                sqlx::query("DELETE FROM sessions WHERE user_id = $1")
+                    .bind(user_id)
+                    .execute(&mut *tx)
+                    .await?;
+            }
+            tx.commit().await.map(|_| updated == 1)
+        }
+        .await)
+        .map_err(StoreError::from)
+    }
 }
