@@ -49,10 +49,7 @@ async fn every_gold_query_runs_on_the_seeded_data_and_almost_all_return_somethin
     );
 }
 
-// Not yet a CI gate: on 2026-11-22 the holdout part was below the precision and
-// after-one-answer thresholds (issue 4 stays open until it passes). Run it with
-// `cargo test -p server --test eval -- --ignored` or `server eval`.
-#[ignore = "below the issue-4 thresholds on the holdout part; not yet a CI gate"]
+// The CI gate of issue 4: every threshold on both the tuned and the holdout part.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_engine_meets_the_evaluation_thresholds_on_both_parts() {
     let options = EvalOptions {

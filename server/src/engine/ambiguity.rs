@@ -1115,22 +1115,77 @@ pub(crate) fn columns(ctx: &Ctx<'_>, r: &Reading, d: &mut Detected) {
     }
 }
 
+/// "average area of open pressure injuries", "max wound area by etiology": a measurement
+/// aggregated over a cohort of wounds that says nothing about visits (no visit words, no
+/// date range, no "at the latest assessment") — one value per wound or every visit is
+/// open. `Some("wounds")` when the question is about wounds only in that sense.
+fn about_wounds_only(ctx: &Ctx<'_>, r: &Reading) -> Option<&'static str> {
+    if r.visit_hint.is_some() || r.time.is_some() || r.follow_up {
+        return None;
+    }
+    let visit_word = ctx.tokens.iter().any(|t| {
+        matches!(
+            t.text.as_str(),
+            "recorded"
+                | "measured"
+                | "ever"
+                | "assessment"
+                | "assessments"
+                | "visit"
+                | "visits"
+                | "measurement"
+                | "measurements"
+                | "reading"
+                | "readings"
+        )
+    });
+    if visit_word {
+        return None;
+    }
+    let on_wounds = |a: &str| a.starts_with("wounds.");
+    let wound_named = ctx
+        .mentions
+        .iter()
+        .any(|m| m.entity().is_some_and(|e| ctx.model.entities[e].name == "wounds"));
+    let wound_filter = r
+        .filters
+        .iter()
+        .any(|f| f.constraint.attributes().iter().any(|a| on_wounds(a)))
+        || r.dims
+            .iter()
+            .any(|d| matches!(&d.spec, DimSpec::Attribute(a) if on_wounds(a)));
+    (wound_named || wound_filter).then_some("wounds")
+}
+
 /// "mean pain score per wound": every visit's score, or one (the latest) per wound.
 fn per_unit_aggregation(ctx: &Ctx<'_>, r: &Reading, d: &mut Detected) {
     let model = ctx.model;
+    let (agg, attribute) = match &r.metric {
+        MetricSpec::Measure(mx) => (
+            Some(model.measures[*mx].agg),
+            model.measures[*mx].attribute.clone(),
+        ),
+        MetricSpec::Agg { agg, attribute } => (Some(*agg), Some(attribute.clone())),
+        _ => (None, None),
+    };
+    let Some(attribute) = attribute.filter(|a| a.starts_with("assessments.")) else {
+        return;
+    };
     let Some(unit) = r
         .per_unit
         .as_deref()
         .filter(|u| matches!(*u, "wounds" | "patients"))
+        .or_else(|| {
+            agg.is_some_and(|a| {
+                matches!(
+                    a,
+                    MeasureAgg::Avg | MeasureAgg::Median | MeasureAgg::Max | MeasureAgg::Min
+                )
+            })
+            .then_some(())
+            .and_then(|()| about_wounds_only(ctx, r))
+        })
     else {
-        return;
-    };
-    let attribute = match &r.metric {
-        MetricSpec::Measure(mx) => model.measures[*mx].attribute.clone(),
-        MetricSpec::Agg { attribute, .. } => Some(attribute.clone()),
-        _ => None,
-    };
-    let Some(attribute) = attribute.filter(|a| a.starts_with("assessments.")) else {
         return;
     };
     let Some(_latest) = draft::latest_of(model, &attribute) else {
@@ -1166,7 +1221,13 @@ fn per_unit_aggregation(ctx: &Ctx<'_>, r: &Reading, d: &mut Detected) {
         span,
         span.map(|s| s.slice(ctx.question).to_owned()).unwrap_or_default(),
         format!(
-            "Average over what: one {label} per {} or every assessment?",
+            "{} over what: one {label} per {} or every assessment?",
+            match agg {
+                Some(MeasureAgg::Max) => "Largest",
+                Some(MeasureAgg::Min) => "Smallest",
+                Some(MeasureAgg::Median) => "Median",
+                _ => "Average",
+            },
             unit.trim_end_matches('s')
         ),
         options,
