@@ -146,6 +146,39 @@ async fn an_ambiguous_question_gets_one_round_with_counts_and_the_chosen_count_i
 }
 
 #[tokio::test]
+async fn slow_option_counts_are_omitted_and_never_hold_up_the_round() {
+    // Every preview "slow": a limit no query can meet.
+    let config = OrchestratorConfig {
+        preview_timeout: Duration::from_nanos(1),
+        ..test_config()
+    };
+    each_backend(config, async |api| {
+        let started = std::time::Instant::now();
+        let r = api.ask(json!({"question": "show me serious wounds"})).await;
+        assert_eq!(r.status, StatusCode::ACCEPTED, "{}", r.body);
+        let options = question(&r.body, SERIOUS)["options"].as_array().unwrap().clone();
+        assert!(options.len() >= 2);
+        assert!(options.iter().all(|o| o["count"].is_null()), "counts omitted: {options:?}");
+        let step = r.body["thinking"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["name"] == "Counted the records each option matches")
+            .expect("the counting step")
+            .clone();
+        assert!(step["detail"].as_str().unwrap().starts_with("0 of "), "{step}");
+        assert!(step["duration_ms"].as_f64().unwrap() < 2_000.0, "{step}");
+        assert!(started.elapsed() < Duration::from_secs(10));
+        // the round works as usual
+        let a = api
+            .clarify(json!({"clarification_id": r.body["clarification_id"], "answers": [{"question_id": SERIOUS, "option_id": "infected"}]}))
+            .await;
+        assert_eq!(a.status, StatusCode::OK, "{}", a.body);
+    })
+    .await;
+}
+
+#[tokio::test]
 async fn i_dont_know_applies_the_best_guess_and_shows_it_as_an_assumption() {
     each_backend(test_config(), async |api| {
         let r = api.ask(json!({"question": "show me serious wounds"})).await;
