@@ -45,4 +45,36 @@ test.describe('Sign in and out', () => {
     await page.goto('/history');
     await expect(page).toHaveURL(/\/login\?next=/);
   });
+
+  test('every page but sign-in sends a signed-out visitor to sign in', async ({ page }) => {
+    for (const path of ['/', '/history', '/glossary', '/analytics', '/settings']) {
+      await page.goto(path);
+      await expect(page, path).toHaveURL(/\/login(\?next=.*)?$/);
+      await expect(page.getByRole('heading', { level: 1, name: 'Sign in to Clarion' })).toBeVisible();
+    }
+    const res = await page.goto('/login');
+    expect(res?.status()).toBe(200);
+    await expect(page).toHaveURL(/\/login$/);
+  });
+
+  test('sign out stays reachable below the tablet breakpoint', async ({ page }) => {
+    await page.setViewportSize({ width: 600, height: 900 });
+    await login(page, 'demo', 'clarion-demo');
+    const signOut = page.getByRole('banner').getByRole('button', { name: 'Sign out', exact: true });
+    await expect(signOut).toBeVisible();
+    await shot(page, 'header-narrow');
+    await signOut.click();
+    await expect(page).toHaveURL(/\/login$/);
+  });
+
+  test('Settings has a sign-out button of its own, usable by keyboard', async ({ page }) => {
+    await login(page, 'demo', 'clarion-demo', '/settings');
+    await hydrated(page);
+    const button = page.getByRole('button', { name: 'Sign out of Clarion' });
+    await button.focus();
+    await page.keyboard.press('Enter');
+    await expect(page).toHaveURL(/\/login$/);
+    await page.goto('/settings');
+    await expect(page).toHaveURL(/\/login\?next=/);
+  });
 });

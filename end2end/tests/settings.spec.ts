@@ -1,5 +1,6 @@
 import { expect, test } from '@playwright/test';
-import { hydrated, login, shot } from './helpers';
+import { hydrated, login, shot, watchConsole } from './helpers';
+import { askViaApi, createUser } from './accounts';
 
 test.describe('Settings', () => {
   test.beforeEach(async ({ page }) => {
@@ -33,5 +34,97 @@ test.describe('Settings', () => {
     await page.reload();
     await expect(page.getByRole('switch', { name: 'Skip all clarifications' })).not.toBeChecked();
     await expect(page.getByRole('radio', { name: /Balanced/ })).toBeChecked();
+  });
+});
+
+// Each of these signs in as an account of its own, so what it changes is seen by no other test.
+test.describe('Settings: clarifications, remembered choices, account', () => {
+  test('skip all clarifications: an ambiguous question is answered with badges, no panel', async ({ page }) => {
+    const user = createUser('skip', 'Sam Skip', 'skip-password-1');
+    await login(page, user, 'skip-password-1', '/settings');
+    await hydrated(page);
+    const skip = page.getByRole('switch', { name: 'Skip all clarifications' });
+    await expect(page.getByText('Never stop to ask.')).toBeVisible();
+    await skip.check();
+    await page.getByRole('button', { name: 'Save settings' }).click();
+    await expect(page.getByTestId('save-status')).toHaveText('Settings saved.');
+
+    await page.goto('/');
+    await hydrated(page);
+    const box = page.getByLabel('Your question');
+    await box.fill('patients with large wounds');
+    await box.press('Enter');
+    const answer = page.getByTestId('answer');
+    await expect(answer).toBeVisible();
+    await expect(page.getByRole('radiogroup')).toHaveCount(0);
+    await expect(page.getByTestId('clarification-panel')).toHaveCount(0);
+    await expect(answer.getByTestId('assumption').filter({ hasText: 'large' }).first()).toBeVisible();
+    await shot(page, 'settings-skip-answer');
+  });
+
+  test('remembered choices are listed with how often they were given, and can be deleted', async ({ page }) => {
+    const problems = watchConsole(page);
+    const user = createUser('prefs', 'Pat Prefs', 'prefs-password-1');
+    await login(page, user, 'prefs-password-1', '/settings');
+    await expect(page.getByTestId('remembered-empty')).toBeVisible();
+    await askViaApi(page.request, 'show me serious wounds', { pick: /^Infected/, remember: true });
+
+    await page.reload();
+    await hydrated(page);
+    const row = page.getByTestId('remembered-choice');
+    await expect(row).toHaveCount(1);
+    await expect(row).toContainText('serious');
+    await expect(row).toContainText('Infected');
+    await expect(row).toContainText('Given once');
+    await expect(row).toContainText('Remembered');
+    await shot(page, 'settings-remembered');
+    await page.setViewportSize({ width: 768, height: 1024 });
+    await shot(page, 'settings-remembered-tablet');
+
+    await row.getByRole('button', { name: /^Forget/ }).click();
+    await expect(page.getByTestId('remembered-empty')).toBeVisible();
+    await page.reload();
+    await expect(page.getByTestId('remembered-empty')).toBeVisible();
+    expect(problems).toEqual([]);
+  });
+
+  test('change password: a wrong current one is an inline error; the new one signs in', async ({ page }) => {
+    const user = createUser('pw', 'Pat Password', 'first-password-1');
+    await login(page, user, 'first-password-1', '/settings');
+    await hydrated(page);
+    const form = page.getByRole('form', { name: 'Change password' });
+    await form.getByLabel('Current password').fill('not-my-password');
+    await form.getByLabel('New password', { exact: true }).fill('second-password-2');
+    await form.getByLabel('Confirm new password').fill('second-password-2');
+    await form.getByRole('button', { name: 'Change password' }).click();
+    const error = page.getByTestId('password-error');
+    await expect(error).toHaveText('Your current password is not correct.');
+    await expect(error).toHaveAttribute('aria-live', 'assertive');
+    await expect(form.getByLabel('Current password')).toHaveAttribute('aria-invalid', 'true');
+    await shot(page, 'settings-password-error');
+
+    // Mismatched confirmation: refused before anything is checked.
+    await form.getByLabel('Current password').fill('first-password-1');
+    await form.getByLabel('Confirm new password').fill('second-password-X');
+    await form.getByRole('button', { name: 'Change password' }).click();
+    await expect(error).toHaveText('The two new passwords do not match.');
+
+    await form.getByLabel('Current password').fill('first-password-1');
+    await form.getByLabel('New password', { exact: true }).fill('second-password-2');
+    await form.getByLabel('Confirm new password').fill('second-password-2');
+    await form.getByRole('button', { name: 'Change password' }).click();
+    await expect(page.getByTestId('password-changed')).toContainText('Password changed.');
+    await shot(page, 'settings-password-changed');
+
+    // Signed out everywhere: pages send the browser to sign in.
+    await page.goto('/history');
+    await expect(page).toHaveURL(/\/login\?next=/);
+    // The old password is refused, the new one works.
+    await page.getByLabel('Username').fill(user);
+    await page.getByLabel('Password').fill('first-password-1');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await expect(page.getByTestId('login-error')).toHaveText('Wrong username or password.');
+    await login(page, user, 'second-password-2', '/settings');
+    await expect(page.getByTestId('current-user')).toHaveText('Pat Password');
   });
 });

@@ -20,6 +20,19 @@ const ADMIN_ONLY: &str = "/analytics";
 #[component]
 pub fn Layout(children: Children) -> impl IntoView {
     let user = OnceResource::new(current_user());
+    // Known synchronously on the server and carried to the browser with the page, so
+    // the navigation needs no Suspense (and cannot flash or mismatch on hydration).
+    let is_admin = SharedValue::new(|| {
+        #[cfg(feature = "ssr")]
+        {
+            crate::server_fns::ssr::viewer().is_some_and(|u| u.is_admin)
+        }
+        #[cfg(not(feature = "ssr"))]
+        {
+            false
+        }
+    })
+    .into_inner();
     view! {
         <a
             href="#main"
@@ -37,22 +50,9 @@ pub fn Layout(children: Children) -> impl IntoView {
                     <nav aria-label="Main" class="flex flex-1 items-center gap-1 overflow-x-auto">
                         {NAV
                             .into_iter()
-                            .map(|(href, label)| {
-                                // Only administrators see Analytics (the page itself also refuses others).
-                                if href == ADMIN_ONLY {
-                                    view! {
-                                        <Transition fallback=|| ()>
-                                            {move || Suspend::new(async move {
-                                                let admin = user.await.ok().flatten().is_some_and(|u| u.is_admin);
-                                                admin.then(|| view! { <NavLink href label /> })
-                                            })}
-                                        </Transition>
-                                    }
-                                        .into_any()
-                                } else {
-                                    view! { <NavLink href label /> }.into_any()
-                                }
-                            })
+                            // Only administrators see Analytics (the page itself also refuses others).
+                            .filter(|(href, _)| *href != ADMIN_ONLY || is_admin)
+                            .map(|(href, label)| view! { <NavLink href label /> })
                             .collect_view()}
                     </nav>
                     <UserMenu user />
