@@ -1,4 +1,5 @@
 import { APIRequestContext, Browser, expect, Page, test } from '@playwright/test';
+import { readFileSync } from 'fs';
 import { hydrated, login, shot, watchConsole } from './helpers';
 
 // The Ask page against the real server on the seeded demo data. Questions were chosen
@@ -82,7 +83,7 @@ test.describe('Ask: answers', () => {
       answer.getByRole('link', { name: 'Download CSV' }).click(),
     ]);
     const path = await download.path();
-    const text = require('fs').readFileSync(path, 'utf8') as string;
+    const text = readFileSync(path, 'utf8');
     expect(text.trim().split('\r\n')).toHaveLength(95);
   });
 
@@ -253,9 +254,13 @@ test.describe('Clarification panel', () => {
 
       await askAndTime(page, 'how many serious wounds are there', 'answer');
       await expect(panel(page)).toHaveCount(0);
-      const badge = page.getByTestId('exchange').last().getByTestId('assumption');
-      await expect(badge).toContainText('Your saved definition');
-      await expect(badge).toContainText('serious');
+      const badge = page
+        .getByTestId('exchange')
+        .last()
+        .getByTestId('assumption')
+        .filter({ hasText: 'Your saved definition' });
+      await expect(badge).toHaveCount(1);
+      await expect(badge).toContainText('serious = Infected');
       await expect(badge).toHaveAttribute('data-source', 'SavedDefinition');
       await shot(page, 'ask-saved-definition');
     } finally {
@@ -303,7 +308,10 @@ test.describe('Threads', () => {
     await expect(page.getByTestId('restatement')).toHaveText('Counting wounds with status Open, by clinic.');
     await hydrated(page);
     // A follow-up goes into the same thread.
-    await askAndTime(page, 'only the diabetic ones', 'answer');
+    await askAndTime(page, 'only the diabetic ones', 'clarification-panel');
+    await panel(page).getByRole('button', { name: 'Submit' }).click();
+    await expect(page.getByTestId('answer')).toBeVisible();
+    await expect(page.getByTestId('answer').getByTestId('restatement')).toContainText('Diabetic foot ulcer');
     await expect(page).toHaveURL(url);
     await shot(page, 'ask-thread-reloaded');
 
