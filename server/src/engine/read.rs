@@ -606,7 +606,10 @@ pub(crate) fn read(ctx: &Ctx<'_>) -> Reading {
             // "number of wounds" after "with"/"by" is the patients' attribute; as a
             // question it is the count
             let prev = ctx.w(m.first.wrapping_sub(1));
+            // "compare the number of patients at …" is the count
+            let compared = prev == "the" && matches!(ctx.w(m.first.wrapping_sub(2)), "compare" | "comparing");
             let attr_reading = m.attributes().next().is_some()
+                && !compared
                 && (matches!(prev, "with" | "highest" | "most" | "lowest" | "fewest" | "the")
                     || ctx.comparisons.iter().any(|c| c.subject_mention == Some(mi))
                     || ctx.cues.agg.is_some() && model.measures[mx].agg == MeasureAgg::Count);
