@@ -9,7 +9,8 @@ test.describe('Analytics', () => {
     // Some activity: one clarified question, one answered directly, one round left open.
     await askViaApi(page.request, 'show me serious wounds', { pick: /^Infected/ });
     await askViaApi(page.request, 'How many open wounds are there by clinic?');
-    const open = await page.request.post('/api/v1/query', { data: { question: 'patients with large wounds' } });
+    // 'show me serious wounds' reliably asks (see ask.spec.ts); 'patients with large wounds' is answered directly.
+    const open = await page.request.post('/api/v1/query', { data: { question: 'show me serious wounds' } });
     expect(open.status()).toBe(202);
 
     await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Analytics' }).click();
@@ -26,7 +27,7 @@ test.describe('Analytics', () => {
     await expect(page.getByTestId('chart-rounds').locator('rect').first()).toBeAttached();
     const serious = page.getByTestId('ambiguous-term').filter({ hasText: '“serious”' });
     await expect(serious).toContainText('Infected');
-    await expect(page.getByTestId('ambiguous-term').filter({ hasText: '“large”' })).toBeVisible();
+    await expect(serious).toContainText(/asked \d+ times/);
     await shot(page, 'analytics');
     await page.setViewportSize({ width: 768, height: 1024 });
     await shot(page, 'analytics-tablet');
