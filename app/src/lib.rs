@@ -15,7 +15,7 @@ pub mod server_fns;
 pub mod backend;
 
 use leptos::prelude::*;
-use leptos_meta::{MetaTags, Stylesheet, Title, provide_meta_context};
+use leptos_meta::{MetaTags, Title, provide_meta_context};
 use leptos_router::{
     components::{Route, Router, Routes},
     path,
@@ -34,6 +34,9 @@ pub fn shell(options: LeptosOptions) -> impl IntoView {
                 <meta name="viewport" content="width=device-width, initial-scale=1" />
                 <meta name="color-scheme" content="light" />
                 <link rel="icon" href="data:," />
+                // A plain link in the server-only shell: leptos_meta's <Stylesheet> inside the
+                // hydrated tree mismatches when the wasm is built with `erase_components`.
+                <link rel="stylesheet" id="leptos" href=format!("/pkg/{OUTPUT_NAME}.css") />
                 <AutoReload options=options.clone() />
                 <HydrationScripts options />
                 <MetaTags />
@@ -59,7 +62,6 @@ pub fn App() -> impl IntoView {
     });
 
     view! {
-        <Stylesheet id="leptos" href=format!("/pkg/{OUTPUT_NAME}.css") />
         <Title formatter=|t: String| if t.is_empty() { "Clarion".to_string() } else { format!("{t} · Clarion") } />
         <Router>
             <components::layout::Layout>
