@@ -128,15 +128,15 @@ fn show_thread_url(id: &str) {
     let Ok(history) = Reflect::get(&win, &JsValue::from_str("history")) else {
         return;
     };
-    if let Ok(f) = Reflect::get(&history, &JsValue::from_str("replaceState")) {
-        if let Ok(f) = f.dyn_into::<Function>() {
-            let _ = f.call3(
-                &history,
-                &JsValue::NULL,
-                &JsValue::from_str(""),
-                &JsValue::from_str(&path),
-            );
-        }
+    if let Ok(f) = Reflect::get(&history, &JsValue::from_str("replaceState"))
+        && let Ok(f) = f.dyn_into::<Function>()
+    {
+        let _ = f.call3(
+            &history,
+            &JsValue::NULL,
+            &JsValue::from_str(""),
+            &JsValue::from_str(&path),
+        );
     }
 }
 
