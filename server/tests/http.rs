@@ -83,7 +83,6 @@ async fn every_page_is_server_rendered_with_its_heading_and_hydration_script() {
         ("/", "Ask a question"),
         ("/history", "History"),
         ("/glossary", "Glossary"),
-        ("/analytics", "Analytics"),
         ("/settings", "Settings"),
         ("/login", "Sign in to Clarion"),
     ] {
