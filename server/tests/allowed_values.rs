@@ -5,7 +5,8 @@
 
 mod common;
 
-use server::db::Database;
+use common::TestDb;
+use server::db::{Backend, Database};
 use server::warehouse::{
     AllowedValuesConfig, AllowedValuesError, AllowedValuesProvider, AllowedValuesStats, ColumnSpec,
     ManualClock, ValueSource,
@@ -35,23 +36,22 @@ async fn add_clinics(db: &Database, first_id: i64, regions: &[&str]) {
         } else {
             "hospital_outpatient"
         };
+        // The same statement on either pool type.
+        macro_rules! insert {
+            ($pool:expr) => {
+                sqlx::query(sql)
+                    .bind(id)
+                    .bind(&name)
+                    .bind(region)
+                    .bind(setting)
+                    .execute($pool)
+                    .await
+                    .map(|_| ())
+            };
+        }
         match db {
-            Database::Sqlite(p) => sqlx::query(sql)
-                .bind(id)
-                .bind(&name)
-                .bind(region)
-                .bind(setting)
-                .execute(p)
-                .await
-                .map(|_| ()),
-            Database::Postgres(p) => sqlx::query(sql)
-                .bind(id)
-                .bind(&name)
-                .bind(region)
-                .bind(setting)
-                .execute(p)
-                .await
-                .map(|_| ()),
+            Database::Sqlite(p) => insert!(p),
+            Database::Postgres(p) => insert!(p),
         }
         .unwrap();
     }
@@ -65,53 +65,70 @@ fn provider(db: &Database, clock: &Arc<ManualClock>, config: AllowedValuesConfig
     AllowedValuesProvider::with_clock(db.clone(), columns, config, clock.clone()).unwrap()
 }
 
+/// What a test gets on each backend: a fresh database holding the clinics it asked for,
+/// a manual clock, and [`provider`] over them.
+struct Fixture {
+    t: TestDb,
+    b: Backend,
+    clock: Arc<ManualClock>,
+    p: AllowedValuesProvider,
+}
+
+/// Runs `body` on every backend, against clinics with `regions` and a provider with
+/// `config`, then drops that backend's database.
+async fn on_every_backend(regions: &[&str], config: AllowedValuesConfig, body: impl AsyncFn(&Fixture)) {
+    for t in common::all_backends().await {
+        let b = t.db.backend();
+        add_clinics(&t.db, 1, regions).await;
+        let clock = Arc::new(ManualClock::new());
+        let p = provider(&t.db, &clock, config.clone());
+        let f = Fixture { t, b, clock, p };
+        body(&f).await;
+        f.t.cleanup().await;
+    }
+}
+
 fn values(v: &server::warehouse::ColumnValues) -> Vec<&str> {
     v.values.iter().map(String::as_str).collect()
 }
 
 #[tokio::test]
 async fn first_read_is_a_miss_then_reads_within_the_ttl_are_hits_without_queries() {
-    for t in common::all_backends().await {
-        let b = t.db.backend();
-        add_clinics(&t.db, 1, &["North", "South", "east", "North"]).await;
-        let clock = Arc::new(ManualClock::new());
-        let p = provider(&t.db, &clock, config());
+    on_every_backend(
+        &["North", "South", "east", "North"],
+        config(),
+        async |Fixture { t, b, clock, p }| {
+            let first = p.get("clinics", "region").await.unwrap();
+            assert_eq!(first.source, ValueSource::Fresh, "{b:?}");
+            assert_eq!(
+                values(&first),
+                ["North", "South", "east"],
+                "distinct, byte order on {b:?}"
+            );
+            assert!(!first.truncated && first.fuzzy_matching_allowed());
+            assert_eq!(
+                (p.stats().misses, p.stats().hits, p.stats().queries),
+                (1, 0, 1),
+                "{b:?}"
+            );
 
-        let first = p.get("clinics", "region").await.unwrap();
-        assert_eq!(first.source, ValueSource::Fresh, "{b:?}");
-        assert_eq!(
-            values(&first),
-            ["North", "South", "east"],
-            "distinct, byte order on {b:?}"
-        );
-        assert!(!first.truncated && first.fuzzy_matching_allowed());
-        assert_eq!(
-            (p.stats().misses, p.stats().hits, p.stats().queries),
-            (1, 0, 1),
-            "{b:?}"
-        );
-
-        // New data does not show before the TTL: the cache answers.
-        add_clinics(&t.db, 10, &["West"]).await;
-        clock.advance(TTL - Duration::from_millis(1));
-        for _ in 0..3 {
-            let again = p.get("clinics", "region").await.unwrap();
-            assert_eq!(again, first, "{b:?}");
-        }
-        let s = p.stats();
-        assert_eq!((s.misses, s.hits, s.queries, s.refreshes), (1, 3, 1, 0), "{b:?}");
-        t.cleanup().await;
-    }
+            // New data does not show before the TTL: the cache answers.
+            add_clinics(&t.db, 10, &["West"]).await;
+            clock.advance(TTL - Duration::from_millis(1));
+            for _ in 0..3 {
+                let again = p.get("clinics", "region").await.unwrap();
+                assert_eq!(again, first, "{b:?}");
+            }
+            let s = p.stats();
+            assert_eq!((s.misses, s.hits, s.queries, s.refreshes), (1, 3, 1, 0), "{b:?}");
+        },
+    )
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn concurrent_first_reads_share_one_query() {
-    for t in common::all_backends().await {
-        let b = t.db.backend();
-        add_clinics(&t.db, 1, &["North", "South"]).await;
-        let clock = Arc::new(ManualClock::new());
-        let p = provider(&t.db, &clock, config());
-
+    on_every_backend(&["North", "South"], config(), async |Fixture { b, p, .. }| {
         let reads: Vec<_> = (0..16)
             .map(|_| {
                 let p = p.clone();
@@ -128,17 +145,13 @@ async fn concurrent_first_reads_share_one_query() {
         }
         let s = p.stats();
         assert_eq!((s.queries, s.misses, s.hits), (1, 1, 15), "{b:?}: {s:?}");
-        t.cleanup().await;
-    }
+    })
+    .await;
 }
 
 #[tokio::test]
 async fn a_read_past_the_ttl_returns_the_old_values_at_once_and_one_refresh_brings_the_new() {
-    for t in common::all_backends().await {
-        let b = t.db.backend();
-        add_clinics(&t.db, 1, &["North"]).await;
-        let clock = Arc::new(ManualClock::new());
-        let p = provider(&t.db, &clock, config());
+    on_every_backend(&["North"], config(), async |Fixture { t, b, clock, p }| {
         assert_eq!(values(&p.get("clinics", "region").await.unwrap()), ["North"]);
 
         add_clinics(&t.db, 10, &["West"]).await;
@@ -169,17 +182,13 @@ async fn a_read_past_the_ttl_returns_the_old_values_at_once_and_one_refresh_brin
             (1, 1, 1, 2, 1, 0),
             "{b:?}: {s:?}"
         );
-        t.cleanup().await;
-    }
+    })
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn concurrent_stale_reads_start_exactly_one_refresh() {
-    for t in common::all_backends().await {
-        let b = t.db.backend();
-        add_clinics(&t.db, 1, &["North"]).await;
-        let clock = Arc::new(ManualClock::new());
-        let p = provider(&t.db, &clock, config());
+    on_every_backend(&["North"], config(), async |Fixture { t, b, clock, p }| {
         p.get("clinics", "region").await.unwrap();
         add_clinics(&t.db, 10, &["West"]).await;
         clock.advance(TTL + Duration::from_secs(1));
@@ -222,92 +231,87 @@ async fn concurrent_stale_reads_start_exactly_one_refresh() {
             ["North", "West"]
         );
         assert_eq!(p.stats().queries, 2, "{b:?}: fresh again, no further query");
-        t.cleanup().await;
-    }
+    })
+    .await;
 }
 
 #[tokio::test]
 async fn past_the_cap_the_first_values_are_kept_and_the_column_is_marked_truncated() {
-    for t in common::all_backends().await {
-        let b = t.db.backend();
-        add_clinics(&t.db, 1, &["e", "c", "a", "d", "b"]).await;
-        let clock = Arc::new(ManualClock::new());
-        let p = provider(&t.db, &clock, AllowedValuesConfig { cap: 3, ..config() });
+    on_every_backend(
+        &["e", "c", "a", "d", "b"],
+        AllowedValuesConfig { cap: 3, ..config() },
+        async |Fixture { t, b, clock, p }| {
+            let region = p.get("clinics", "region").await.unwrap();
+            assert_eq!(values(&region), ["a", "b", "c"], "{b:?}: the first three, sorted");
+            assert!(region.truncated && !region.fuzzy_matching_allowed(), "{b:?}");
 
-        let region = p.get("clinics", "region").await.unwrap();
-        assert_eq!(values(&region), ["a", "b", "c"], "{b:?}: the first three, sorted");
-        assert!(region.truncated && !region.fuzzy_matching_allowed(), "{b:?}");
+            // Two distinct care settings: under the cap, not truncated.
+            let setting = p.get("clinics", "care_setting").await.unwrap();
+            assert_eq!(values(&setting), ["community", "hospital_outpatient"], "{b:?}");
+            assert!(!setting.truncated);
 
-        // Two distinct care settings: under the cap, not truncated.
-        let setting = p.get("clinics", "care_setting").await.unwrap();
-        assert_eq!(values(&setting), ["community", "hospital_outpatient"], "{b:?}");
-        assert!(!setting.truncated);
-
-        // Exactly at the cap is not truncated either.
-        let at_cap = provider(&t.db, &clock, AllowedValuesConfig { cap: 5, ..config() });
-        let all = at_cap.get("clinics", "region").await.unwrap();
-        assert_eq!((all.values.len(), all.truncated), (5, false), "{b:?}");
-        t.cleanup().await;
-    }
+            // Exactly at the cap is not truncated either.
+            let at_cap = provider(&t.db, clock, AllowedValuesConfig { cap: 5, ..config() });
+            let all = at_cap.get("clinics", "region").await.unwrap();
+            assert_eq!((all.values.len(), all.truncated), (5, false), "{b:?}");
+        },
+    )
+    .await;
 }
 
 #[tokio::test]
 async fn an_unreachable_database_serves_the_last_known_values_and_retries_sparingly() {
-    for t in common::all_backends().await {
-        let b = t.db.backend();
-        add_clinics(&t.db, 1, &["North", "east"]).await;
-        let clock = Arc::new(ManualClock::new());
-        let p = provider(&t.db, &clock, config());
-        assert_eq!(
-            p.get("clinics", "region").await.unwrap().source,
-            ValueSource::Fresh
-        );
-
-        t.db.close().await; // the database "goes away"
-        clock.advance(TTL);
-        let stale = p.get("clinics", "region").await.unwrap();
-        assert_eq!(
-            (stale.source, values(&stale)),
-            (ValueSource::Stale, vec!["North", "east"]),
-            "{b:?}"
-        );
-        p.settle().await;
-        assert_eq!((p.stats().refreshes, p.stats().failures), (1, 1), "{b:?}");
-
-        // The failed refresh leaves the last known values in place, with no error.
-        for _ in 0..3 {
-            let last = p.get("clinics", "region").await.unwrap();
+    on_every_backend(
+        &["North", "east"],
+        config(),
+        async |Fixture { t, b, clock, p }| {
             assert_eq!(
-                (last.source, values(&last)),
-                (ValueSource::LastKnown, vec!["North", "east"])
+                p.get("clinics", "region").await.unwrap().source,
+                ValueSource::Fresh
             );
-        }
-        p.settle().await;
-        assert_eq!(p.stats().queries, 2, "{b:?}: no retry before retry_after");
 
-        clock.advance(RETRY);
-        assert_eq!(
-            p.get("clinics", "region").await.unwrap().source,
-            ValueSource::LastKnown
-        );
-        p.settle().await;
-        let s = p.stats();
-        assert_eq!(
-            (s.refreshes, s.queries, s.failures),
-            (2, 3, 2),
-            "{b:?}: one retry: {s:?}"
-        );
-        t.cleanup().await;
-    }
+            t.db.close().await; // the database "goes away"
+            clock.advance(TTL);
+            let stale = p.get("clinics", "region").await.unwrap();
+            assert_eq!(
+                (stale.source, values(&stale)),
+                (ValueSource::Stale, vec!["North", "east"]),
+                "{b:?}"
+            );
+            p.settle().await;
+            assert_eq!((p.stats().refreshes, p.stats().failures), (1, 1), "{b:?}");
+
+            // The failed refresh leaves the last known values in place, with no error.
+            for _ in 0..3 {
+                let last = p.get("clinics", "region").await.unwrap();
+                assert_eq!(
+                    (last.source, values(&last)),
+                    (ValueSource::LastKnown, vec!["North", "east"])
+                );
+            }
+            p.settle().await;
+            assert_eq!(p.stats().queries, 2, "{b:?}: no retry before retry_after");
+
+            clock.advance(RETRY);
+            assert_eq!(
+                p.get("clinics", "region").await.unwrap().source,
+                ValueSource::LastKnown
+            );
+            p.settle().await;
+            let s = p.stats();
+            assert_eq!(
+                (s.refreshes, s.queries, s.failures),
+                (2, 3, 2),
+                "{b:?}: one retry: {s:?}"
+            );
+        },
+    )
+    .await;
 }
 
 #[tokio::test]
 async fn an_unreachable_database_with_nothing_known_serves_the_static_fallback() {
-    for t in common::all_backends().await {
-        let b = t.db.backend();
-        add_clinics(&t.db, 1, &["Central"]).await;
-        let clock = Arc::new(ManualClock::new());
-        let p = provider(&t.db, &clock, config());
+    on_every_backend(&["Central"], config(), async |Fixture { t, b, p, .. }| {
         t.db.close().await;
 
         let region = p.get("clinics", "region").await.unwrap();
@@ -329,17 +333,15 @@ async fn an_unreachable_database_with_nothing_known_serves_the_static_fallback()
             (2, 1, 2, 2),
             "{b:?}: the second read does not wait for the database again: {s:?}"
         );
-        t.cleanup().await;
-    }
+    })
+    .await;
 }
 
 #[tokio::test]
 async fn a_missing_table_degrades_to_the_fallback_instead_of_failing() {
-    for t in common::all_backends().await {
-        let b = t.db.backend();
-        let clock = Arc::new(ManualClock::new());
+    on_every_backend(&[], config(), async |Fixture { t, b, clock, .. }| {
         let columns = [ColumnSpec::new("no_such_table", "kind").with_fallback(["b", "a", "a"])];
-        let p = AllowedValuesProvider::with_clock(t.db.clone(), columns, config(), clock).unwrap();
+        let p = AllowedValuesProvider::with_clock(t.db.clone(), columns, config(), clock.clone()).unwrap();
         let v = p.get("no_such_table", "kind").await.unwrap();
         assert_eq!(
             (v.source, values(&v)),
@@ -347,15 +349,13 @@ async fn a_missing_table_degrades_to_the_fallback_instead_of_failing() {
             "{b:?}"
         );
         assert_eq!(p.stats().failures, 1, "{b:?}");
-        t.cleanup().await;
-    }
+    })
+    .await;
 }
 
 #[tokio::test]
 async fn hostile_or_unregistered_identifiers_are_refused_before_any_query() {
-    for t in common::all_backends().await {
-        let b = t.db.backend();
-        let clock = Arc::new(ManualClock::new());
+    on_every_backend(&[], config(), async |Fixture { t, b, clock, p }| {
         for (table, column) in [
             ("clinics", "region\" FROM users; --"),
             ("clinics; DROP TABLE users", "region"),
@@ -384,7 +384,6 @@ async fn hostile_or_unregistered_identifiers_are_refused_before_any_query() {
             AllowedValuesError::Duplicate("clinics.region".into())
         );
 
-        let p = provider(&t.db, &clock, config());
         assert_eq!(
             p.get("users", "password_hash").await.unwrap_err(),
             AllowedValuesError::NotAllowed("users.password_hash".into()),
@@ -400,17 +399,13 @@ async fn hostile_or_unregistered_identifiers_are_refused_before_any_query() {
             "{b:?}: nothing reached the database"
         );
         add_clinics(&t.db, 1, &["North"]).await; // the table is still there
-        t.cleanup().await;
-    }
+    })
+    .await;
 }
 
 #[tokio::test]
 async fn snapshot_all_maps_every_registered_column_for_the_engine() {
-    for t in common::all_backends().await {
-        let b = t.db.backend();
-        add_clinics(&t.db, 1, &["North", "South"]).await;
-        let clock = Arc::new(ManualClock::new());
-        let p = provider(&t.db, &clock, config());
+    on_every_backend(&["North", "South"], config(), async |Fixture { b, p, .. }| {
         let cols: Vec<String> = p.columns().map(ToString::to_string).collect();
         assert_eq!(cols, ["clinics.care_setting", "clinics.region"]);
 
@@ -434,6 +429,6 @@ async fn snapshot_all_maps_every_registered_column_for_the_engine() {
             (2, 2),
             "{b:?}: the second snapshot is all hits"
         );
-        t.cleanup().await;
-    }
+    })
+    .await;
 }

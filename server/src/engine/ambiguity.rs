@@ -60,6 +60,31 @@ pub(crate) struct Detected {
     pub direct: Vec<(Constraint, String)>,
 }
 
+impl Detected {
+    /// A question whose answer fills `slot`, at full weight, said at no particular token.
+    fn push_question(&mut self, ambiguity: Ambiguity, slot: Slot) {
+        self.candidates.push(Candidate {
+            ambiguity,
+            slot,
+            weight: 1.0,
+            at: None,
+        });
+    }
+
+    /// A question whose answer is a filter (not negated) on `anchor`, at full weight.
+    fn push_filter(&mut self, ambiguity: Ambiguity, anchor: String, at: Option<usize>) {
+        self.candidates.push(Candidate {
+            ambiguity,
+            slot: Slot::Filter {
+                anchor,
+                negated: false,
+            },
+            weight: 1.0,
+            at,
+        });
+    }
+}
+
 /// Runs every detector.
 pub(crate) fn detect(ctx: &Ctx<'_>, r: &Reading, low: f64) -> Detected {
     let mut d = Detected::default();
@@ -142,6 +167,28 @@ fn patch_effect(p: PlanPatch) -> Effect {
     Effect {
         patch: Some(p),
         ..Effect::default()
+    }
+}
+
+fn no_change() -> Effect {
+    patch_effect(PlanPatch::NoChange)
+}
+
+fn choose_attribute(attribute: String) -> Effect {
+    change_effect(PlanChange::ChooseAttribute { attribute })
+}
+
+fn choose_entity(entity: String) -> Effect {
+    change_effect(PlanChange::ChooseEntity { entity })
+}
+
+/// `attribute = value`, with no unit.
+fn equals(attribute: impl Into<String>, value: Value) -> Constraint {
+    Constraint::Compare {
+        attribute: attribute.into(),
+        op: CompareOp::Eq,
+        value,
+        unit: None,
     }
 }
 
@@ -280,6 +327,21 @@ fn custom_for(model: &SemanticModel, effect: &Effect, entity: &str) -> CustomVal
     }
 }
 
+/// The attribute part of `entity.attribute` (all of it when unqualified).
+fn attribute_name(qualified: &str) -> &str {
+    qualified.split('.').nth(1).unwrap_or(qualified)
+}
+
+/// An attribute as said: `wounds.latest_area` → "latest area".
+fn short_label(qualified: &str) -> String {
+    draft::attribute_label(attribute_name(qualified))
+}
+
+/// The words of the question under `span`, if any.
+fn span_text(ctx: &Ctx<'_>, span: Option<TextSpan>) -> String {
+    span.map(|s| s.slice(ctx.question).to_owned()).unwrap_or_default()
+}
+
 fn phrase_text(ctx: &Ctx<'_>, mi: usize) -> (TextSpan, String) {
     let m = &ctx.mentions[mi];
     (m.span, m.span.slice(ctx.question).to_owned())
@@ -299,13 +361,8 @@ pub(crate) fn vague_terms(ctx: &Ctx<'_>, r: &Reading, d: &mut Detected) {
         let mut anchor = tu.anchor.clone();
         // "assessments with signs of infection": the entity's own yes/no column
         if let Some(attr) = local_boolean(model, &anchor, &ctx.mentions[tu.mention].phrase) {
-            let c = Constraint::Compare {
-                attribute: attr,
-                op: CompareOp::Eq,
-                value: Value::Bool(!tu.negated),
-                unit: None,
-            };
-            d.direct.push((c, anchor.clone()));
+            d.direct
+                .push((equals(attr, Value::Bool(!tu.negated)), anchor.clone()));
             continue;
         }
         if !term.applies_to.contains(&anchor) {
@@ -468,12 +525,7 @@ pub(crate) fn vague_terms(ctx: &Ctx<'_>, r: &Reading, d: &mut Detected) {
             format!("\"{text}\" could be several measures."),
         );
         a.term = Some(t.id.clone());
-        d.candidates.push(Candidate {
-            ambiguity: a,
-            slot: Slot::Metric,
-            weight: 1.0,
-            at: None,
-        });
+        d.push_question(a, Slot::Metric);
     }
 }
 
@@ -603,15 +655,7 @@ pub(crate) fn values(ctx: &Ctx<'_>, r: &Reading, d: &mut Detected) {
                 let attr_label = model
                     .attribute(a)
                     .map_or_else(|| a.clone(), |x| draft::attribute_label(&x.attribute.name));
-                let c = draft::negate(
-                    Constraint::Compare {
-                        attribute: a.clone(),
-                        op: CompareOp::Eq,
-                        value: v.clone(),
-                        unit: None,
-                    },
-                    vc.negated,
-                );
+                let c = draft::negate(equals(a, v.clone()), vc.negated);
                 let own = split_qualified(a).is_some_and(|(e, _)| e == entity);
                 options.push(option(
                     a,
@@ -629,15 +673,7 @@ pub(crate) fn values(ctx: &Ctx<'_>, r: &Reading, d: &mut Detected) {
             );
             question = format!("Which one is \"{text}\"?");
             for (a, v, label) in vc.hits.iter().take(4) {
-                let c = draft::negate(
-                    Constraint::Compare {
-                        attribute: a.clone(),
-                        op: CompareOp::Eq,
-                        value: v.clone(),
-                        unit: None,
-                    },
-                    vc.negated,
-                );
+                let c = draft::negate(equals(a, v.clone()), vc.negated);
                 let oid = v.as_str().map_or_else(|| v.to_string(), str::to_owned);
                 options.push(option(&oid, label, "", false, constraint_effect(c)));
             }
@@ -678,15 +714,7 @@ pub(crate) fn values(ctx: &Ctx<'_>, r: &Reading, d: &mut Detected) {
             custom,
             format!("\"{text}\" matches more than one value."),
         );
-        d.candidates.push(Candidate {
-            ambiguity: a,
-            slot: Slot::Filter {
-                anchor: entity.clone(),
-                negated: false,
-            },
-            weight: 1.0,
-            at: Some(vc.first),
-        });
+        d.push_filter(a, entity.clone(), Some(vc.first));
     }
 }
 
@@ -694,18 +722,8 @@ pub(crate) fn values(ctx: &Ctx<'_>, r: &Reading, d: &mut Detected) {
 pub(crate) fn visit_values(ctx: &Ctx<'_>, r: &Reading, d: &mut Detected) {
     let entity = entity_of(r);
     for v in &r.visit_values {
-        let eq = |a: &str| {
-            draft::negate(
-                Constraint::Compare {
-                    attribute: a.to_owned(),
-                    op: CompareOp::Eq,
-                    value: v.value.clone(),
-                    unit: None,
-                },
-                v.negated,
-            )
-        };
-        let name = v.per_visit.split('.').nth(1).unwrap_or(&v.per_visit);
+        let eq = |a: &str| draft::negate(equals(a, v.value.clone()), v.negated);
+        let name = attribute_name(&v.per_visit);
         let label = draft::attribute_label(name);
         let options = vec![
             option(
@@ -737,15 +755,7 @@ pub(crate) fn visit_values(ctx: &Ctx<'_>, r: &Reading, d: &mut Detected) {
             },
             format!("The {label} is recorded at every assessment."),
         );
-        d.candidates.push(Candidate {
-            ambiguity: a,
-            slot: Slot::Filter {
-                anchor: entity.clone(),
-                negated: false,
-            },
-            weight: 1.0,
-            at: Some(v.first),
-        });
+        d.push_filter(a, entity.clone(), Some(v.first));
     }
 }
 
@@ -777,19 +787,11 @@ pub(crate) fn unknown_names(ctx: &Ctx<'_>, r: &Reading, d: &mut Detected) {
             .iter()
             .take(3)
             .map(|(_, a, v)| {
-                let c = Constraint::Compare {
-                    attribute: a.clone(),
-                    op: CompareOp::Eq,
-                    value: Value::Text(v.clone()),
-                    unit: None,
-                };
+                let c = equals(a, Value::Text(v.clone()));
                 option(
                     v,
                     v,
-                    &format!(
-                        "{} is {v}",
-                        draft::attribute_label(a.split('.').nth(1).unwrap_or(a))
-                    ),
+                    &format!("{} is {v}", short_label(a)),
                     false,
                     constraint_effect(c),
                 )
@@ -800,7 +802,7 @@ pub(crate) fn unknown_names(ctx: &Ctx<'_>, r: &Reading, d: &mut Detected) {
             &format!("Leave \"{}\" out", span.slice(ctx.question)),
             "Answer without it.",
             options.is_empty(),
-            patch_effect(PlanPatch::NoChange),
+            no_change(),
         ));
         if options.len() < 2 {
             options.push(option(
@@ -808,7 +810,7 @@ pub(crate) fn unknown_names(ctx: &Ctx<'_>, r: &Reading, d: &mut Detected) {
                 "Something else (type it below)",
                 "",
                 false,
-                patch_effect(PlanPatch::NoChange),
+                no_change(),
             ));
         }
         one_default(&mut options);
@@ -826,15 +828,7 @@ pub(crate) fn unknown_names(ctx: &Ctx<'_>, r: &Reading, d: &mut Detected) {
             },
             format!("\"{text}\" is not a clinic, region, clinician or value I know."),
         );
-        d.candidates.push(Candidate {
-            ambiguity: a,
-            slot: Slot::Filter {
-                anchor: entity.clone(),
-                negated: false,
-            },
-            weight: 1.0,
-            at: None,
-        });
+        d.push_filter(a, entity.clone(), None);
     }
 }
 
@@ -923,7 +917,7 @@ fn column_choice(
         settle(d, only);
         return;
     }
-    let levels_differ = metric_slot
+    let mixed_levels = metric_slot
         && opts
             .iter()
             .filter_map(|o| chosen_attribute(o))
@@ -933,7 +927,7 @@ fn column_choice(
             .filter_map(|o| chosen_attribute(o))
             .any(|a| a.starts_with("wounds."));
     if let [only] = local.as_slice()
-        && !levels_differ
+        && !mixed_levels
     {
         let default_is_foreign = opts
             .iter()
@@ -960,15 +954,6 @@ fn column_choice(
         }
     }
     one_default(&mut options);
-    let mixed_levels = metric_slot
-        && opts
-            .iter()
-            .filter_map(|o| chosen_attribute(o))
-            .any(|a| a.starts_with("assessments."))
-        && opts
-            .iter()
-            .filter_map(|o| chosen_attribute(o))
-            .any(|a| a.starts_with("wounds."));
     let (kind, id) = if mixed_levels {
         (
             AmbiguityKind::Aggregation,
@@ -1062,26 +1047,19 @@ pub(crate) fn columns(ctx: &Ctx<'_>, r: &Reading, d: &mut Detected) {
                         &format!("The latest {label}"),
                         "The value at each wound's most recent assessment.",
                         true,
-                        change_effect(PlanChange::ChooseAttribute {
-                            attribute: latest.clone(),
-                        }),
+                        choose_attribute(latest.clone()),
                     ),
                     option(
                         "any_visit",
                         &format!("{} at any visit", capitalise(&label)),
                         "At least one assessment matches.",
                         false,
-                        change_effect(PlanChange::ChooseAttribute {
-                            attribute: per_visit.clone(),
-                        }),
+                        choose_attribute(per_visit.clone()),
                     ),
                 ];
                 let text = c.span.slice(ctx.question).to_owned();
                 let a = new_ambiguity(
-                    format!(
-                        "aggregation:{}@{entity}",
-                        per_visit.split('.').nth(1).unwrap_or(per_visit)
-                    ),
+                    format!("aggregation:{}@{entity}", attribute_name(per_visit)),
                     AmbiguityKind::Aggregation,
                     Severity::Medium,
                     Some(c.span),
@@ -1097,12 +1075,7 @@ pub(crate) fn columns(ctx: &Ctx<'_>, r: &Reading, d: &mut Detected) {
                         entity.trim_end_matches('s')
                     ),
                 );
-                d.candidates.push(Candidate {
-                    ambiguity: a,
-                    slot: Slot::Comparison(i),
-                    weight: 1.0,
-                    at: None,
-                });
+                d.push_question(a, Slot::Comparison(i));
             }
             CmpSubject::Attribute(_) => {}
         }
@@ -1191,7 +1164,7 @@ fn per_unit_aggregation(ctx: &Ctx<'_>, r: &Reading, d: &mut Detected) {
     let Some(_latest) = draft::latest_of(model, &attribute) else {
         return;
     };
-    let label = draft::attribute_label(attribute.split('.').nth(1).unwrap_or(&attribute));
+    let label = short_label(&attribute);
     let options = vec![
         option(
             "latest",
@@ -1207,19 +1180,16 @@ fn per_unit_aggregation(ctx: &Ctx<'_>, r: &Reading, d: &mut Detected) {
             &format!("Every assessment's {label}"),
             "All visits count, so wounds seen often weigh more.",
             false,
-            patch_effect(PlanPatch::NoChange),
+            no_change(),
         ),
     ];
     let span = r.metric_span;
     let a = new_ambiguity(
-        format!(
-            "aggregation:{}@{unit}",
-            attribute.split('.').nth(1).unwrap_or(&attribute)
-        ),
+        format!("aggregation:{}@{unit}", attribute_name(&attribute)),
         AmbiguityKind::Aggregation,
         Severity::High,
         span,
-        span.map(|s| s.slice(ctx.question).to_owned()).unwrap_or_default(),
+        span_text(ctx, span),
         format!(
             "{} over what: one {label} per {} or every assessment?",
             match agg {
@@ -1234,12 +1204,7 @@ fn per_unit_aggregation(ctx: &Ctx<'_>, r: &Reading, d: &mut Detected) {
         CustomValue::None,
         format!("The {label} is measured at every assessment; a wound has many."),
     );
-    d.candidates.push(Candidate {
-        ambiguity: a,
-        slot: Slot::Metric,
-        weight: 1.0,
-        at: None,
-    });
+    d.push_question(a, Slot::Metric);
 }
 
 fn capitalise(s: &str) -> String {
@@ -1313,17 +1278,7 @@ pub(crate) fn time_column(ctx: &Ctx<'_>, r: &Reading, d: &mut Detected) {
         .iter()
         .enumerate()
         .take(5)
-        .map(|(i, (name, label, attr))| {
-            option(
-                name,
-                label,
-                "",
-                i == 0,
-                change_effect(PlanChange::ChooseAttribute {
-                    attribute: attr.clone(),
-                }),
-            )
-        })
+        .map(|(i, (name, label, attr))| option(name, label, "", i == 0, choose_attribute(attr.clone())))
         .collect();
     let (span, text) = match &r.time {
         Some(t) => (Some(t.span), t.span.slice(ctx.question).to_owned()),
@@ -1343,18 +1298,30 @@ pub(crate) fn time_column(ctx: &Ctx<'_>, r: &Reading, d: &mut Detected) {
             capitalise(&draft::plural(entity.trim_end_matches('s')))
         ),
     );
-    d.candidates.push(Candidate {
-        ambiguity: a,
-        slot: Slot::TimeAttribute,
-        weight: 1.0,
-        at: None,
-    });
+    d.push_question(a, Slot::TimeAttribute);
 }
 
 fn window(n: u32, unit: SpanUnit) -> Constraint {
     Constraint::TimeWindow {
         dimension: None,
         last: Span { n, unit },
+    }
+}
+
+/// The last `n` units.
+fn window_option(id: &str, label: &str, default: bool, n: u32, unit: SpanUnit) -> AmbiguityOption {
+    option(id, label, "", default, constraint_effect(window(n, unit)))
+}
+
+/// The last `n` units, by `grain`.
+fn stepped_window(n: u32, unit: SpanUnit, grain: Grain) -> Effect {
+    Effect {
+        constraint: Some(window(n, unit)),
+        change: Some(PlanChange::SetGrain {
+            grain,
+            dimension: None,
+        }),
+        patch: None,
     }
 }
 
@@ -1372,20 +1339,8 @@ pub(crate) fn missing_window(ctx: &Ctx<'_>, r: &Reading, d: &mut Detected) {
         let grain_said = r.grain;
         let options = match grain_said {
             Some(g) => vec![
-                option(
-                    "last_12_months",
-                    "Last 12 months",
-                    "",
-                    true,
-                    constraint_effect(window(12, SpanUnit::Months)),
-                ),
-                option(
-                    "last_2_years",
-                    "Last 2 years",
-                    "",
-                    false,
-                    constraint_effect(window(2, SpanUnit::Years)),
-                ),
+                window_option("last_12_months", "Last 12 months", true, 12, SpanUnit::Months),
+                window_option("last_2_years", "Last 2 years", false, 2, SpanUnit::Years),
                 option(
                     "all_time",
                     "All time",
@@ -1415,28 +1370,14 @@ pub(crate) fn missing_window(ctx: &Ctx<'_>, r: &Reading, d: &mut Detected) {
                             "By month, last 12 months",
                             "",
                             true,
-                            Effect {
-                                constraint: Some(window(12, SpanUnit::Months)),
-                                change: Some(PlanChange::SetGrain {
-                                    grain: Grain::Month,
-                                    dimension: None,
-                                }),
-                                patch: None,
-                            },
+                            stepped_window(12, SpanUnit::Months, Grain::Month),
                         ),
                         option(
                             "weekly_12",
                             "By week, last 12 weeks",
                             "",
                             false,
-                            Effect {
-                                constraint: Some(window(12, SpanUnit::Weeks)),
-                                change: Some(PlanChange::SetGrain {
-                                    grain: Grain::Week,
-                                    dimension: None,
-                                }),
-                                patch: None,
-                            },
+                            stepped_window(12, SpanUnit::Weeks, Grain::Week),
                         ),
                     ],
                 }
@@ -1460,18 +1401,13 @@ pub(crate) fn missing_window(ctx: &Ctx<'_>, r: &Reading, d: &mut Detected) {
             AmbiguityKind::MissingTimeWindow,
             severity,
             span,
-            span.map(|s| s.slice(ctx.question).to_owned()).unwrap_or_default(),
+            span_text(ctx, span),
             "Over what period, and by what step?".into(),
             options,
             custom,
             "A trend needs a period; none was given.".into(),
         );
-        d.candidates.push(Candidate {
-            ambiguity: a,
-            slot: Slot::TimeWindow,
-            weight: 1.0,
-            at: None,
-        });
+        d.push_question(a, Slot::TimeWindow);
         return;
     }
     let rate_or_average = match &r.metric {
@@ -1508,22 +1444,10 @@ pub(crate) fn missing_window(ctx: &Ctx<'_>, r: &Reading, d: &mut Detected) {
             "All recorded data",
             "No date limit.",
             true,
-            patch_effect(PlanPatch::NoChange),
+            no_change(),
         ),
-        option(
-            "last_12_months",
-            "Last 12 months",
-            "",
-            false,
-            constraint_effect(window(12, SpanUnit::Months)),
-        ),
-        option(
-            "last_90_days",
-            "Last 90 days",
-            "",
-            false,
-            constraint_effect(window(90, SpanUnit::Days)),
-        ),
+        window_option("last_12_months", "Last 12 months", false, 12, SpanUnit::Months),
+        window_option("last_90_days", "Last 90 days", false, 90, SpanUnit::Days),
     ];
     let a = new_ambiguity(
         format!("time_window@{entity}"),
@@ -1536,12 +1460,7 @@ pub(crate) fn missing_window(ctx: &Ctx<'_>, r: &Reading, d: &mut Detected) {
         custom,
         "Rates and averages depend on the period; none was given.".into(),
     );
-    d.candidates.push(Candidate {
-        ambiguity: a,
-        slot: Slot::TimeWindow,
-        weight: 1.0,
-        at: None,
-    });
+    d.push_question(a, Slot::TimeWindow);
 }
 
 /// Counting or listing every wound or patient, with nothing to narrow it.
@@ -1569,12 +1488,7 @@ pub(crate) fn missing_cohort(ctx: &Ctx<'_>, r: &Reading, d: &mut Detected) {
     if narrowed || !matches!(r.intent, Intent::Count | Intent::List | Intent::GroupBy) || !plain_count {
         return;
     }
-    let open = || Constraint::Compare {
-        attribute: "wounds.status".into(),
-        op: CompareOp::Eq,
-        value: Value::Text("open".into()),
-        unit: None,
-    };
+    let open = || equals("wounds.status", Value::Text("open".into()));
     let options = match entity.as_str() {
         "wounds" => vec![
             option(
@@ -1582,7 +1496,7 @@ pub(crate) fn missing_cohort(ctx: &Ctx<'_>, r: &Reading, d: &mut Detected) {
                 "All wounds, any status",
                 "Open, healed and amputated.",
                 true,
-                patch_effect(PlanPatch::NoChange),
+                no_change(),
             ),
             option(
                 "open",
@@ -1624,15 +1538,7 @@ pub(crate) fn missing_cohort(ctx: &Ctx<'_>, r: &Reading, d: &mut Detected) {
             entity.trim_end_matches('s')
         ),
     );
-    d.candidates.push(Candidate {
-        ambiguity: a,
-        slot: Slot::Filter {
-            anchor: entity,
-            negated: false,
-        },
-        weight: 1.0,
-        at: None,
-    });
+    d.push_filter(a, entity, None);
 }
 
 /// The status filter a size average needs: healed wounds are small, so an average over
@@ -1692,12 +1598,7 @@ fn size_average_cohort(ctx: &Ctx<'_>, r: &Reading, d: &mut Detected) {
     {
         return;
     }
-    let status = |v: &str| Constraint::Compare {
-        attribute: "wounds.status".into(),
-        op: CompareOp::Eq,
-        value: Value::Text(v.into()),
-        unit: None,
-    };
+    let status = |v: &str| equals("wounds.status", Value::Text(v.into()));
     let options = vec![
         option(
             "open",
@@ -1711,7 +1612,7 @@ fn size_average_cohort(ctx: &Ctx<'_>, r: &Reading, d: &mut Detected) {
             "All wounds",
             "Open, healed and amputated.",
             false,
-            patch_effect(PlanPatch::NoChange),
+            no_change(),
         ),
         option(
             "healed",
@@ -1727,7 +1628,7 @@ fn size_average_cohort(ctx: &Ctx<'_>, r: &Reading, d: &mut Detected) {
         AmbiguityKind::MissingCohort,
         Severity::High,
         span,
-        span.map(|s| s.slice(ctx.question).to_owned()).unwrap_or_default(),
+        span_text(ctx, span),
         "Which wounds should the average cover?".into(),
         options,
         CustomValue::FreeConstraint {
@@ -1736,15 +1637,7 @@ fn size_average_cohort(ctx: &Ctx<'_>, r: &Reading, d: &mut Detected) {
         "Healed wounds are small; averaging over every wound is not the size of the wounds being treated."
             .into(),
     );
-    d.candidates.push(Candidate {
-        ambiguity: a,
-        slot: Slot::Filter {
-            anchor: "wounds".into(),
-            negated: false,
-        },
-        weight: 1.0,
-        at: None,
-    });
+    d.push_filter(a, "wounds".into(), None);
 }
 
 /// Threshold options for an attribute by its unit: (id, label, op, value), default first.
@@ -1806,10 +1699,7 @@ pub(crate) fn thresholds(ctx: &Ctx<'_>, r: &Reading, d: &mut Detected) {
                         .as_deref()
                         .map(|u| format!(" {}", crate::semantic::unit_symbol(u)))
                         .unwrap_or_default();
-                    let label = format!(
-                        "{} {sym} {v}{u}",
-                        draft::attribute_label(a.split('.').nth(1).unwrap_or(a))
-                    );
+                    let label = format!("{} {sym} {v}{u}", short_label(a));
                     option(
                         &oid,
                         &capitalise(&label),
@@ -1825,7 +1715,7 @@ pub(crate) fn thresholds(ctx: &Ctx<'_>, r: &Reading, d: &mut Detected) {
                 })
                 .collect();
             (
-                format!("threshold:{}@{entity}", a.split('.').nth(1).unwrap_or(a)),
+                format!("threshold:{}@{entity}", attribute_name(a)),
                 options,
                 CustomValue::Number {
                     attribute: a.clone(),
@@ -1913,7 +1803,7 @@ pub(crate) fn thresholds(ctx: &Ctx<'_>, r: &Reading, d: &mut Detected) {
                 (Some(a), op) => format!(
                     "{} what {}?",
                     if op == CompareOp::Lt { "Below" } else { "Above" },
-                    draft::attribute_label(a.split('.').nth(1).unwrap_or(a))
+                    short_label(a)
                 ),
                 (None, CompareOp::Lt) => "How few is too few?".to_owned(),
                 (None, _) => "How many is too many?".to_owned(),
@@ -1922,15 +1812,7 @@ pub(crate) fn thresholds(ctx: &Ctx<'_>, r: &Reading, d: &mut Detected) {
             custom,
             format!("\"{text}\" has no number; there is no usual value in the data to compare with."),
         );
-        d.candidates.push(Candidate {
-            ambiguity: a,
-            slot: Slot::Filter {
-                anchor: entity.clone(),
-                negated: false,
-            },
-            weight: 1.0,
-            at: None,
-        });
+        d.push_filter(a, entity.clone(), None);
     }
 }
 
@@ -1965,37 +1847,21 @@ pub(crate) fn ranking(ctx: &Ctx<'_>, r: &Reading, d: &mut Detected) {
             limit: n,
         })
     };
-    let word = if order == SortOrder::Desc {
-        "Highest"
-    } else {
-        "Lowest"
-    };
+    let by_order = |desc: &'static str, asc: &'static str| if order == SortOrder::Desc { desc } else { asc };
+    let word = by_order("Highest", "Lowest");
+    let most = by_order("Most", "Fewest");
     let mut options = match entity.as_str() {
         "wounds" => vec![
             option(
                 "latest_area",
-                &format!(
-                    "{} current area",
-                    if order == SortOrder::Desc {
-                        "Largest"
-                    } else {
-                        "Smallest"
-                    }
-                ),
+                &format!("{} current area", by_order("Largest", "Smallest")),
                 "",
                 true,
                 sort("wounds.latest_area"),
             ),
             option(
                 "days_open",
-                &format!(
-                    "{} open",
-                    if order == SortOrder::Desc {
-                        "Longest"
-                    } else {
-                        "Shortest"
-                    }
-                ),
+                &format!("{} open", by_order("Longest", "Shortest")),
                 "Days since onset (or until healed).",
                 false,
                 sort("wounds.days_open"),
@@ -2009,14 +1875,7 @@ pub(crate) fn ranking(ctx: &Ctx<'_>, r: &Reading, d: &mut Detected) {
             ),
             option(
                 "assessment_count",
-                &format!(
-                    "{} assessments",
-                    if order == SortOrder::Desc {
-                        "Most"
-                    } else {
-                        "Fewest"
-                    }
-                ),
+                &format!("{most} assessments"),
                 "",
                 false,
                 sort("wounds.assessment_count"),
@@ -2025,19 +1884,12 @@ pub(crate) fn ranking(ctx: &Ctx<'_>, r: &Reading, d: &mut Detected) {
         "patients" => vec![
             option(
                 "wound_count",
-                &format!(
-                    "{} wounds",
-                    if order == SortOrder::Desc {
-                        "Most"
-                    } else {
-                        "Fewest"
-                    }
-                ),
+                &format!("{most} wounds"),
                 "",
                 true,
                 sort("patients.wound_count"),
             ),
-            option("age", &format!("{} age", word), "", false, sort("patients.age")),
+            option("age", &format!("{word} age"), "", false, sort("patients.age")),
             option("bmi", &format!("{word} BMI"), "", false, sort("patients.bmi")),
         ],
         "clinics" => vec![
@@ -2050,42 +1902,21 @@ pub(crate) fn ranking(ctx: &Ctx<'_>, r: &Reading, d: &mut Detected) {
             ),
             option(
                 "patient_count",
-                &format!(
-                    "{} patients",
-                    if order == SortOrder::Desc {
-                        "Most"
-                    } else {
-                        "Fewest"
-                    }
-                ),
+                &format!("{most} patients"),
                 "",
                 false,
                 rank_by("patient_count"),
             ),
             option(
                 "open_wound_count",
-                &format!(
-                    "{} open wounds",
-                    if order == SortOrder::Desc {
-                        "Most"
-                    } else {
-                        "Fewest"
-                    }
-                ),
+                &format!("{most} open wounds"),
                 "",
                 false,
                 rank_by("open_wound_count"),
             ),
             option(
                 "assessment_count",
-                &format!(
-                    "{} assessments",
-                    if order == SortOrder::Desc {
-                        "Most"
-                    } else {
-                        "Fewest"
-                    }
-                ),
+                &format!("{most} assessments"),
                 "",
                 false,
                 rank_by("assessment_count"),
@@ -2094,14 +1925,7 @@ pub(crate) fn ranking(ctx: &Ctx<'_>, r: &Reading, d: &mut Detected) {
         "clinicians" => vec![
             option(
                 "assessment_count",
-                &format!(
-                    "{} assessments",
-                    if order == SortOrder::Desc {
-                        "Most"
-                    } else {
-                        "Fewest"
-                    }
-                ),
+                &format!("{most} assessments"),
                 "",
                 true,
                 sort("clinicians.assessment_count"),
@@ -2163,12 +1987,7 @@ pub(crate) fn ranking(ctx: &Ctx<'_>, r: &Reading, d: &mut Detected) {
         CustomValue::None,
         "A ranking needs something to rank by; none was given.".into(),
     );
-    d.candidates.push(Candidate {
-        ambiguity: a,
-        slot: Slot::Rank,
-        weight: 1.0,
-        at: None,
-    });
+    d.push_question(a, Slot::Rank);
 }
 
 /// Only a dictionary term or "who" says what is counted or listed.
@@ -2191,18 +2010,7 @@ pub(crate) fn entity(ctx: &Ctx<'_>, r: &Reading, d: &mut Detected) {
                 .filter(|e| model.entity(e).is_some())
                 .take(4)
                 .enumerate()
-                .map(|(i, e)| {
-                    let label = model
-                        .entity(e)
-                        .map_or_else(|| e.clone(), |x| capitalise(&draft::plural(&x.label)));
-                    option(
-                        e,
-                        &label,
-                        "",
-                        i == 0,
-                        change_effect(PlanChange::ChooseEntity { entity: e.clone() }),
-                    )
-                })
+                .map(|(i, e)| entity_option(model, e, i == 0))
                 .collect();
             let t = r.terms.first().map(|t| &model.terms[t.term]);
             let (span, text) = r
@@ -2235,45 +2043,24 @@ pub(crate) fn entity(ctx: &Ctx<'_>, r: &Reading, d: &mut Detected) {
             };
             let opts = ["wounds", "patients", "assessments"]
                 .into_iter()
-                .map(|e| {
-                    let label = model
-                        .entity(e)
-                        .map_or_else(|| e.to_owned(), |x| capitalise(&draft::plural(&x.label)));
-                    option(
-                        e,
-                        &label,
-                        "",
-                        e == default,
-                        change_effect(PlanChange::ChooseEntity { entity: e.into() }),
-                    )
-                })
+                .map(|e| entity_option(model, e, e == default))
                 .collect();
             let span = ctx
                 .cues
                 .count
                 .map(|k| TextSpan::new(ctx_span(ctx.tokens, k).start, ctx_span(ctx.tokens, k + 1).end));
-            let text = span.map(|s| s.slice(ctx.question).to_owned()).unwrap_or_default();
+            let text = span_text(ctx, span);
             (opts, "entity@count".into(), Severity::High, text, span)
         }
         EntitySource::Who => {
             let opts = vec![
-                option(
-                    "patients",
-                    "Patients",
-                    "",
-                    true,
-                    change_effect(PlanChange::ChooseEntity {
-                        entity: "patients".into(),
-                    }),
-                ),
+                option("patients", "Patients", "", true, choose_entity("patients".into())),
                 option(
                     "clinicians",
                     "Clinicians",
                     "",
                     false,
-                    change_effect(PlanChange::ChooseEntity {
-                        entity: "clinicians".into(),
-                    }),
+                    choose_entity("clinicians".into()),
                 ),
             ];
             let span = ctx.cues.who.map(|k| ctx_span(ctx.tokens, k));
@@ -2300,12 +2087,15 @@ pub(crate) fn entity(ctx: &Ctx<'_>, r: &Reading, d: &mut Detected) {
         CustomValue::None,
         "The question does not say which records to count or list.".into(),
     );
-    d.candidates.push(Candidate {
-        ambiguity: a,
-        slot: Slot::Entity,
-        weight: 1.0,
-        at: None,
-    });
+    d.push_question(a, Slot::Entity);
+}
+
+/// Count or list `entity` instead, labelled with its plural.
+fn entity_option(model: &SemanticModel, entity: &str, default: bool) -> AmbiguityOption {
+    let label = model
+        .entity(entity)
+        .map_or_else(|| entity.to_owned(), |x| capitalise(&draft::plural(&x.label)));
+    option(entity, &label, "", default, choose_entity(entity.to_owned()))
 }
 
 fn ctx_span(tokens: &[Token], k: usize) -> TextSpan {
@@ -2318,12 +2108,7 @@ pub(crate) fn example_plans(
     entity: Option<&str>,
     today: chrono::NaiveDate,
 ) -> Vec<(String, String, QueryPlan)> {
-    let open = || Constraint::Compare {
-        attribute: "wounds.status".into(),
-        op: CompareOp::Eq,
-        value: Value::Text("open".into()),
-        unit: None,
-    };
+    let open = || equals("wounds.status", Value::Text("open".into()));
     let mut out = Vec::new();
     let by = |e: &str, dim: &str, label: &str, id: &str, filter: Option<Constraint>| {
         let mut p = QueryPlan::new(e, today);
@@ -2350,10 +2135,7 @@ pub(crate) fn example_plans(
             if let Some(area) = model.areas_of(e).next()
                 && let Some(attr) = area.attributes.iter().find(|a| a.starts_with(e))
             {
-                let label = format!(
-                    "Count {plural} by {}",
-                    draft::attribute_label(attr.split('.').nth(1).unwrap_or(attr))
-                );
+                let label = format!("Count {plural} by {}", short_label(attr));
                 out.push(by(e, attr, &label, "count_by", None));
             }
         }
@@ -2405,32 +2187,36 @@ pub(crate) fn example_plans(
     out
 }
 
+/// The first `n` example plans as options, the first the default.
+fn example_options(ctx: &Ctx<'_>, entity: Option<&str>, n: usize) -> Vec<AmbiguityOption> {
+    let mut options: Vec<AmbiguityOption> = example_plans(ctx.model, entity, ctx.today)
+        .into_iter()
+        .take(n)
+        .map(|(id, label, plan)| {
+            option(
+                &id,
+                &label,
+                "",
+                false,
+                patch_effect(PlanPatch::ReplacePlan { plan: Box::new(plan) }),
+            )
+        })
+        .collect();
+    one_default(&mut options);
+    options
+}
+
 /// "It", "them", "that" with nothing to point at.
 pub(crate) fn reference(ctx: &Ctx<'_>, r: &Reading, d: &mut Detected) {
     let Some(span) = r.unresolved_pronoun else { return };
     if ctx.previous.is_some() {
         return;
     }
-    let mut options: Vec<AmbiguityOption> = example_plans(
-        ctx.model,
-        r.entity
-            .as_deref()
-            .filter(|_| r.entity_source == EntitySource::Named),
-        ctx.today,
-    )
-    .into_iter()
-    .take(4)
-    .map(|(id, label, plan)| {
-        option(
-            &id,
-            &label,
-            "",
-            false,
-            patch_effect(PlanPatch::ReplacePlan { plan: Box::new(plan) }),
-        )
-    })
-    .collect();
-    one_default(&mut options);
+    let entity = r
+        .entity
+        .as_deref()
+        .filter(|_| r.entity_source == EntitySource::Named);
+    let options = example_options(ctx, entity, 4);
     let text = span.slice(ctx.question).to_owned();
     let a = new_ambiguity(
         format!("reference:{}", text.to_lowercase()),
@@ -2443,12 +2229,7 @@ pub(crate) fn reference(ctx: &Ctx<'_>, r: &Reading, d: &mut Detected) {
         CustomValue::None,
         format!("\"{text}\" refers to something earlier, but this conversation has nothing before it."),
     );
-    d.candidates.push(Candidate {
-        ambiguity: a,
-        slot: Slot::Plan,
-        weight: 1.0,
-        at: None,
-    });
+    d.push_question(a, Slot::Plan);
 }
 
 /// Too little to go on ("show me data"): ask what to do first (F1).
@@ -2461,20 +2242,7 @@ pub(crate) fn intent_question(ctx: &Ctx<'_>, r: &Reading, low: f64, d: &mut Dete
         .entity
         .as_deref()
         .filter(|_| matches!(r.entity_source, EntitySource::Named | EntitySource::Measure));
-    let mut options: Vec<AmbiguityOption> = example_plans(ctx.model, entity, ctx.today)
-        .into_iter()
-        .take(5)
-        .map(|(id, label, plan)| {
-            option(
-                &id,
-                &label,
-                "",
-                false,
-                patch_effect(PlanPatch::ReplacePlan { plan: Box::new(plan) }),
-            )
-        })
-        .collect();
-    one_default(&mut options);
+    let options = example_options(ctx, entity, 5);
     let a = new_ambiguity(
         "intent".into(),
         AmbiguityKind::Intent,
@@ -2486,12 +2254,7 @@ pub(crate) fn intent_question(ctx: &Ctx<'_>, r: &Reading, low: f64, d: &mut Dete
         CustomValue::None,
         "The question does not say what to count, list or compare.".into(),
     );
-    d.candidates.push(Candidate {
-        ambiguity: a,
-        slot: Slot::Plan,
-        weight: 1.0,
-        at: None,
-    });
+    d.push_question(a, Slot::Plan);
 }
 
 /// Why a question is outside what the engine answers, if it is.

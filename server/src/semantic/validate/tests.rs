@@ -275,10 +275,68 @@ fn assert_rejected(mutate: impl FnOnce(&mut SemanticModel), expected: &str) {
     );
 }
 
+/// One way to change the fixture, as a table row can hold it.
+#[derive(Clone, Copy)]
+enum Edit {
+    /// Any change to the model.
+    Model(fn(&mut SemanticModel)),
+    /// [`with_constraint`]: the constraint of option `gt25` of term `large`.
+    Constrain(&'static str),
+    /// [`with_change`]: option `gt25` of term `large` becomes this plan change.
+    Change(&'static str),
+}
+use Edit::{Change, Constrain, Model};
+
+impl Edit {
+    fn apply(self, m: &mut SemanticModel) {
+        match self {
+            Model(mutate) => mutate(m),
+            Constrain(inline) => with_constraint(inline)(m),
+            Change(inline) => with_change(inline)(m),
+        }
+    }
+}
+
+/// A table row: case name, the edit, and a fragment of the problem it must cause.
+type Rejected = (&'static str, Edit, &'static str);
+
+/// Validates each case's edit and fails naming every case whose outcome was not the
+/// expected one: a problem containing the fragment, or with `None`, no problem at all.
 #[track_caller]
-fn assert_accepted(mutate: impl FnOnce(&mut SemanticModel)) {
-    let problems = problems_after(mutate);
-    assert!(problems.is_empty(), "{problems:#?}");
+fn assert_each<'a>(cases: impl ExactSizeIterator<Item = (&'a str, Edit, Option<&'a str>)>) {
+    let total = cases.len();
+    let failed: Vec<String> = cases
+        .filter_map(|(name, edit, expected)| {
+            let outcome = std::panic::catch_unwind(|| problems_after(|m| edit.apply(m)));
+            match (outcome, expected) {
+                (Ok(problems), None) if problems.is_empty() => None,
+                (Ok(problems), Some(e)) if problems.iter().any(|p| p.contains(e)) => None,
+                (Ok(problems), None) => Some(format!("{name}: expected no problems, got {problems:#?}")),
+                (Ok(problems), Some(e)) => Some(format!("{name}: expected {e:?} among {problems:#?}")),
+                (Err(_), _) => Some(format!("{name}: panicked (see above)")),
+            }
+        })
+        .collect();
+    assert!(
+        failed.is_empty(),
+        "{} of {total} cases failed:\n{}",
+        failed.len(),
+        failed.join("\n")
+    );
+}
+
+#[track_caller]
+fn assert_each_rejected(cases: &[Rejected]) {
+    assert_each(
+        cases
+            .iter()
+            .map(|&(name, edit, expected)| (name, edit, Some(expected))),
+    );
+}
+
+#[track_caller]
+fn assert_each_accepted(cases: &[(&'static str, Edit)]) {
+    assert_each(cases.iter().map(|&(name, edit)| (name, edit, None)));
 }
 
 fn term<'a>(m: &'a mut SemanticModel, id: &str) -> &'a mut Term {
@@ -350,11 +408,130 @@ fn the_minimal_fixture_is_valid_with_and_without_a_schema() {
 }
 
 #[test]
-fn a_model_without_a_name_is_rejected() {
-    assert_rejected(|m| m.model.name = " ".into(), "mini.toml: [model]: name is empty");
+fn variants_the_rules_allow_are_accepted() {
+    assert_each_accepted(&[
+        (
+            "a second join path",
+            Model(|m| {
+                m.joins.push(Join {
+                    from: "assessments.wound_id".into(),
+                    to: "patients.id".into(),
+                    description: "odd".into(),
+                })
+            }),
+        ),
+        (
+            "an integer literal for a real attribute",
+            Constrain(r#"{ kind = "compare", attribute = "wounds.latest_area", op = "gt", value = 10 }"#),
+        ),
+        (
+            "a whole real number for an integer attribute",
+            Constrain(r#"{ kind = "compare", attribute = "wounds.days_open", op = "gt", value = 90.0 }"#),
+        ),
+        (
+            "an ISO date for a date attribute",
+            Constrain(
+                r#"{ kind = "compare", attribute = "wounds.onset_date", op = "gte", value = "2024-01-31" }"#,
+            ),
+        ),
+        (
+            "a boolean compared with ne",
+            Constrain(r#"{ kind = "compare", attribute = "patients.diabetes", op = "ne", value = false }"#),
+        ),
+        (
+            "database allowed values with nothing known yet",
+            Model(|m| attr(m, "wounds.depth").allowed = Some(AllowedValues::Database { known: vec![] })),
+        ),
+        (
+            "between two ordered dates",
+            Constrain(
+                r#"{ kind = "between", attribute = "wounds.onset_date", min = "2024-01-01", max = "2024-12-31" }"#,
+            ),
+        ),
+        (
+            "change of a numeric attribute of dated rows",
+            Constrain(
+                r#"{ kind = "change", attribute = "assessments.area", per = "wounds", over = { n = 4, unit = "weeks" }, op = "lte", pct = -40 }"#,
+            ),
+        ),
+        (
+            "related_count of another reachable dated entity",
+            Model(|m| {
+                term(m, "large").applies_to = vec!["patients".into()];
+                term(m, "large").options[0].constraint = None;
+                term(m, "large").options[0].change = Some(ch(r#"{ kind = "set_limit", n = 3 }"#));
+                term(m, "large").options[1].constraint = Some(c(
+                    r#"{ kind = "related_count", related = "assessments", op = "gte", value = 4, within = { n = 30, unit = "days" } }"#,
+                ));
+            }),
+        ),
+        (
+            "a grain the time dimension offers",
+            Change(r#"{ kind = "set_grain", grain = "year", dimension = "onset" }"#),
+        ),
+    ]);
 }
 
-// ---------- terms ----------
+#[test]
+fn a_model_and_terms_broken_in_one_place_are_rejected() {
+    assert_each_rejected(&[
+        (
+            "model without a name",
+            Model(|m| m.model.name = " ".into()),
+            "mini.toml: [model]: name is empty",
+        ),
+        (
+            "two default options",
+            Model(|m| term(m, "large").options[1].default = true),
+            "mini.toml: term \"large\": 2 options are marked default; exactly one must be",
+        ),
+        (
+            "attribute qualified with an entity synonym",
+            Constrain(r#"{ kind = "compare", attribute = "wound.latest_area", op = "gt", value = 25 }"#),
+            "unknown attribute \"wound.latest_area\" (did you mean \"wounds.latest_area\"?)",
+        ),
+        (
+            "unqualified attribute",
+            Constrain(r#"{ kind = "is_null", attribute = "latest_area" }"#),
+            "\"latest_area\" is not a qualified attribute",
+        ),
+        (
+            "duplicate term id",
+            Model(|m| {
+                let mut t = m.terms[0].clone();
+                t.phrase = "huge".into();
+                t.variants.clear();
+                m.terms.push(t);
+            }),
+            "term \"large\": duplicate term id",
+        ),
+        (
+            "duplicate option id",
+            Model(|m| term(m, "large").options[1].id = "gt10".into()),
+            "option \"gt10\": duplicate option id",
+        ),
+        (
+            "option with neither a constraint nor a change",
+            Model(|m| term(m, "large").options[1].constraint = None),
+            "term \"large\", option \"gt25\": has neither a constraint nor a change",
+        ),
+        (
+            "empty question",
+            Model(|m| term(m, "large").question = " ".into()),
+            "term \"large\": the question is empty",
+        ),
+        (
+            "empty applies_to",
+            Model(|m| term(m, "large").applies_to.clear()),
+            "term \"large\": applies_to lists no entities",
+        ),
+        (
+            "column term with a non-choose_attribute option",
+            Model(|m| term(m, "date").options[1].change = Some(ch(r#"{ kind = "set_limit", n = 5 }"#))),
+            "term \"date\", option \"assessed\": a column term's options must each be a choose_attribute change only",
+        ),
+    ]);
+}
 
 #[test]
 fn a_term_without_a_default_option_is_rejected_naming_the_term() {
@@ -362,14 +539,6 @@ fn a_term_without_a_default_option_is_rejected_naming_the_term() {
     assert_eq!(
         problems,
         ["mini.toml: term \"large\": no option is the default (set default = true on exactly one)"]
-    );
-}
-
-#[test]
-fn a_term_with_two_default_options_is_rejected() {
-    assert_rejected(
-        |m| term(m, "large").options[1].default = true,
-        "mini.toml: term \"large\": 2 options are marked default; exactly one must be",
     );
 }
 
@@ -401,31 +570,6 @@ fn an_unknown_attribute_in_an_option_is_rejected_naming_file_term_option_and_att
 }
 
 #[test]
-fn an_attribute_qualified_with_an_entity_synonym_is_rejected_with_the_canonical_name_as_hint() {
-    assert_rejected(
-        with_constraint(r#"{ kind = "compare", attribute = "wound.latest_area", op = "gt", value = 25 }"#),
-        "unknown attribute \"wound.latest_area\" (did you mean \"wounds.latest_area\"?)",
-    );
-    assert_rejected(
-        with_constraint(r#"{ kind = "is_null", attribute = "latest_area" }"#),
-        "\"latest_area\" is not a qualified attribute",
-    );
-}
-
-#[test]
-fn duplicate_term_ids_are_rejected() {
-    assert_rejected(
-        |m| {
-            let mut t = m.terms[0].clone();
-            t.phrase = "huge".into();
-            t.variants.clear();
-            m.terms.push(t);
-        },
-        "term \"large\": duplicate term id",
-    );
-}
-
-#[test]
 fn a_phrase_used_by_two_terms_is_rejected_even_with_other_case_or_hyphens() {
     for (taken, phrase) in [
         ("big", "big"),
@@ -449,240 +593,178 @@ fn a_phrase_used_by_two_terms_is_rejected_even_with_other_case_or_hyphens() {
     }
 }
 
-#[test]
-fn duplicate_option_ids_within_a_term_are_rejected() {
-    assert_rejected(
-        |m| term(m, "large").options[1].id = "gt10".into(),
-        "option \"gt10\": duplicate option id",
-    );
-}
-
-#[test]
-fn an_option_with_neither_a_constraint_nor_a_change_is_rejected() {
-    assert_rejected(
-        |m| term(m, "large").options[1].constraint = None,
-        "term \"large\", option \"gt25\": has neither a constraint nor a change",
-    );
-}
-
-#[test]
-fn a_term_needs_a_question_and_the_entities_it_applies_to() {
-    assert_rejected(
-        |m| term(m, "large").question = " ".into(),
-        "term \"large\": the question is empty",
-    );
-    assert_rejected(
-        |m| term(m, "large").applies_to.clear(),
-        "term \"large\": applies_to lists no entities",
-    );
-}
-
-#[test]
-fn a_column_term_must_offer_only_choose_attribute_options() {
-    assert_rejected(
-        |m| term(m, "date").options[1].change = Some(ch(r#"{ kind = "set_limit", n = 5 }"#)),
-        "term \"date\", option \"assessed\": a column term's options must each be a choose_attribute change only",
-    );
-}
-
 // ---------- unknown references ----------
 
 #[test]
 fn unknown_entities_are_rejected_wherever_they_are_referenced() {
-    type Case = (&'static str, fn(&mut SemanticModel), &'static str);
-    let cases: [Case; 8] = [
+    assert_each_rejected(&[
         (
             "applies_to",
-            |m| term(m, "large").applies_to.push("woundz".into()),
+            Model(|m| term(m, "large").applies_to.push("woundz".into())),
             "term \"large\": unknown entity \"woundz\"",
         ),
         (
             "measure",
-            |m| m.measures[0].entity = "ulcer".into(),
+            Model(|m| m.measures[0].entity = "ulcer".into()),
             "measure \"wound_count\": unknown entity \"ulcer\" (did you mean \"wounds\"?)",
         ),
         (
             "area",
-            |m| m.areas[0].entities.push("clinics".into()),
+            Model(|m| m.areas[0].entities.push("clinics".into())),
             "area \"wounds\": unknown entity \"clinics\"",
         ),
         (
             "related_count",
-            |m| {
-                term(m, "large").options[1].constraint = Some(c(
-                    r#"{ kind = "related_count", related = "visits", op = "gte", value = 2 }"#,
-                ))
-            },
+            Constrain(r#"{ kind = "related_count", related = "visits", op = "gte", value = 2 }"#),
             "option \"gt25\": unknown entity \"visits\"",
         ),
         (
             "rank",
-            |m| {
+            Model(|m| {
                 term(m, "large").options[1].change = Some(ch(
                     r#"{ kind = "rank", measure = "wound_count", per = "clinics", order = "desc", limit = 5 }"#,
                 ))
-            },
+            }),
             "option \"gt25\": unknown entity \"clinics\"",
         ),
         (
             "choose_entity",
-            |m| {
+            Model(|m| {
                 term(m, "large").options[1].change =
                     Some(ch(r#"{ kind = "choose_entity", entity = "people" }"#))
-            },
+            }),
             "unknown entity \"people\" (did you mean \"patients\"?)",
         ),
         (
             "count_related",
-            |m| {
+            Model(|m| {
                 attr(m, "patients.age").derived = Some(Derived::CountRelated {
                     entity: "sores".into(),
                 })
-            },
+            }),
             "attribute \"patients.age\": unknown entity \"sores\"",
         ),
         (
             "change per",
-            |m| {
-                term(m, "large").options[1].constraint = Some(c(
-                    r#"{ kind = "change", attribute = "assessments.area", per = "wound", over = { n = 4, unit = "weeks" }, op = "lte", pct = -40 }"#,
-                ))
-            },
+            Constrain(
+                r#"{ kind = "change", attribute = "assessments.area", per = "wound", over = { n = 4, unit = "weeks" }, op = "lte", pct = -40 }"#,
+            ),
             "unknown entity \"wound\" (did you mean \"wounds\"?)",
         ),
-    ];
-    for (what, mutate, expected) in cases {
-        let problems = problems_after(mutate);
-        assert!(
-            problems.iter().any(|p| p.contains(expected)),
-            "{what}: expected {expected:?} in {problems:#?}"
-        );
-    }
+    ]);
 }
 
 #[test]
 fn unknown_attributes_are_rejected_wherever_they_are_referenced() {
-    type Case = (&'static str, fn(&mut SemanticModel), &'static str);
-    let cases: [Case; 7] = [
+    assert_each_rejected(&[
         (
             "join",
-            |m| m.joins[0].to = "patients.key".into(),
+            Model(|m| m.joins[0].to = "patients.key".into()),
             "join \"wounds.patient_id -> patients.key\": unknown attribute \"patients.key\"",
         ),
         (
             "measure",
-            |m| m.measures[1].attribute = Some("assessments.size".into()),
+            Model(|m| m.measures[1].attribute = Some("assessments.size".into())),
             "measure \"avg_area\": unknown attribute \"assessments.size\"",
         ),
         (
             "area",
-            |m| m.areas[0].attributes.push("wounds.cause".into()),
+            Model(|m| m.areas[0].attributes.push("wounds.cause".into())),
             "area \"wounds\": unknown attribute \"wounds.cause\"",
         ),
         (
             "time dimension",
-            |m| m.time_dimensions[0].attribute = "wounds.onset".into(),
+            Model(|m| m.time_dimensions[0].attribute = "wounds.onset".into()),
             "time dimension \"onset\": unknown attribute \"wounds.onset\" (did you mean \"wounds.onset_date\"?)",
         ),
         (
             "choose_attribute",
-            |m| {
+            Model(|m| {
                 term(m, "date").options[1].change = Some(ch(
                     r#"{ kind = "choose_attribute", attribute = "assessments.date" }"#,
                 ))
-            },
+            }),
             "term \"date\", option \"assessed\": unknown attribute \"assessments.date\"",
         ),
         (
             "derived latest",
-            |m| {
-                attr(m, "wounds.latest_area").derived = Some(Derived::Latest {
-                    attribute: "assessments.area_cm2".into(),
-                    by: None,
-                })
-            },
+            Model(|m| latest_area_of(m, "assessments.area_cm2")),
             "attribute \"wounds.latest_area\": unknown attribute \"assessments.area_cm2\"",
         ),
         (
             "derived days",
-            |m| {
-                attr(m, "wounds.days_open").derived = Some(Derived::DaysBetween {
-                    from: DateOperand::Attribute("onset".into()),
-                    to: DateOperand::Today,
-                    if_null: None,
-                })
-            },
+            Model(|m| days_open_since(m, "onset")),
             "attribute \"wounds.days_open\": unknown attribute \"wounds.onset\"",
         ),
-    ];
-    for (what, mutate, expected) in cases {
-        let problems = problems_after(mutate);
-        assert!(
-            problems.iter().any(|p| p.contains(expected)),
-            "{what}: expected {expected:?} in {problems:#?}"
-        );
-    }
+        (
+            "nested constraint",
+            Constrain(
+                r#"{ kind = "not", of = { kind = "any", of = [{ kind = "all", of = [{ kind = "is_null", attribute = "wounds.healed" }] }] } }"#,
+            ),
+            "unknown attribute \"wounds.healed\"",
+        ),
+    ]);
 }
 
 #[test]
-fn an_unknown_key_display_attribute_or_default_time_dimension_is_rejected() {
-    assert_rejected(
-        |m| entity(m, "wounds").key = "wound_id".into(),
-        "entity \"wounds\": key \"wound_id\" is not an attribute",
-    );
-    assert_rejected(
-        |m| entity(m, "wounds").display_attribute = Some("name".into()),
-        "entity \"wounds\": display_attribute \"name\" is not an attribute",
-    );
-    assert_rejected(
-        |m| entity(m, "wounds").default_time_dimension = Some("started".into()),
-        "entity \"wounds\": unknown default time dimension \"started\"",
-    );
-}
-
-#[test]
-fn unknown_measures_and_time_dimensions_in_options_are_rejected() {
-    assert_rejected(
-        with_change(r#"{ kind = "choose_measure", measure = "healing_rates" }"#),
-        "unknown measure \"healing_rates\" (did you mean \"healing_rate\"?)",
-    );
-    assert_rejected(
-        with_constraint(r#"{ kind = "time_window", dimension = "visit", last = { n = 7, unit = "days" } }"#),
-        "unknown time dimension \"visit\"",
-    );
-}
-
-#[test]
-fn areas_reject_unknown_measures_and_related_areas() {
-    assert_rejected(
-        |m| m.areas[0].measures.push("volume".into()),
-        "area \"wounds\": unknown measure \"volume\"",
-    );
-    assert_rejected(
-        |m| m.areas[0].related.push("clinics".into()),
-        "area \"wounds\": unknown related area \"clinics\"",
-    );
-    assert_rejected(
-        |m| m.areas[0].related.push("wounds".into()),
-        "an area cannot be related to itself",
-    );
-    assert_rejected(
-        |m| m.areas[1].entities.clear(),
-        "area \"patients\": lists no entities",
-    );
-}
-
-#[test]
-fn an_attribute_that_cannot_be_reached_through_the_joins_is_rejected() {
-    assert_rejected(
-        |m| {
-            m.joins.remove(0);
-            term(m, "large").options[1].constraint = Some(c(
-                r#"{ kind = "compare", attribute = "patients.diabetes", op = "eq", value = true }"#,
-            ));
-        },
-        "option \"gt25\": attribute \"patients.diabetes\" cannot be reached from entity \"wounds\" (no join path)",
-    );
+fn other_unknown_or_unreachable_references_are_rejected() {
+    assert_each_rejected(&[
+        (
+            "entity key",
+            Model(|m| entity(m, "wounds").key = "wound_id".into()),
+            "entity \"wounds\": key \"wound_id\" is not an attribute",
+        ),
+        (
+            "entity display_attribute",
+            Model(|m| entity(m, "wounds").display_attribute = Some("name".into())),
+            "entity \"wounds\": display_attribute \"name\" is not an attribute",
+        ),
+        (
+            "entity default time dimension",
+            Model(|m| entity(m, "wounds").default_time_dimension = Some("started".into())),
+            "entity \"wounds\": unknown default time dimension \"started\"",
+        ),
+        (
+            "choose_measure in an option",
+            Change(r#"{ kind = "choose_measure", measure = "healing_rates" }"#),
+            "unknown measure \"healing_rates\" (did you mean \"healing_rate\"?)",
+        ),
+        (
+            "time_window dimension in an option",
+            Constrain(r#"{ kind = "time_window", dimension = "visit", last = { n = 7, unit = "days" } }"#),
+            "unknown time dimension \"visit\"",
+        ),
+        (
+            "area measure",
+            Model(|m| m.areas[0].measures.push("volume".into())),
+            "area \"wounds\": unknown measure \"volume\"",
+        ),
+        (
+            "area related area",
+            Model(|m| m.areas[0].related.push("clinics".into())),
+            "area \"wounds\": unknown related area \"clinics\"",
+        ),
+        (
+            "area related to itself",
+            Model(|m| m.areas[0].related.push("wounds".into())),
+            "an area cannot be related to itself",
+        ),
+        (
+            "area without entities",
+            Model(|m| m.areas[1].entities.clear()),
+            "area \"patients\": lists no entities",
+        ),
+        (
+            "attribute with no join path",
+            Model(|m| {
+                m.joins.remove(0);
+                term(m, "large").options[1].constraint = Some(c(
+                    r#"{ kind = "compare", attribute = "patients.diabetes", op = "eq", value = true }"#,
+                ));
+            }),
+            "option \"gt25\": attribute \"patients.diabetes\" cannot be reached from entity \"wounds\" (no join path)",
+        ),
+    ]);
 }
 
 // ---------- schema ----------
@@ -708,90 +790,177 @@ fn an_unknown_column_is_rejected_when_a_schema_is_given() {
 }
 
 #[test]
-fn a_column_whose_sql_type_cannot_hold_the_attribute_type_is_rejected() {
-    assert_rejected(
-        |m| attr(m, "wounds.etiology").column = Some("initial_area_cm2".into()),
-        "column wounds.initial_area_cm2 is REAL, which cannot hold type text",
-    );
-}
-
-#[test]
-fn table_and_column_names_must_be_plain_identifiers() {
-    assert_rejected(
-        |m| entity(m, "wounds").table = "wounds; drop table x".into(),
-        "table \"wounds; drop table x\" is not a plain identifier",
-    );
-    assert_rejected(
-        |m| attr(m, "wounds.depth").column = Some("depth\"".into()),
-        "column \"depth\"\" is not a plain identifier",
-    );
-    assert_rejected(
-        |m| entity(m, "wounds").attributes[2].name = "wound.etiology".into(),
-        "plain identifier",
-    );
+fn columns_of_the_wrong_sql_type_and_names_that_are_not_plain_identifiers_are_rejected() {
+    assert_each_rejected(&[
+        (
+            "column sql type",
+            Model(|m| attr(m, "wounds.etiology").column = Some("initial_area_cm2".into())),
+            "column wounds.initial_area_cm2 is REAL, which cannot hold type text",
+        ),
+        (
+            "table name",
+            Model(|m| entity(m, "wounds").table = "wounds; drop table x".into()),
+            "table \"wounds; drop table x\" is not a plain identifier",
+        ),
+        (
+            "column name",
+            Model(|m| attr(m, "wounds.depth").column = Some("depth\"".into())),
+            "column \"depth\"\" is not a plain identifier",
+        ),
+        (
+            "attribute name",
+            Model(|m| entity(m, "wounds").attributes[2].name = "wound.etiology".into()),
+            "plain identifier",
+        ),
+    ]);
 }
 
 // ---------- entities and attributes ----------
 
-#[test]
-fn duplicate_entity_attribute_and_other_names_are_rejected() {
-    type Case = (fn(&mut SemanticModel), &'static str);
-    let cases: [Case; 5] = [
-        (
-            |m| entity(m, "assessments").name = "wounds".into(),
-            "entity \"wounds\": duplicate entity name",
-        ),
-        (
-            |m| entity(m, "wounds").attributes[3].name = "etiology".into(),
-            "attribute \"wounds.etiology\": duplicate attribute name",
-        ),
-        (
-            |m| m.measures[1].name = "wound_count".into(),
-            "measure \"wound_count\": duplicate measure name",
-        ),
-        (
-            |m| m.time_dimensions[1].name = "onset".into(),
-            "time dimension \"onset\": duplicate time dimension name",
-        ),
-        (
-            |m| m.areas[1].name = "wounds".into(),
-            "area \"wounds\": duplicate area name",
-        ),
-    ];
-    for (mutate, expected) in cases {
-        assert_rejected(mutate, expected);
+fn static_values<'a>(m: &'a mut SemanticModel, qualified: &str) -> &'a mut Vec<AllowedValue> {
+    match &mut attr(m, qualified).allowed {
+        Some(AllowedValues::Static { values }) => values,
+        _ => panic!("{qualified} has no static allowed values"),
+    }
+}
+
+/// `wounds.days_open` counted from `from` (an attribute of wounds) to today.
+fn days_open_since(m: &mut SemanticModel, from: &str) {
+    attr(m, "wounds.days_open").derived = Some(Derived::DaysBetween {
+        from: DateOperand::Attribute(from.into()),
+        to: DateOperand::Today,
+        if_null: None,
+    });
+}
+
+/// `wounds.latest_area` as the latest value of `attribute`.
+fn latest_area_of(m: &mut SemanticModel, attribute: &str) {
+    attr(m, "wounds.latest_area").derived = Some(Derived::Latest {
+        attribute: attribute.into(),
+        by: None,
+    });
+}
+
+fn allowed_value(v: Value, synonyms: &[&str]) -> AllowedValue {
+    AllowedValue {
+        value: v,
+        label: String::new(),
+        synonyms: synonyms.iter().map(|s| s.to_string()).collect(),
     }
 }
 
 #[test]
-fn an_entity_synonym_shared_by_two_entities_is_rejected() {
-    assert_rejected(
-        |m| entity(m, "assessments").synonyms.push("Ulcer".into()),
-        "entity \"assessments\": synonym \"Ulcer\" is also used by entity \"wounds\"",
-    );
-}
-
-#[test]
-fn an_attribute_synonym_shared_by_two_attributes_of_one_entity_is_rejected() {
-    assert_rejected(
-        |m| {
-            attr(m, "wounds.onset_date").synonyms.push("date".into());
-            attr(m, "wounds.healed_date").synonyms.push("Date".into());
-        },
-        "attribute \"wounds.healed_date\": synonym \"Date\" is also used by attribute \"wounds.onset_date\"",
-    );
-}
-
-#[test]
-fn an_attribute_needs_exactly_one_of_column_and_derived() {
-    assert_rejected(
-        |m| attr(m, "wounds.latest_area").column = Some("initial_area_cm2".into()),
-        "attribute \"wounds.latest_area\": has both a column and a derivation; keep one",
-    );
-    assert_rejected(
-        |m| attr(m, "wounds.etiology").column = None,
-        "attribute \"wounds.etiology\": has neither a column nor a derivation",
-    );
+fn broken_entities_and_attributes_are_rejected() {
+    assert_each_rejected(&[
+        (
+            "duplicate entity name",
+            Model(|m| entity(m, "assessments").name = "wounds".into()),
+            "entity \"wounds\": duplicate entity name",
+        ),
+        (
+            "duplicate attribute name",
+            Model(|m| entity(m, "wounds").attributes[3].name = "etiology".into()),
+            "attribute \"wounds.etiology\": duplicate attribute name",
+        ),
+        (
+            "duplicate measure name",
+            Model(|m| m.measures[1].name = "wound_count".into()),
+            "measure \"wound_count\": duplicate measure name",
+        ),
+        (
+            "duplicate time dimension name",
+            Model(|m| m.time_dimensions[1].name = "onset".into()),
+            "time dimension \"onset\": duplicate time dimension name",
+        ),
+        (
+            "duplicate area name",
+            Model(|m| m.areas[1].name = "wounds".into()),
+            "area \"wounds\": duplicate area name",
+        ),
+        (
+            "entity synonym shared by two entities",
+            Model(|m| entity(m, "assessments").synonyms.push("Ulcer".into())),
+            "entity \"assessments\": synonym \"Ulcer\" is also used by entity \"wounds\"",
+        ),
+        (
+            "attribute synonym shared by two attributes",
+            Model(|m| {
+                attr(m, "wounds.onset_date").synonyms.push("date".into());
+                attr(m, "wounds.healed_date").synonyms.push("Date".into());
+            }),
+            "attribute \"wounds.healed_date\": synonym \"Date\" is also used by attribute \"wounds.onset_date\"",
+        ),
+        (
+            "both a column and a derivation",
+            Model(|m| attr(m, "wounds.latest_area").column = Some("initial_area_cm2".into())),
+            "attribute \"wounds.latest_area\": has both a column and a derivation; keep one",
+        ),
+        (
+            "neither a column nor a derivation",
+            Model(|m| attr(m, "wounds.etiology").column = None),
+            "attribute \"wounds.etiology\": has neither a column nor a derivation",
+        ),
+        (
+            "empty static allowed values",
+            Model(|m| attr(m, "wounds.depth").allowed = Some(AllowedValues::Static { values: vec![] })),
+            "attribute \"wounds.depth\": static allowed values are empty",
+        ),
+        (
+            "allowed value of the wrong type",
+            Model(|m| static_values(m, "wounds.depth").push(allowed_value(Value::Integer(3), &[]))),
+            "allowed value 3: an integer does not fit type text",
+        ),
+        (
+            "allowed value listed twice",
+            Model(|m| static_values(m, "wounds.depth").push(allowed_value("superficial".into(), &[]))),
+            "allowed value \"superficial\" is listed twice",
+        ),
+        (
+            "synonym shared by two allowed values",
+            Model(|m| {
+                static_values(m, "wounds.etiology")[1]
+                    .synonyms
+                    .push("Bed-sore".into())
+            }),
+            "synonym \"Bed-sore\" is used by allowed values \"pressure_injury\" and \"diabetic_foot_ulcer\"",
+        ),
+        (
+            "integer derivation declared real",
+            Model(|m| attr(m, "wounds.days_open").ty = AttributeType::Real),
+            "attribute \"wounds.days_open\": the derivation gives type integer, but the attribute is declared real",
+        ),
+        (
+            "real derivation declared integer",
+            Model(|m| attr(m, "wounds.latest_area").ty = AttributeType::Integer),
+            "the derivation gives type real, but the attribute is declared integer",
+        ),
+        (
+            "days_between over a number",
+            Model(|m| days_open_since(m, "initial_area")),
+            "\"wounds.initial_area\" is real, not a date",
+        ),
+        (
+            "percent_change over text",
+            Model(|m| {
+                let a = attr(m, "wounds.latest_area");
+                a.derived = Some(Derived::PercentChange {
+                    from: "etiology".into(),
+                    to: "initial_area".into(),
+                });
+            }),
+            "\"wounds.etiology\" is text, not a number",
+        ),
+        (
+            "latest over the entity's own attribute",
+            Model(|m| latest_area_of(m, "wounds.initial_area")),
+            "must name an attribute of a related entity",
+        ),
+        (
+            "time dimension on a number",
+            Model(|m| m.time_dimensions[0].attribute = "wounds.initial_area".into()),
+            "time dimension \"onset\": attribute \"wounds.initial_area\" is real, not a date",
+        ),
+    ]);
 }
 
 #[test]
@@ -809,93 +978,6 @@ fn weights_outside_zero_to_one_are_rejected() {
         let rejected = problems.iter().any(|p| p.contains("is outside (0, 1]"));
         assert_eq!(rejected, !ok, "weight {weight}: {problems:?}");
     }
-}
-
-#[test]
-fn static_allowed_values_must_not_be_empty() {
-    assert_rejected(
-        |m| attr(m, "wounds.depth").allowed = Some(AllowedValues::Static { values: vec![] }),
-        "attribute \"wounds.depth\": static allowed values are empty",
-    );
-    assert_accepted(|m| attr(m, "wounds.depth").allowed = Some(AllowedValues::Database { known: vec![] }));
-}
-
-#[test]
-fn allowed_values_must_have_the_attribute_type_and_be_unique() {
-    let value = |v: Value, synonyms: &[&str]| AllowedValue {
-        value: v,
-        label: String::new(),
-        synonyms: synonyms.iter().map(|s| s.to_string()).collect(),
-    };
-    assert_rejected(
-        |m| {
-            if let Some(AllowedValues::Static { values }) = &mut attr(m, "wounds.depth").allowed {
-                values.push(value(Value::Integer(3), &[]));
-            }
-        },
-        "allowed value 3: an integer does not fit type text",
-    );
-    assert_rejected(
-        |m| {
-            if let Some(AllowedValues::Static { values }) = &mut attr(m, "wounds.depth").allowed {
-                values.push(value("superficial".into(), &[]));
-            }
-        },
-        "allowed value \"superficial\" is listed twice",
-    );
-    assert_rejected(
-        |m| {
-            if let Some(AllowedValues::Static { values }) = &mut attr(m, "wounds.etiology").allowed {
-                values[1].synonyms.push("Bed-sore".into());
-            }
-        },
-        "synonym \"Bed-sore\" is used by allowed values \"pressure_injury\" and \"diabetic_foot_ulcer\"",
-    );
-}
-
-#[test]
-fn a_derived_attribute_must_be_declared_with_the_type_it_computes() {
-    assert_rejected(
-        |m| attr(m, "wounds.days_open").ty = AttributeType::Real,
-        "attribute \"wounds.days_open\": the derivation gives type integer, but the attribute is declared real",
-    );
-    assert_rejected(
-        |m| attr(m, "wounds.latest_area").ty = AttributeType::Integer,
-        "the derivation gives type real, but the attribute is declared integer",
-    );
-}
-
-#[test]
-fn a_derivation_over_the_wrong_kind_of_attribute_is_rejected() {
-    assert_rejected(
-        |m| {
-            attr(m, "wounds.days_open").derived = Some(Derived::DaysBetween {
-                from: DateOperand::Attribute("initial_area".into()),
-                to: DateOperand::Today,
-                if_null: None,
-            })
-        },
-        "\"wounds.initial_area\" is real, not a date",
-    );
-    assert_rejected(
-        |m| {
-            let a = attr(m, "wounds.latest_area");
-            a.derived = Some(Derived::PercentChange {
-                from: "etiology".into(),
-                to: "initial_area".into(),
-            });
-        },
-        "\"wounds.etiology\" is text, not a number",
-    );
-    assert_rejected(
-        |m| {
-            attr(m, "wounds.latest_area").derived = Some(Derived::Latest {
-                attribute: "wounds.initial_area".into(),
-                by: None,
-            })
-        },
-        "must name an attribute of a related entity",
-    );
 }
 
 #[test]
@@ -925,293 +1007,241 @@ fn a_derivation_that_refers_back_to_itself_is_rejected() {
     );
 }
 
-#[test]
-fn a_time_dimension_must_point_at_a_date_attribute() {
-    assert_rejected(
-        |m| m.time_dimensions[0].attribute = "wounds.initial_area".into(),
-        "time dimension \"onset\": attribute \"wounds.initial_area\" is real, not a date",
-    );
-}
-
 // ---------- joins and measures ----------
 
 #[test]
-fn a_join_must_connect_two_entities_through_columns_of_one_type() {
-    assert_rejected(
-        |m| m.joins[0].to = "patients.birth_date".into(),
-        "joins integer to date",
-    );
-    assert_rejected(
-        |m| m.joins[0].to = "wounds.id".into(),
-        "a join must connect two different entities",
-    );
-    assert_rejected(
-        |m| m.joins[0].to = "patients.age".into(),
-        "a join must use plain columns",
-    );
-    assert_rejected(|m| m.joins.push(m.joins[0].clone()), "duplicate join");
-    assert_accepted(|m| {
-        m.joins.push(Join {
-            from: "assessments.wound_id".into(),
-            to: "patients.id".into(),
-            description: "odd".into(),
-        })
-    });
-}
-
-#[test]
-fn measures_check_their_aggregation_against_the_attribute_type() {
-    assert_rejected(
-        |m| m.measures[1].attribute = Some("assessments.exudate".into()),
-        "measure \"avg_area\": cannot aggregate text attribute \"assessments.exudate\" with avg",
-    );
-    assert_rejected(
-        |m| m.measures[1].attribute = None,
-        "measure \"avg_area\": avg needs an attribute",
-    );
-    assert_rejected(
-        |m| m.measures[2].condition = None,
-        "measure \"healing_rate\": share needs a condition",
-    );
-    assert_rejected(
-        |m| m.measures[0].condition = m.measures[2].condition.clone(),
-        "only a share measure takes a condition",
-    );
-    assert_rejected(
-        |m| {
-            m.measures[0].filter = Some(c(
-                r#"{ kind = "compare", attribute = "wounds.etiology", op = "eq", value = "DFU" }"#,
-            ))
-        },
-        "measure \"wound_count\": value \"DFU\" is not an allowed value of \"wounds.etiology\"",
-    );
+fn broken_joins_and_measures_are_rejected() {
+    assert_each_rejected(&[
+        (
+            "join between columns of two types",
+            Model(|m| m.joins[0].to = "patients.birth_date".into()),
+            "joins integer to date",
+        ),
+        (
+            "join within one entity",
+            Model(|m| m.joins[0].to = "wounds.id".into()),
+            "a join must connect two different entities",
+        ),
+        (
+            "join on a derived attribute",
+            Model(|m| m.joins[0].to = "patients.age".into()),
+            "a join must use plain columns",
+        ),
+        (
+            "duplicate join",
+            Model(|m| m.joins.push(m.joins[0].clone())),
+            "duplicate join",
+        ),
+        (
+            "avg of text",
+            Model(|m| m.measures[1].attribute = Some("assessments.exudate".into())),
+            "measure \"avg_area\": cannot aggregate text attribute \"assessments.exudate\" with avg",
+        ),
+        (
+            "avg without an attribute",
+            Model(|m| m.measures[1].attribute = None),
+            "measure \"avg_area\": avg needs an attribute",
+        ),
+        (
+            "share without a condition",
+            Model(|m| m.measures[2].condition = None),
+            "measure \"healing_rate\": share needs a condition",
+        ),
+        (
+            "condition on a count",
+            Model(|m| m.measures[0].condition = m.measures[2].condition.clone()),
+            "only a share measure takes a condition",
+        ),
+        (
+            "measure filter with a value not allowed",
+            Model(|m| {
+                m.measures[0].filter = Some(c(
+                    r#"{ kind = "compare", attribute = "wounds.etiology", op = "eq", value = "DFU" }"#,
+                ))
+            }),
+            "measure \"wound_count\": value \"DFU\" is not an allowed value of \"wounds.etiology\"",
+        ),
+    ]);
 }
 
 // ---------- typed constraints ----------
 
 #[test]
-fn constraint_values_must_match_the_attribute_type() {
-    let cases = [
+fn ill_typed_or_empty_constraints_and_changes_are_rejected() {
+    assert_each_rejected(&[
         (
-            r#"{ kind = "compare", attribute = "wounds.latest_area", op = "gt", value = "large" }"#,
+            "text for a real",
+            Constrain(
+                r#"{ kind = "compare", attribute = "wounds.latest_area", op = "gt", value = "large" }"#,
+            ),
             "value \"large\" for \"wounds.latest_area\": text does not fit type real",
         ),
         (
-            r#"{ kind = "compare", attribute = "patients.diabetes", op = "eq", value = "yes" }"#,
+            "text for a boolean",
+            Constrain(r#"{ kind = "compare", attribute = "patients.diabetes", op = "eq", value = "yes" }"#),
             "text does not fit type boolean",
         ),
         (
-            r#"{ kind = "compare", attribute = "wounds.etiology", op = "eq", value = 3 }"#,
+            "integer for text",
+            Constrain(r#"{ kind = "compare", attribute = "wounds.etiology", op = "eq", value = 3 }"#),
             "an integer does not fit type text",
         ),
         (
-            r#"{ kind = "compare", attribute = "wounds.days_open", op = "gt", value = 6.5 }"#,
+            "fractional real for an integer",
+            Constrain(r#"{ kind = "compare", attribute = "wounds.days_open", op = "gt", value = 6.5 }"#),
             "a real number does not fit type integer",
         ),
         (
-            r#"{ kind = "compare", attribute = "wounds.onset_date", op = "gt", value = "last week" }"#,
+            "text that is not an ISO date",
+            Constrain(
+                r#"{ kind = "compare", attribute = "wounds.onset_date", op = "gt", value = "last week" }"#,
+            ),
             "\"last week\" is not an ISO date",
         ),
         (
-            r#"{ kind = "in_set", attribute = "patients.age", values = [60, "old"] }"#,
+            "text in an integer set",
+            Constrain(r#"{ kind = "in_set", attribute = "patients.age", values = [60, "old"] }"#),
             "text does not fit type integer",
         ),
-    ];
-    for (inline, expected) in cases {
-        assert_rejected(with_constraint(inline), expected);
-    }
-    for inline in [
-        r#"{ kind = "compare", attribute = "wounds.latest_area", op = "gt", value = 10 }"#,
-        r#"{ kind = "compare", attribute = "wounds.days_open", op = "gt", value = 90.0 }"#,
-        r#"{ kind = "compare", attribute = "wounds.onset_date", op = "gte", value = "2024-01-31" }"#,
-        r#"{ kind = "compare", attribute = "patients.diabetes", op = "ne", value = false }"#,
-    ] {
-        assert_accepted(with_constraint(inline));
-    }
-}
-
-#[test]
-fn a_text_value_outside_the_static_allowed_values_is_rejected_including_through_latest() {
-    assert_rejected(
-        with_constraint(
-            r#"{ kind = "in_set", attribute = "wounds.depth", values = ["full_thickness", "deep"] }"#,
+        (
+            "value outside the static allowed values",
+            Constrain(
+                r#"{ kind = "in_set", attribute = "wounds.depth", values = ["full_thickness", "deep"] }"#,
+            ),
+            "value \"deep\" is not an allowed value of \"wounds.depth\" (allowed: \"superficial\", \"full_thickness\")",
         ),
-        "value \"deep\" is not an allowed value of \"wounds.depth\" (allowed: \"superficial\", \"full_thickness\")",
-    );
-    assert_rejected(
-        |m| {
-            let a = attr(m, "wounds.latest_area");
-            a.ty = AttributeType::Text;
-            a.unit = None;
-            a.derived = Some(Derived::Latest {
-                attribute: "assessments.exudate".into(),
-                by: None,
-            });
-            term(m, "large").options[0].constraint = Some(c(
-                r#"{ kind = "compare", attribute = "wounds.latest_area", op = "eq", value = "heavy" }"#,
-            ));
-            term(m, "large").options[1].constraint = Some(c(
-                r#"{ kind = "compare", attribute = "wounds.latest_area", op = "eq", value = "high" }"#,
-            ));
-        },
-        "value \"heavy\" is not an allowed value of \"wounds.latest_area\"",
-    );
-}
-
-#[test]
-fn ordering_operators_on_text_or_boolean_attributes_are_rejected() {
-    assert_rejected(
-        with_constraint(r#"{ kind = "compare", attribute = "wounds.etiology", op = "gt", value = "burn" }"#),
-        "cannot compare text attribute \"wounds.etiology\" with gt",
-    );
-    assert_rejected(
-        with_constraint(r#"{ kind = "between", attribute = "patients.diabetes", min = false, max = true }"#),
-        "between needs a number or date, \"patients.diabetes\" is boolean",
-    );
-}
-
-#[test]
-fn a_unit_that_differs_from_the_attributes_unit_is_rejected() {
-    assert_rejected(
-        with_constraint(
-            r#"{ kind = "compare", attribute = "wounds.latest_area", op = "gt", value = 10, unit = "cm" }"#,
+        (
+            "value outside the allowed values, through latest",
+            Model(|m| {
+                let a = attr(m, "wounds.latest_area");
+                a.ty = AttributeType::Text;
+                a.unit = None;
+                a.derived = Some(Derived::Latest {
+                    attribute: "assessments.exudate".into(),
+                    by: None,
+                });
+                term(m, "large").options[0].constraint = Some(c(
+                    r#"{ kind = "compare", attribute = "wounds.latest_area", op = "eq", value = "heavy" }"#,
+                ));
+                term(m, "large").options[1].constraint = Some(c(
+                    r#"{ kind = "compare", attribute = "wounds.latest_area", op = "eq", value = "high" }"#,
+                ));
+            }),
+            "value \"heavy\" is not an allowed value of \"wounds.latest_area\"",
         ),
-        "unit \"cm\" does not match \"wounds.latest_area\" which has unit \"cm2\"",
-    );
-    assert_rejected(
-        with_constraint(
-            r#"{ kind = "compare", attribute = "patients.diabetes", op = "eq", value = true, unit = "cm" }"#,
+        (
+            "ordering operator on text",
+            Constrain(r#"{ kind = "compare", attribute = "wounds.etiology", op = "gt", value = "burn" }"#),
+            "cannot compare text attribute \"wounds.etiology\" with gt",
         ),
-        "which has no unit",
-    );
-}
-
-#[test]
-fn between_with_min_above_max_is_rejected() {
-    assert_rejected(
-        with_constraint(
-            r#"{ kind = "between", attribute = "patients.age", min = 80, max = 65, unit = "years" }"#,
+        (
+            "between on a boolean",
+            Constrain(r#"{ kind = "between", attribute = "patients.diabetes", min = false, max = true }"#),
+            "between needs a number or date, \"patients.diabetes\" is boolean",
         ),
-        "between has min 80 above max 65",
-    );
-    assert_accepted(with_constraint(
-        r#"{ kind = "between", attribute = "wounds.onset_date", min = "2024-01-01", max = "2024-12-31" }"#,
-    ));
-}
-
-#[test]
-fn a_time_window_without_a_dimension_needs_a_default_on_every_entity_it_applies_to() {
-    assert_rejected(
-        |m| term(m, "recent").applies_to.push("patients".into()),
-        "term \"recent\", option \"d30\": no dimension given and entity \"patients\" has no default time dimension",
-    );
-}
-
-#[test]
-fn a_change_constraint_needs_a_numeric_attribute_of_dated_rows() {
-    assert_rejected(
-        with_constraint(
-            r#"{ kind = "change", attribute = "assessments.exudate", per = "wounds", over = { n = 4, unit = "weeks" }, op = "lte", pct = -40 }"#,
+        (
+            "unit that differs from the attribute's",
+            Constrain(
+                r#"{ kind = "compare", attribute = "wounds.latest_area", op = "gt", value = 10, unit = "cm" }"#,
+            ),
+            "unit \"cm\" does not match \"wounds.latest_area\" which has unit \"cm2\"",
         ),
-        "change needs a numeric attribute, \"assessments.exudate\" is text",
-    );
-    assert_rejected(
-        with_constraint(
-            r#"{ kind = "change", attribute = "patients.age", per = "patients", over = { n = 4, unit = "weeks" }, op = "lte", pct = -40 }"#,
+        (
+            "unit on an attribute without one",
+            Constrain(
+                r#"{ kind = "compare", attribute = "patients.diabetes", op = "eq", value = true, unit = "cm" }"#,
+            ),
+            "which has no unit",
         ),
-        "change needs dated rows, but entity \"patients\" has no default time dimension",
-    );
-    assert_accepted(with_constraint(
-        r#"{ kind = "change", attribute = "assessments.area", per = "wounds", over = { n = 4, unit = "weeks" }, op = "lte", pct = -40 }"#,
-    ));
-}
-
-#[test]
-fn a_related_count_must_count_another_reachable_dated_entity() {
-    assert_rejected(
-        with_constraint(r#"{ kind = "related_count", related = "wounds", op = "gte", value = 2 }"#),
-        "related_count counts entity \"wounds\" within itself",
-    );
-    assert_rejected(
-        |m| {
-            term(m, "large").applies_to = vec!["wounds".into()];
-            term(m, "large").options[1].constraint = Some(c(
-                r#"{ kind = "related_count", per = "wounds", related = "patients", op = "gte", value = 1, within = { n = 30, unit = "days" } }"#,
-            ));
-        },
-        "within needs dated rows, but entity \"patients\" has no default time dimension",
-    );
-    assert_accepted(|m| {
-        term(m, "large").applies_to = vec!["patients".into()];
-        term(m, "large").options[0].constraint = None;
-        term(m, "large").options[0].change = Some(ch(r#"{ kind = "set_limit", n = 3 }"#));
-        term(m, "large").options[1].constraint = Some(c(
-            r#"{ kind = "related_count", related = "assessments", op = "gte", value = 4, within = { n = 30, unit = "days" } }"#,
-        ));
-    });
-}
-
-#[test]
-fn empty_compounds_zero_spans_and_zero_limits_are_rejected() {
-    assert_rejected(
-        with_constraint(r#"{ kind = "all", of = [] }"#),
-        "all has no members",
-    );
-    assert_rejected(
-        with_constraint(r#"{ kind = "any", of = [] }"#),
-        "any has no members",
-    );
-    assert_rejected(
-        with_constraint(r#"{ kind = "in_set", attribute = "wounds.depth", values = [] }"#),
-        "lists no values",
-    );
-    assert_rejected(
-        with_constraint(r#"{ kind = "older_than", age = { n = 0, unit = "days" } }"#),
-        "a time span must be at least 1",
-    );
-    assert_rejected(
-        with_change(r#"{ kind = "set_limit", n = 0 }"#),
-        "set_limit needs n of at least 1",
-    );
-    assert_rejected(
-        with_change(
-            r#"{ kind = "rank", measure = "wound_count", per = "patients", order = "desc", limit = 0 }"#,
+        (
+            "between with min above max",
+            Constrain(
+                r#"{ kind = "between", attribute = "patients.age", min = 80, max = 65, unit = "years" }"#,
+            ),
+            "between has min 80 above max 65",
         ),
-        "rank limit must be at least 1",
-    );
-    assert_rejected(
-        with_change(r#"{ kind = "sort", attribute = "wounds.latest_area", order = "desc", limit = 0 }"#),
-        "sort limit must be at least 1",
-    );
-}
-
-#[test]
-fn nested_constraints_are_checked_at_every_depth() {
-    assert_rejected(
-        with_constraint(
-            r#"{ kind = "not", of = { kind = "any", of = [{ kind = "all", of = [{ kind = "is_null", attribute = "wounds.healed" }] }] } }"#,
+        (
+            "time window without a dimension on an entity without a default",
+            Model(|m| term(m, "recent").applies_to.push("patients".into())),
+            "term \"recent\", option \"d30\": no dimension given and entity \"patients\" has no default time dimension",
         ),
-        "unknown attribute \"wounds.healed\"",
-    );
-}
-
-#[test]
-fn a_grain_the_time_dimension_does_not_offer_is_rejected() {
-    assert_rejected(
-        with_change(r#"{ kind = "set_grain", grain = "year", dimension = "assessed" }"#),
-        "time dimension \"assessed\" has no year grain",
-    );
-    assert_accepted(with_change(
-        r#"{ kind = "set_grain", grain = "year", dimension = "onset" }"#,
-    ));
-}
-
-#[test]
-fn sorting_by_a_boolean_is_rejected() {
-    assert_rejected(
-        with_change(r#"{ kind = "sort", attribute = "patients.diabetes", order = "desc" }"#),
-        "cannot sort by boolean attribute \"patients.diabetes\"",
-    );
+        (
+            "change of text",
+            Constrain(
+                r#"{ kind = "change", attribute = "assessments.exudate", per = "wounds", over = { n = 4, unit = "weeks" }, op = "lte", pct = -40 }"#,
+            ),
+            "change needs a numeric attribute, \"assessments.exudate\" is text",
+        ),
+        (
+            "change of undated rows",
+            Constrain(
+                r#"{ kind = "change", attribute = "patients.age", per = "patients", over = { n = 4, unit = "weeks" }, op = "lte", pct = -40 }"#,
+            ),
+            "change needs dated rows, but entity \"patients\" has no default time dimension",
+        ),
+        (
+            "related_count within itself",
+            Constrain(r#"{ kind = "related_count", related = "wounds", op = "gte", value = 2 }"#),
+            "related_count counts entity \"wounds\" within itself",
+        ),
+        (
+            "related_count within a span, of undated rows",
+            Model(|m| {
+                term(m, "large").applies_to = vec!["wounds".into()];
+                term(m, "large").options[1].constraint = Some(c(
+                    r#"{ kind = "related_count", per = "wounds", related = "patients", op = "gte", value = 1, within = { n = 30, unit = "days" } }"#,
+                ));
+            }),
+            "within needs dated rows, but entity \"patients\" has no default time dimension",
+        ),
+        (
+            "empty all",
+            Constrain(r#"{ kind = "all", of = [] }"#),
+            "all has no members",
+        ),
+        (
+            "empty any",
+            Constrain(r#"{ kind = "any", of = [] }"#),
+            "any has no members",
+        ),
+        (
+            "empty in_set",
+            Constrain(r#"{ kind = "in_set", attribute = "wounds.depth", values = [] }"#),
+            "lists no values",
+        ),
+        (
+            "zero time span",
+            Constrain(r#"{ kind = "older_than", age = { n = 0, unit = "days" } }"#),
+            "a time span must be at least 1",
+        ),
+        (
+            "zero set_limit",
+            Change(r#"{ kind = "set_limit", n = 0 }"#),
+            "set_limit needs n of at least 1",
+        ),
+        (
+            "zero rank limit",
+            Change(
+                r#"{ kind = "rank", measure = "wound_count", per = "patients", order = "desc", limit = 0 }"#,
+            ),
+            "rank limit must be at least 1",
+        ),
+        (
+            "zero sort limit",
+            Change(r#"{ kind = "sort", attribute = "wounds.latest_area", order = "desc", limit = 0 }"#),
+            "sort limit must be at least 1",
+        ),
+        (
+            "grain the time dimension does not offer",
+            Change(r#"{ kind = "set_grain", grain = "year", dimension = "assessed" }"#),
+            "time dimension \"assessed\" has no year grain",
+        ),
+        (
+            "sort by a boolean",
+            Change(r#"{ kind = "sort", attribute = "patients.diabetes", order = "desc" }"#),
+            "cannot sort by boolean attribute \"patients.diabetes\"",
+        ),
+    ]);
 }
 
 // ---------- reporting ----------
