@@ -89,6 +89,12 @@ pub trait Backend: Send + Sync + 'static {
     async fn revise(&self, user: &AuthUser, req: ReviseRequest) -> Result<Answer, BackendError>;
     /// One of the user's threads.
     async fn thread(&self, user: &AuthUser, id: String) -> Result<ThreadView, BackendError>;
+    /// The rows of a stored answer, computed again now (records nothing).
+    async fn replay(
+        &self,
+        user: &AuthUser,
+        history_id: String,
+    ) -> Result<crate::protocol::ResultTable, BackendError>;
     /// The user's past questions, newest first.
     async fn history(&self, user: &AuthUser, limit: i64) -> Result<Vec<HistoryItem>, BackendError>;
     /// The user's learned and remembered choices.

@@ -591,6 +591,9 @@ pub struct HistoryItem {
     pub assumptions: Vec<Assumption>,
     /// How many clarification answers and saved definitions applied.
     pub clarifications: u32,
+    /// What the user chose in clarification rounds ("“serious”: Infected"), in order.
+    #[serde(default)]
+    pub chosen: Vec<String>,
     /// Rows returned.
     pub row_count: i64,
     /// How long it ran, milliseconds.

@@ -6,6 +6,42 @@
 
 use crate::protocol::{Settings, UserSummary};
 use leptos::prelude::*;
+use leptos::server_fn::codec::Post;
+use leptos::server_fn::{Bytes, ContentType, Decodes, Encodes, Format, FormatType};
+use serde::{Serialize, de::DeserializeOwned};
+
+/// Server-function replies: JSON, read from text. Hydrated resources read their JSON
+/// from text too, so each reply type's decoder is compiled into the wasm once instead
+/// of twice (server_fn's own `Json` reads from bytes — a second monomorphised copy).
+pub struct JsonText;
+
+/// The reply codec of every server function here.
+pub type Reply = Post<JsonText>;
+
+impl ContentType for JsonText {
+    const CONTENT_TYPE: &'static str = "application/json";
+}
+
+impl FormatType for JsonText {
+    const FORMAT_TYPE: Format = Format::Text;
+}
+
+impl<T: Serialize> Encodes<T> for JsonText {
+    type Error = serde_json::Error;
+
+    fn encode(output: &T) -> Result<Bytes, Self::Error> {
+        serde_json::to_vec(output).map(Bytes::from)
+    }
+}
+
+impl<T: DeserializeOwned> Decodes<T> for JsonText {
+    type Error = String;
+
+    fn decode(bytes: Bytes) -> Result<T, Self::Error> {
+        let text = std::str::from_utf8(&bytes).map_err(|e| e.to_string())?;
+        serde_json::from_str(text).map_err(|e| e.to_string())
+    }
+}
 
 #[cfg(feature = "ssr")]
 pub(crate) mod ssr {
@@ -47,13 +83,13 @@ pub(crate) mod ssr {
 }
 
 /// Who is signed in (`None` when nobody is; the header then offers "Sign in").
-#[server(endpoint = "current_user")]
+#[server(endpoint = "current_user", output = Reply)]
 pub async fn current_user() -> Result<Option<UserSummary>, ServerFnError> {
     Ok(ssr::viewer().map(UserSummary::from))
 }
 
 /// Reads the current user's settings.
-#[server(endpoint = "get_settings")]
+#[server(endpoint = "get_settings", output = Reply)]
 pub async fn get_settings() -> Result<Settings, ServerFnError> {
     let user = ssr::require_user()?;
     ssr::backend()?.settings(&user).await.map_err(ssr::to_sfe)
@@ -61,7 +97,7 @@ pub async fn get_settings() -> Result<Settings, ServerFnError> {
 
 /// Saves the current user's settings. Fields arrive as form values so the
 /// form also works before the wasm has loaded.
-#[server(endpoint = "save_settings")]
+#[server(endpoint = "save_settings", output = Reply)]
 pub async fn save_settings(
     sensitivity: String,
     skip_clarifications: Option<String>,
@@ -84,7 +120,7 @@ pub async fn save_settings(
 }
 
 /// The semantic model's vocabulary for the Glossary page (F20).
-#[server(endpoint = "glossary")]
+#[server(endpoint = "glossary", output = Reply)]
 pub async fn get_glossary() -> Result<crate::protocol::Glossary, ServerFnError> {
     let user = ssr::require_user()?;
     ssr::backend()?.glossary(&user).await.map_err(ssr::to_sfe)
@@ -93,14 +129,14 @@ pub async fn get_glossary() -> Result<crate::protocol::Glossary, ServerFnError> 
 // ---- the ask flow: the same orchestrator as the JSON API -----------------------------
 
 /// Asks a question (F1–F6): the answer, or one round of clarification questions.
-#[server(endpoint = "ask", input = leptos::server_fn::codec::Json)]
+#[server(endpoint = "ask", input = leptos::server_fn::codec::Json, output = Reply)]
 pub async fn ask(req: crate::protocol::AskRequest) -> Result<crate::protocol::QueryOutcome, ServerFnError> {
     let user = ssr::require_user()?;
     ssr::backend()?.ask(&user, req).await.map_err(ssr::to_sfe)
 }
 
 /// Answers one clarification round (F7, F8, F10, F12).
-#[server(endpoint = "clarify", input = leptos::server_fn::codec::Json)]
+#[server(endpoint = "clarify", input = leptos::server_fn::codec::Json, output = Reply)]
 pub async fn clarify(
     req: crate::protocol::ClarifyRequest,
 ) -> Result<crate::protocol::QueryOutcome, ServerFnError> {
@@ -109,21 +145,32 @@ pub async fn clarify(
 }
 
 /// Changes one assumption of an answer and re-runs it (F9).
-#[server(endpoint = "revise", input = leptos::server_fn::codec::Json)]
+#[server(endpoint = "revise", input = leptos::server_fn::codec::Json, output = Reply)]
 pub async fn revise(req: crate::protocol::ReviseRequest) -> Result<crate::protocol::Answer, ServerFnError> {
     let user = ssr::require_user()?;
     ssr::backend()?.revise(&user, req).await.map_err(ssr::to_sfe)
 }
 
 /// One of the signed-in user's threads.
-#[server(endpoint = "thread")]
+#[server(endpoint = "thread", output = Reply)]
 pub async fn get_thread(id: String) -> Result<crate::protocol::ThreadView, ServerFnError> {
     let user = ssr::require_user()?;
     ssr::backend()?.thread(&user, id).await.map_err(ssr::to_sfe)
 }
 
+/// The rows of one of the signed-in user's stored answers, computed again now (a
+/// reloaded thread shows its tables and charts). Records nothing.
+#[server(endpoint = "replay", output = Reply)]
+pub async fn replay(history_id: String) -> Result<crate::protocol::ResultTable, ServerFnError> {
+    let user = ssr::require_user()?;
+    ssr::backend()?
+        .replay(&user, history_id)
+        .await
+        .map_err(ssr::to_sfe)
+}
+
 /// The signed-in user's past questions, newest first (F19).
-#[server(endpoint = "history")]
+#[server(endpoint = "history", output = Reply)]
 pub async fn get_history(limit: Option<i64>) -> Result<Vec<crate::protocol::HistoryItem>, ServerFnError> {
     let user = ssr::require_user()?;
     let limit = limit.unwrap_or(50).clamp(1, 500);
@@ -131,14 +178,14 @@ pub async fn get_history(limit: Option<i64>) -> Result<Vec<crate::protocol::Hist
 }
 
 /// The signed-in user's learned and remembered choices (F12).
-#[server(endpoint = "preferences")]
+#[server(endpoint = "preferences", output = Reply)]
 pub async fn get_preferences() -> Result<Vec<crate::protocol::PreferenceItem>, ServerFnError> {
     let user = ssr::require_user()?;
     ssr::backend()?.preferences(&user).await.map_err(ssr::to_sfe)
 }
 
 /// Forgets one remembered choice.
-#[server(endpoint = "delete_preference")]
+#[server(endpoint = "delete_preference", output = Reply)]
 pub async fn delete_preference(id: i64) -> Result<(), ServerFnError> {
     let user = ssr::require_user()?;
     ssr::backend()?
@@ -155,7 +202,7 @@ pub const MIN_PASSWORD_CHARS: usize = 10;
 /// Changes the signed-in user's password (current, new, and the new one
 /// repeated). Form fields, so it also works before the wasm has loaded. On
 /// success every session of the user ends: they sign in again.
-#[server(endpoint = "change_password")]
+#[server(endpoint = "change_password", output = Reply)]
 pub async fn change_password(current: String, new: String, confirm: String) -> Result<(), ServerFnError> {
     use crate::backend::BackendError;
     let user = ssr::require_user()?;
@@ -191,7 +238,7 @@ pub async fn change_password(current: String, new: String, confirm: String) -> R
 }
 
 /// Everyone's clarification figures (F21): administrators only (403 otherwise).
-#[server(endpoint = "analytics")]
+#[server(endpoint = "analytics", output = Reply)]
 pub async fn get_analytics(days: Option<u32>) -> Result<crate::protocol::Analytics, ServerFnError> {
     let user = ssr::require_user()?;
     if !user.is_admin {

@@ -25,7 +25,9 @@ test.describe('History', () => {
     const rows = (n: number) => (n === 1 ? '1 row' : `${n} rows`);
     await expect(items.nth(0).getByTestId('history-rows')).toHaveText(rows(clarified.table.row_count));
     await expect(items.nth(1).getByTestId('history-rows')).toHaveText(rows(clear.table.row_count));
-    await expect(items.nth(0)).toContainText(/\d+ clarifications? applied/);
+    // Which answers were given, not just how many.
+    await expect(items.nth(0).getByTestId('history-chosen')).toHaveText([/serious.*: Infected.*\(you chose\)/]);
+    await expect(items.nth(1).getByTestId('history-chosen')).toHaveCount(0);
     await expect(items.nth(0).locator('time')).toHaveText(/^\d{4}-\d{2}-\d{2} \d{2}:\d{2} UTC$/);
     await expect(items.nth(1).getByRole('link', { name: /^Open the thread of/ })).toHaveAttribute(
       'href',

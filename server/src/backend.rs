@@ -103,6 +103,17 @@ impl Backend for ServerBackend {
             .map_err(from_orchestrator)
     }
 
+    async fn replay(
+        &self,
+        user: &AuthUser,
+        history_id: String,
+    ) -> Result<app::protocol::ResultTable, BackendError> {
+        self.orchestrator
+            .replay(user.id, &history_id)
+            .await
+            .map_err(from_orchestrator)
+    }
+
     async fn history(&self, user: &AuthUser, limit: i64) -> Result<Vec<HistoryItem>, BackendError> {
         self.orchestrator
             .history(user.id, limit)

@@ -111,6 +111,40 @@ async fn a_clear_question_is_answered_with_rows_sql_and_measured_thinking() {
         // and the history lists it
         let h = api.call(&api.alice, Method::GET, "/api/v1/history", None).await;
         assert_eq!(h.body[0]["id"], a["history_id"]);
+        // its rows can be computed again (a reloaded thread shows them), recording nothing
+        let rows_path = format!("/api/v1/history/{}/rows", a["history_id"].as_str().unwrap());
+        let again = api.call(&api.alice, Method::GET, &rows_path, None).await;
+        assert_eq!(again.status, StatusCode::OK, "{}", again.body);
+        assert_eq!(again.body, a["table"], "the same rows as the answer");
+        let h2 = api.call(&api.alice, Method::GET, "/api/v1/history", None).await;
+        assert_eq!(
+            h2.body.as_array().unwrap().len(),
+            h.body.as_array().unwrap().len()
+        );
+        let t2 = api
+            .call(
+                &api.alice,
+                Method::GET,
+                &format!("/api/v1/threads/{}", a["thread_id"].as_str().unwrap()),
+                None,
+            )
+            .await;
+        assert_eq!(
+            t2.body["messages"].as_array().unwrap().len(),
+            2,
+            "nothing added to the thread"
+        );
+        // another user's, unknown and malformed ids all look the same
+        let foreign = api.call(&api.bob, Method::GET, &rows_path, None).await;
+        assert_eq!(foreign.status, StatusCode::NOT_FOUND, "{}", foreign.body);
+        for bad in [
+            "/api/v1/history/0123456789abcdef0123456789abcdef/rows",
+            "/api/v1/history/'%3B%20DROP%20TABLE%20users%3B--/rows",
+        ] {
+            let r = api.call(&api.alice, Method::GET, bad, None).await;
+            assert_eq!(r.status, StatusCode::NOT_FOUND, "{bad}: {}", r.body);
+            assert!(r.body["code"].is_string(), "a JSON error: {}", r.body);
+        }
     })
     .await;
 }
@@ -190,6 +224,9 @@ async fn i_dont_know_applies_the_best_guess_and_shows_it_as_an_assumption() {
         let badge = assumption(&a.body, SERIOUS).expect("the best guess is an assumption");
         assert_eq!(badge["source"], "default");
         assert_eq!(badge["option_id"], "full_thickness");
+        // History lists it as an assumption, not as a choice the user made.
+        let h = api.call(&api.alice, Method::GET, "/api/v1/history", None).await;
+        assert_eq!(h.body[0]["chosen"], json!([]), "{}", h.body[0]);
     })
     .await;
 }
@@ -491,6 +528,35 @@ async fn revising_an_assumption_changes_only_that_choice() {
         assert!(
             before.contains("infect") && after.contains("infect"),
             "serious = infected is kept: {before} / {after}"
+        );
+        // History says which answers were given: the round's, then the revision's.
+        let h = api.call(&api.alice, Method::GET, "/api/v1/history", None).await;
+        let chosen = |i: usize| -> Vec<String> {
+            h.body[i]["chosen"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|c| c.as_str().unwrap().to_owned())
+                .collect()
+        };
+        assert_eq!(h.body[0]["id"], revised.body["history_id"]);
+        let (newest, first) = (chosen(0), chosen(1));
+        assert!(first.iter().any(|c| c == "serious: Infected"), "{first:?}");
+        // every answer of the round is kept, and the revision is added after them
+        assert_eq!(newest.len(), first.len() + 1, "{first:?} → {newest:?}");
+        assert_eq!(newest[..first.len()], first[..]);
+        let other_label = badge["options"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|o| o["id"] == other)
+            .unwrap()["label"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        assert!(
+            newest.last().unwrap().ends_with(&format!(": {other_label}")),
+            "{newest:?}"
         );
         let bad = api
             .call(

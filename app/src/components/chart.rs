@@ -86,6 +86,15 @@ fn clip(s: &str, n: usize) -> String {
     }
 }
 
+/// Width of the bar chart's label gutter and the most characters a label may keep in it.
+fn label_gutter(points: &[(String, f64)]) -> (f64, usize) {
+    const PX_PER_CHAR: f64 = 7.0;
+    const MAX_W: f64 = 260.0;
+    let longest = points.iter().map(|p| p.0.chars().count()).max().unwrap_or(0);
+    let w = (longest as f64 * PX_PER_CHAR + 14.0).clamp(80.0, MAX_W);
+    (w, ((MAX_W - 14.0) / PX_PER_CHAR) as usize)
+}
+
 /// The SVG chart for `spec`.
 #[component]
 pub fn Chart(spec: ChartSpec) -> impl IntoView {
@@ -106,8 +115,10 @@ pub fn Chart(spec: ChartSpec) -> impl IntoView {
 fn bar_chart(spec: &ChartSpec) -> impl IntoView + use<> {
     const W: f64 = 640.0;
     const ROW: f64 = 26.0;
-    const LABEL_W: f64 = 190.0;
     const VALUE_W: f64 = 90.0;
+    // The label gutter fits the longest label (about 7 px a character at 12 px), within
+    // 80–260 px; longer labels are shortened with "…" and keep the full text as a tooltip.
+    let (label_w, label_chars) = label_gutter(&spec.points);
     let max = spec
         .points
         .iter()
@@ -115,7 +126,7 @@ fn bar_chart(spec: &ChartSpec) -> impl IntoView + use<> {
         .fold(0.0_f64, f64::max)
         .max(f64::MIN_POSITIVE);
     let h = ROW * spec.points.len() as f64 + 4.0;
-    let span = W - LABEL_W - VALUE_W;
+    let span = W - label_w - VALUE_W;
     let desc = spec
         .points
         .iter()
@@ -131,12 +142,12 @@ fn bar_chart(spec: &ChartSpec) -> impl IntoView + use<> {
             let w = (v.max(0.0) / max * span).max(1.0);
             view! {
                 <g>
-                    <text x={(LABEL_W - 8.0).to_string()} y={format!("{:.1}", y + ROW / 2.0 + 4.0)} text-anchor="end" class="fill-slate-700" font-size="12">
+                    <text x={(label_w - 8.0).to_string()} y={format!("{:.1}", y + ROW / 2.0 + 4.0)} text-anchor="end" class="fill-slate-700" font-size="12">
                         <title>{l.clone()}</title>
-                        {clip(l, 28)}
+                        {clip(l, label_chars)}
                     </text>
-                    <rect x={LABEL_W.to_string()} y={format!("{:.1}", y + 4.0)} width={format!("{w:.1}")} height={(ROW - 8.0).to_string()} rx="3" class="fill-teal-600"></rect>
-                    <text x={format!("{:.1}", LABEL_W + w + 6.0)} y={format!("{:.1}", y + ROW / 2.0 + 4.0)} class="fill-slate-600" font-size="12">
+                    <rect x={label_w.to_string()} y={format!("{:.1}", y + 4.0)} width={format!("{w:.1}")} height={(ROW - 8.0).to_string()} rx="3" class="fill-teal-600"></rect>
+                    <text x={format!("{:.1}", label_w + w + 6.0)} y={format!("{:.1}", y + ROW / 2.0 + 4.0)} class="fill-slate-600" font-size="12">
                         {with_unit(*v, &spec.unit)}
                     </text>
                 </g>
@@ -144,7 +155,7 @@ fn bar_chart(spec: &ChartSpec) -> impl IntoView + use<> {
         })
         .collect_view();
     view! {
-        <svg viewBox={format!("0 0 {W} {h}")} class="block h-auto w-full" role="img" aria-label={desc} preserveAspectRatio="xMinYMin meet">
+        <svg viewBox={format!("0 0 {W} {h}")} class="block h-auto w-full max-w-3xl" role="img" aria-label={desc} preserveAspectRatio="xMinYMin meet">
             {bars}
         </svg>
     }
@@ -207,7 +218,7 @@ fn line_chart(spec: &ChartSpec) -> impl IntoView + use<> {
         })
         .collect_view();
     view! {
-        <svg viewBox={format!("0 0 {W} {H}")} class="block h-auto w-full" role="img" aria-label={desc}>
+        <svg viewBox={format!("0 0 {W} {H}")} class="block h-auto w-full max-w-3xl" role="img" aria-label={desc}>
             <line x1={L.to_string()} y1={(H - B).to_string()} x2={(W - R).to_string()} y2={(H - B).to_string()} class="stroke-slate-300" stroke-width="1"></line>
             <line x1={L.to_string()} y1={T.to_string()} x2={(W - R).to_string()} y2={T.to_string()} class="stroke-slate-100" stroke-width="1"></line>
             <text x={(L - 6.0).to_string()} y={(T + 4.0).to_string()} text-anchor="end" class="fill-slate-500" font-size="11">{with_unit(max, &spec.unit)}</text>
@@ -270,5 +281,18 @@ mod tests {
             truncated: false,
         };
         assert!(chart_for(&records).is_none());
+    }
+
+    #[test]
+    fn the_label_gutter_fits_the_longest_label_and_never_exceeds_its_cap() {
+        let pts = |l: &str| vec![(l.to_string(), 1.0), ("A".to_string(), 2.0)];
+        let (w, _) = label_gutter(&pts("Lakeview"));
+        assert!((70.0..=120.0).contains(&w), "{w}");
+        let long = "Northside Community Wound & Lymphoedema Clinic";
+        let (w, keep) = label_gutter(&pts(long));
+        assert_eq!(w, 260.0);
+        // What is kept fits the gutter (with the ellipsis) at about 7 px a character.
+        assert!(clip(long, keep).chars().count() as f64 * 7.0 <= w - 8.0);
+        assert!(clip(long, keep).ends_with('…'));
     }
 }

@@ -254,7 +254,7 @@ pub fn ResultsTable(
                             <button
                                 type="button"
                                 class="rounded-md border border-slate-300 bg-white px-2.5 py-1 font-medium text-slate-700 hover:bg-slate-50 focus:outline-none focus-visible:ring-2 focus-visible:ring-teal-600 disabled:cursor-not-allowed disabled:opacity-50"
-                                disabled=move || page.get() + 1 >= pages
+                                disabled=move || { page.get() + 1 >= pages }
                                 on:click=move |_| set_page.update(|p| *p = (*p + 1).min(pages - 1))
                             >
                                 "Next"

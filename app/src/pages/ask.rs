@@ -8,12 +8,14 @@
 //! Data only through the server functions; no browser API during render.
 
 use crate::components::answer::{AnswerCard, AssumptionBadge, Revision, SqlBlock, ThinkingSteps};
+use crate::components::chart::Chart;
 use crate::components::clarify::ClarificationPanel;
+use crate::components::results::ResultsTable;
 use crate::protocol::{
     Answer, AskRequest, ClarificationRound, ClarifyAnswer, ClarifyRequest, HistoryItem, QueryOutcome,
-    ReviseRequest, ThreadView,
+    ResultTable, ReviseRequest, ThreadView,
 };
-use crate::server_fns::{ask, clarify, get_history, get_thread, revise};
+use crate::server_fns::{ask, clarify, get_history, get_thread, replay, revise};
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 use leptos_meta::Title;
@@ -85,6 +87,8 @@ enum RestoredStep {
     Answer {
         restatement: String,
         history: Option<HistoryItem>,
+        /// Its rows, computed again when the thread was opened (`Err`: why not).
+        rows: Option<Result<Box<ResultTable>, String>>,
     },
 }
 
@@ -106,6 +110,7 @@ fn restore(t: ThreadView, history: Vec<HistoryItem>) -> Restored {
                             .history_id
                             .as_ref()
                             .and_then(|id| history.iter().find(|h| &h.id == id).cloned()),
+                        rows: None,
                     },
                     _ => RestoredStep::Chose(m.body),
                 };
@@ -202,7 +207,24 @@ pub fn AskPage() -> impl IntoView {
             Some(id) => {
                 let t = get_thread(id).await?;
                 let history = get_history(Some(500)).await.unwrap_or_default();
-                Ok::<_, ServerFnError>(Some(restore(t, history)))
+                let mut restored = restore(t, history);
+                // Each answer's rows, computed again (stored threads keep no rows).
+                for step in restored.exchanges.iter_mut().flat_map(|e| e.steps.iter_mut()) {
+                    if let RestoredStep::Answer {
+                        history: Some(h),
+                        rows,
+                        ..
+                    } = step
+                    {
+                        *rows = Some(
+                            replay(h.id.clone())
+                                .await
+                                .map(Box::new)
+                                .map_err(|e| error_text(&e)),
+                        );
+                    }
+                }
+                Ok::<_, ServerFnError>(Some(restored))
             }
         }
     });
@@ -493,10 +515,11 @@ pub fn AskPage() -> impl IntoView {
                             <p class="text-xs text-slate-600">"You chose: "{body}</p>
                         }
                         .into_any(),
-                        RestoredStep::Answer { restatement, history } => view! {
+                        RestoredStep::Answer { restatement, history, rows } => view! {
                             <RestoredAnswer
                                 restatement=restatement
                                 history=history
+                                rows=rows
                                 on_revise=Callback::new(move |(target, hid, rev): (RwSignal<Option<Answer>>, String, Revision)| revise_answer(None, target, hid, rev))
                                 on_suggest=on_suggest
                                 busy=Signal::derive(move || running.get())
@@ -690,11 +713,13 @@ fn Working() -> impl IntoView {
 }
 
 /// An answer from a stored thread: restatement, assumptions (changeable: re-runs with
-/// the change), the SQL. The rows themselves are not stored with the thread.
+/// the change), the rows and chart as computed again when the thread was opened (the
+/// thread stores no rows), the SQL.
 #[component]
 fn RestoredAnswer(
     restatement: String,
     history: Option<HistoryItem>,
+    rows: Option<Result<Box<ResultTable>, String>>,
     #[prop(into)] on_revise: Callback<(RwSignal<Option<Answer>>, String, Revision)>,
     #[prop(into)] on_suggest: Callback<String>,
     #[prop(into)] busy: Signal<bool>,
@@ -721,10 +746,31 @@ fn RestoredAnswer(
         });
         let meta = history.as_ref().map(|h| {
             format!(
-                "{} rows · asked {}",
+                "Asked {} · {} rows then",
+                h.created_at.get(..16).unwrap_or(&h.created_at).replace('T', " "),
                 crate::components::results::group_thousands(h.row_count),
-                h.created_at.get(..16).unwrap_or(&h.created_at).replace('T', " ")
             )
+        });
+        let results = rows.clone().map(|r| match r {
+            Ok(table) => {
+                let note = format!(
+                    "Rows as of now ({}), computed again when you opened this thread.",
+                    crate::components::results::group_thousands(table.row_count.into())
+                );
+                let file_name = format!("clarion-{hid}");
+                view! {
+                    <p class="text-xs text-slate-500" data-testid="replayed">{note}</p>
+                    {crate::components::chart::chart_for(&table).map(|spec| view! { <Chart spec=spec /> })}
+                    <ResultsTable table=*table file_name=file_name />
+                }
+                .into_any()
+            }
+            Err(msg) => view! {
+                <p class="rounded-md bg-amber-50 px-3 py-2 text-sm text-amber-900" role="status" data-testid="replay-error">
+                    {format!("The rows could not be computed again: {msg}")}
+                </p>
+            }
+            .into_any(),
         });
         let sql = history.as_ref().map(|h| view! { <SqlBlock sql=h.sql.clone() /> });
         view! {
@@ -732,6 +778,7 @@ fn RestoredAnswer(
                 <p class="text-base leading-relaxed text-slate-900" data-testid="restatement">{restatement.clone()}</p>
                 {badges.map(|b| view! { <ul class="flex flex-wrap items-start gap-2" aria-label="Assumptions">{b}</ul> })}
                 {meta.map(|m| view! { <p class="text-xs text-slate-500" data-testid="row-count">{m}</p> })}
+                {results}
                 {sql}
             </div>
         }

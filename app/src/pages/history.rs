@@ -75,11 +75,6 @@ fn HistoryRow(item: HistoryItem) -> impl IntoView {
         n => format!("{n} rows"),
     };
     let duration = format!("{} ms", item.duration_ms);
-    let clarifications = match item.clarifications {
-        0 => None,
-        1 => Some("1 clarification applied".to_string()),
-        n => Some(format!("{n} clarifications applied")),
-    };
     let rerun_label = format!("Re-run “{}”", item.question);
     let open_label = format!("Open the thread of “{}”", item.question);
     view! {
@@ -95,13 +90,15 @@ fn HistoryRow(item: HistoryItem) -> impl IntoView {
                         <span data-testid="history-rows">{rows}</span>
                         <span aria-hidden="true">"·"</span>
                         <span>{duration}</span>
-                        {clarifications.map(|c| view! {
-                            <span aria-hidden="true">"·"</span>
-                            <span class="font-medium text-teal-800">{c}</span>
-                        })}
                     </p>
-                    {(!item.assumptions.is_empty()).then(|| view! {
+                    {(!item.assumptions.is_empty() || !item.chosen.is_empty()).then(|| view! {
                         <ul class="mt-3 flex flex-wrap gap-2" aria-label="Clarifications and assumptions">
+                            {item.chosen.iter().map(|c| view! {
+                                <li class="rounded-full border border-teal-300 bg-white px-3 py-1 text-xs text-teal-900" data-testid="history-chosen">
+                                    {c.clone()}
+                                    <span class="ml-1 opacity-70">"(you chose)"</span>
+                                </li>
+                            }).collect_view()}
                             {item.assumptions.iter().map(|a| {
                                 let (tone, note) = match a.source {
                                     AssumptionSource::SavedDefinition => ("border-teal-200 bg-teal-50 text-teal-900", "your saved definition"),

@@ -30,6 +30,7 @@ pub fn routes() -> Router<AppState> {
         .route("/api/v1/query/revise", post(revise))
         .route("/api/v1/threads/{id}", get(thread))
         .route("/api/v1/history", get(history))
+        .route("/api/v1/history/{id}/rows", get(history_rows))
         .route("/api/v1/settings", get(settings).put(save_settings))
         .route("/api/v1/preferences", get(preferences))
         .route("/api/v1/preferences/{id}", delete(delete_preference))
@@ -195,6 +196,16 @@ async fn history(
 ) -> Result<Response, ApiError> {
     let items = state.orchestrator.history(user.id, q.limit.unwrap_or(50)).await?;
     Ok(Json(items).into_response())
+}
+
+/// The rows of a stored answer, computed again now (records nothing).
+#[tracing::instrument(skip_all)]
+async fn history_rows(
+    State(state): State<AppState>,
+    CurrentUser(user): CurrentUser,
+    Path(id): Path<String>,
+) -> Result<Response, ApiError> {
+    Ok(Json(state.orchestrator.replay(user.id, &id).await?).into_response())
 }
 
 #[tracing::instrument(skip_all)]

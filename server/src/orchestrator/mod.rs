@@ -42,7 +42,7 @@ use crate::warehouse::exec::{ExecError, Warehouse};
 use crate::warehouse::{AllowedValuesConfig, AllowedValuesProvider, ColumnSpec};
 use app::protocol::{
     Answer, AskRequest, ClarificationRound, ClarifyRequest, HistoryItem, PreferenceItem, QueryOutcome,
-    ReviseRequest, Settings, ThinkingStep, ThreadMessage, ThreadView,
+    ResultTable, ReviseRequest, Settings, ThinkingStep, ThreadMessage, ThreadView,
 };
 use chrono::{DateTime, NaiveDate, Utc};
 use serde::{Deserialize, Serialize};
@@ -113,6 +113,9 @@ struct RoundState {
     ambiguities: Vec<Ambiguity>,
     /// The plan's entity (free custom constraints are read against it).
     entity: Option<String>,
+    /// What the user chose in earlier rounds: (ambiguity id, "“serious”: Infected").
+    #[serde(default)]
+    chosen: Vec<(String, String)>,
 }
 
 /// What a history entry needs for a re-run or a revision (its `clarifications_json`).
@@ -121,6 +124,9 @@ struct HistoryResume {
     resolutions: Resolutions,
     context: ConversationContext,
     applied: Vec<engine::AppliedChoice>,
+    /// What the user chose in clarification rounds: (ambiguity id, "“serious”: Infected").
+    #[serde(default)]
+    chosen: Vec<(String, String)>,
 }
 
 /// What a thread message carries for later requests (its `payload_json`).
@@ -153,6 +159,8 @@ struct Job {
     interactive: bool,
     thinking: Vec<ThinkingStep>,
     started: Instant,
+    /// What the user chose in this question's rounds: (ambiguity id, label).
+    chosen: Vec<(String, String)>,
 }
 
 /// The user's side of the engine input, loaded once per request.
@@ -300,6 +308,7 @@ impl Orchestrator {
             interactive: req.interactive.unwrap_or(true),
             thinking: Vec::new(),
             started,
+            chosen: Vec::new(),
         })
         .await
     }
@@ -363,7 +372,9 @@ impl Orchestrator {
                 ),
                 _ => (AnswerChoice::DontKnow, "your best judgment".to_owned()),
             };
-            labels.push(format!("{}: {label}", amb.text));
+            // "I don't know" is not a choice: the answer shows it as an assumption instead.
+            let own_choice = !matches!(choice, AnswerChoice::DontKnow);
+            labels.push((amb.id.clone(), format!("{}: {label}", amb.text), own_choice));
             resolutions.answers.insert(amb.id.clone(), resolution);
             stored.push(NewAnswer {
                 ambiguity_id: amb.id.clone(),
@@ -443,7 +454,7 @@ impl Orchestrator {
                 &round.thread_id,
                 NewMessage {
                     role: MessageRole::User,
-                    body: &labels.join("; "),
+                    body: &labels.iter().map(|l| l.1.as_str()).collect::<Vec<_>>().join("; "),
                     payload_json: Some(&payload),
                 },
                 now,
@@ -460,6 +471,11 @@ impl Orchestrator {
             interactive: true,
             thinking: Vec::new(),
             started,
+            chosen: state
+                .chosen
+                .into_iter()
+                .chain(labels.into_iter().filter(|l| l.2).map(|l| (l.0, l.1)))
+                .collect(),
         })
         .await
     }
@@ -498,6 +514,16 @@ impl Orchestrator {
             req.custom.as_deref(),
             false,
         )?;
+        // The changed assumption is now the user's own choice.
+        let picked = match (&req.option_id, &req.custom) {
+            (Some(o), _) => amb.option(o).map(|o| o.label.clone()),
+            (None, Some(c)) => Some(c.trim().to_owned()),
+            (None, None) => None,
+        }
+        .map(|label| (req.ambiguity_id.clone(), format!("{}: {label}", amb.text)));
+        let mut chosen = resume.chosen.clone();
+        chosen.retain(|c| c.0 != req.ambiguity_id);
+        chosen.extend(picked);
         resolutions.answers.insert(req.ambiguity_id.clone(), r);
         let thread_id = match entry.thread_id {
             Some(t) => t,
@@ -520,6 +546,7 @@ impl Orchestrator {
                 interactive: false,
                 thinking: Vec::new(),
                 started,
+                chosen,
             })
             .await?;
         match outcome {
@@ -528,6 +555,55 @@ impl Orchestrator {
                 Err(OrchestratorError::internal("a revision asked a question"))
             }
         }
+    }
+
+    /// The rows of a stored answer, computed again from its stored plan (read-only, the
+    /// same row cap and audit as any query). Records nothing in the thread or history:
+    /// a reloaded thread shows its tables and charts as of now.
+    pub async fn replay(&self, user_id: i64, history_id: &str) -> Result<ResultTable, OrchestratorError> {
+        let hid = HistoryId::new(history_id.to_owned());
+        if !hid.is_well_formed() {
+            return Err(OrchestratorError::NotFound);
+        }
+        let entry = self.inner.store.history_entry(user_id, &hid).await?;
+        let plan: QueryPlan = serde_json::from_str(&entry.plan_json).map_err(OrchestratorError::internal)?;
+        let (rendered, rows, _) = self.execute(user_id, &plan).await?;
+        Ok(convert::table(&rendered, rows, self.inner.model, &plan))
+    }
+
+    /// Renders `plan`, runs it read-only and writes the audit entry (SQL, bound-value
+    /// count, row count — never the values).
+    async fn execute(
+        &self,
+        user_id: i64,
+        plan: &QueryPlan,
+    ) -> Result<(crate::sql::Rendered, crate::warehouse::exec::QueryRows, Duration), OrchestratorError> {
+        let inner = &*self.inner;
+        let rendered = render_with_cap(plan, inner.model, inner.dialect, inner.config.row_cap)
+            .map_err(|e| OrchestratorError::internal(format!("render ({}): {e}", e.code())))?;
+        let t = Instant::now();
+        let result = inner.warehouse.run(&rendered).await;
+        let exec_time = t.elapsed();
+        let (outcome, rows) = match result {
+            Ok(r) => (AuditOutcome::Ok, Ok(r)),
+            Err(ExecError::Timeout(d)) => (AuditOutcome::Timeout, Err(OrchestratorError::Timeout(d))),
+            Err(e @ ExecError::Database(_)) => (AuditOutcome::Error, Err(OrchestratorError::internal(e))),
+        };
+        inner
+            .store
+            .audit(
+                NewAuditEntry {
+                    user_id: Some(user_id),
+                    sql: &rendered.sql,
+                    param_count: rendered.values.len(),
+                    row_count: rows.as_ref().map_or(0, |r| r.rows.len() as i64),
+                    duration_ms: exec_time.as_millis() as i64,
+                    outcome,
+                },
+                Utc::now(),
+            )
+            .await?;
+        Ok((rendered, rows?, exec_time))
     }
 
     /// `GET /api/v1/threads/{id}`.
@@ -589,6 +665,7 @@ impl Orchestrator {
                     sql: e.sql,
                     assumptions: serde_json::from_str(&e.assumptions_json).unwrap_or_default(),
                     clarifications: u32::try_from(resume.applied.len()).unwrap_or(u32::MAX),
+                    chosen: resume.chosen.into_iter().map(|c| c.1).collect(),
                     row_count: e.row_count,
                     duration_ms: e.duration_ms,
                     created_at: e.created_at.to_rfc3339(),
@@ -783,34 +860,10 @@ impl Orchestrator {
         let Some(plan) = u.plan.clone() else {
             return Err(OrchestratorError::internal("the engine gave no plan"));
         };
-        let rendered = render_with_cap(&plan, model, inner.dialect, inner.config.row_cap)
-            .map_err(|e| OrchestratorError::internal(format!("render ({}): {e}", e.code())))?;
+        let (rendered, rows, exec_time) = self.execute(job.user_id, &plan).await?;
         let param_count = rendered.values.len();
-
-        let t = Instant::now();
-        let result = inner.warehouse.run(&rendered).await;
-        let exec_time = t.elapsed();
+        let row_count = rows.rows.len() as i64;
         let now = Utc::now();
-        let (outcome, rows) = match result {
-            Ok(r) => (AuditOutcome::Ok, Ok(r)),
-            Err(ExecError::Timeout(d)) => (AuditOutcome::Timeout, Err(OrchestratorError::Timeout(d))),
-            Err(e @ ExecError::Database(_)) => (AuditOutcome::Error, Err(OrchestratorError::internal(e))),
-        };
-        let row_count = rows.as_ref().map_or(0, |r| r.rows.len() as i64);
-        store
-            .audit(
-                NewAuditEntry {
-                    user_id: Some(job.user_id),
-                    sql: &rendered.sql,
-                    param_count,
-                    row_count,
-                    duration_ms: exec_time.as_millis() as i64,
-                    outcome,
-                },
-                now,
-            )
-            .await?;
-        let rows = rows?;
         job.thinking.push(convert::step(
             "Ran the query",
             format!(
@@ -849,6 +902,7 @@ impl Orchestrator {
             resolutions: job.resolutions.clone(),
             context: job.context.clone(),
             applied: u.applied.clone(),
+            chosen: job.chosen.clone(),
         };
         let plan_json = serde_json::to_string(&plan).map_err(OrchestratorError::internal)?;
         let entry = store
@@ -963,6 +1017,7 @@ impl Orchestrator {
             asked,
             ambiguities: questions.iter().map(|a| (*a).clone()).collect(),
             entity: u.entity.clone(),
+            chosen: job.chosen.clone(),
         };
         let t = Instant::now();
         let now = Utc::now();

@@ -527,6 +527,7 @@ async fn draft_entity(
         synonyms: Vec::new(),
         description,
         display_attribute: display,
+        list_attributes: Vec::new(),
         default_time_dimension: None,
         attributes,
     }

@@ -94,6 +94,10 @@ pub struct Entity {
     /// The attribute that names a row for people (a clinic's name).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub display_attribute: Option<String>,
+    /// Attributes of this entity shown after the key and the display attribute when its
+    /// rows are listed ("list open wounds" → etiology, location, status, …).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub list_attributes: Vec<String>,
     /// The time dimension used when a question gives a window but no date column.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub default_time_dimension: Option<String>,

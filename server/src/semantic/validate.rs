@@ -245,6 +245,14 @@ impl<'m> Validator<'m> {
                     format!("display_attribute {} is not an attribute of the entity", q(d)),
                 );
             }
+            for a in &e.list_attributes {
+                if e.attribute(a).is_none() {
+                    self.problem(
+                        &entry,
+                        format!("list_attributes: {} is not an attribute of the entity", q(a)),
+                    );
+                }
+            }
             if let Some(d) = &e.default_time_dimension {
                 match self.model.time_dimension(d) {
                     None => self.problem(&entry, format!("unknown default time dimension {}", q(d))),

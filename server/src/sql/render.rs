@@ -339,6 +339,7 @@ impl<'p, 'm> Builder<'p, 'm> {
         wanted.extend(
             base.display_attribute
                 .iter()
+                .chain(&base.list_attributes)
                 .map(|d| format!("{}.{d}", base.name)),
         );
         wanted.extend(self.plan.columns.iter().cloned());

@@ -14,6 +14,7 @@ pub const ENDPOINTS: &[(&str, &str)] = &[
     ("post", "/api/v1/query/revise"),
     ("get", "/api/v1/threads/{id}"),
     ("get", "/api/v1/history"),
+    ("get", "/api/v1/history/{id}/rows"),
     ("get", "/api/v1/settings"),
     ("put", "/api/v1/settings"),
     ("get", "/api/v1/preferences"),
@@ -308,6 +309,7 @@ pub fn schemas() -> Map<String, Value> {
                 ("sql", string()),
                 ("assumptions", array(r("Assumption"))),
                 ("clarifications", uint()),
+                ("chosen", array(string())),
                 ("row_count", integer()),
                 ("duration_ms", integer()),
                 ("created_at", string()),
@@ -427,6 +429,14 @@ pub fn document() -> Value {
     );
     h["parameters"] = json!([{"name": "limit", "in": "query", "required": false, "schema": {"type": "integer", "minimum": 1, "maximum": 500}}]);
     paths.insert("/api/v1/history".into(), json!({ "get": h }));
+    let mut rows = op(
+        "The rows of a past answer, computed again now from its stored plan (records nothing)",
+        None,
+        &[("200", reply("The rows as of now", r("ResultTable")))],
+        &["401", "404", "504"],
+    );
+    rows["parameters"] = id_param("The history entry's id (an answer's history_id)");
+    paths.insert("/api/v1/history/{id}/rows".into(), json!({ "get": rows }));
     paths.insert(
         "/api/v1/settings".into(),
         json!({
@@ -684,6 +694,7 @@ mod tests {
                     sql: "SELECT 1".into(),
                     assumptions: vec![assumption()],
                     clarifications: 1,
+                    chosen: vec!["“serious”: Infected".into()],
                     row_count: 3,
                     duration_ms: 4,
                     created_at: "2026-11-01T00:00:00Z".into(),

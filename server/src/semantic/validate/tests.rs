@@ -720,6 +720,11 @@ fn other_unknown_or_unreachable_references_are_rejected() {
             "entity \"wounds\": display_attribute \"name\" is not an attribute",
         ),
         (
+            "entity list_attributes",
+            Model(|m| entity(m, "wounds").list_attributes = vec!["status".into(), "colour".into()]),
+            "entity \"wounds\": list_attributes: \"colour\" is not an attribute",
+        ),
+        (
             "entity default time dimension",
             Model(|m| entity(m, "wounds").default_time_dimension = Some("started".into())),
             "entity \"wounds\": unknown default time dimension \"started\"",
