@@ -388,7 +388,13 @@ fn custom_view(
     err_id: String,
     has_error: impl Fn() -> bool + Clone + Send + Sync + 'static,
 ) -> impl IntoView {
+    // Typing a value chooses "another value"; only passing through the field (Tab) does
+    // not, so keyboard users can move past it without losing their choice.
     let select = move || st.pick.set(Some(Pick::Custom));
+    let typed = move |ev: leptos::ev::Event| {
+        st.custom.set(event_target_value(&ev));
+        select();
+    };
     let field_id = format!("{name}-custom");
     let (label, field) = match input.kind.as_str() {
         "number" => {
@@ -407,11 +413,7 @@ fn custom_view(
                             aria-describedby=err_id.clone()
                             aria-invalid=move || has_error().to_string()
                             prop:value=move || st.custom.get()
-                            on:focus=move |_| select()
-                            on:input=move |ev| {
-                                st.custom.set(event_target_value(&ev));
-                                select();
-                            }
+                            on:input=typed
                         />
                         {unit.map(|u| view! { <span class="text-sm text-slate-600">{u}</span> })}
                     </div>
@@ -430,11 +432,7 @@ fn custom_view(
                         class=format!("{INPUT} max-w-44")
                         aria-describedby=err_id.clone()
                         prop:value=move || st.custom.get()
-                        on:focus=move |_| select()
-                        on:input=move |ev| {
-                            st.custom.set(event_target_value(&ev));
-                            select();
-                        }
+                        on:input=typed
                     />
                     <span class="text-sm text-slate-500">"to"</span>
                     <input
@@ -443,7 +441,6 @@ fn custom_view(
                         class=format!("{INPUT} max-w-44")
                         aria-describedby=err_id.clone()
                         prop:value=move || st.custom_to.get()
-                        on:focus=move |_| select()
                         on:input=move |ev| {
                             st.custom_to.set(event_target_value(&ev));
                             select();
@@ -475,11 +472,7 @@ fn custom_view(
                             aria-describedby=err_id.clone()
                             aria-invalid=move || has_error().to_string()
                             prop:value=move || st.custom.get()
-                            on:focus=move |_| select()
-                            on:input=move |ev| {
-                                st.custom.set(event_target_value(&ev));
-                                select();
-                            }
+                            on:input=typed
                         />
                         <datalist id=list_id>{values}</datalist>
                     </div>
@@ -500,11 +493,7 @@ fn custom_view(
                         aria-describedby=err_id.clone()
                         aria-invalid=move || has_error().to_string()
                         prop:value=move || st.custom.get()
-                        on:focus=move |_| select()
-                        on:input=move |ev| {
-                            st.custom.set(event_target_value(&ev));
-                            select();
-                        }
+                        on:input=typed
                     />
                 }
                 .into_any(),

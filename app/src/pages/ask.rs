@@ -86,7 +86,7 @@ enum RestoredStep {
     /// An answer (its restatement and history entry).
     Answer {
         restatement: String,
-        history: Option<HistoryItem>,
+        history: Option<Box<HistoryItem>>,
         /// Its rows, computed again when the thread was opened (`Err`: why not).
         rows: Option<Result<Box<ResultTable>, String>>,
     },
@@ -109,7 +109,7 @@ fn restore(t: ThreadView, history: Vec<HistoryItem>) -> Restored {
                         history: m
                             .history_id
                             .as_ref()
-                            .and_then(|id| history.iter().find(|h| &h.id == id).cloned()),
+                            .and_then(|id| history.iter().find(|h| &h.id == id).cloned().map(Box::new)),
                         rows: None,
                     },
                     _ => RestoredStep::Chose(m.body),
@@ -718,7 +718,7 @@ fn Working() -> impl IntoView {
 #[component]
 fn RestoredAnswer(
     restatement: String,
-    history: Option<HistoryItem>,
+    history: Option<Box<HistoryItem>>,
     rows: Option<Result<Box<ResultTable>, String>>,
     #[prop(into)] on_revise: Callback<(RwSignal<Option<Answer>>, String, Revision)>,
     #[prop(into)] on_suggest: Callback<String>,
