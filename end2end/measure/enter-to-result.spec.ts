@@ -13,7 +13,7 @@ const CASES: [string, 'answer' | 'clarification-panel'][] = [
   ['How many open wounds are there by clinic?', 'answer'],
   ['Average healing time of venous leg ulcers last year', 'answer'],
   ['show me serious wounds', 'clarification-panel'],
-  ['patients with large wounds', 'clarification-panel'],
+  ['recent infections', 'clarification-panel'],
 ];
 
 function pct(sorted: number[], p: number) {
@@ -21,7 +21,7 @@ function pct(sorted: number[], p: number) {
 }
 
 test('Enter → answer or panel, as seen in the browser', async ({ page }) => {
-  test.setTimeout(RUNS * CASES.length * 5_000 + 30_000);
+  test.setTimeout(RUNS * CASES.length * 10_000 + 30_000);
   await login(page, 'demo', 'clarion-demo');
   await hydrated(page);
   const lines: string[] = [];
@@ -32,24 +32,25 @@ test('Enter → answer or panel, as seen in the browser', async ({ page }) => {
       await hydrated(page);
       const box = page.getByLabel('Your question');
       await box.fill(question);
-      // Timed inside the page: from the keydown to the first frame showing the result.
-      const ms = await page.evaluate(
-        ([testid]) =>
-          new Promise<number>((resolve) => {
-            const box = document.querySelector('textarea') as HTMLTextAreaElement;
-            const t0 = performance.now();
-            const seen = () => {
-              if (document.querySelector(`[data-testid="${testid}"]`)) {
-                requestAnimationFrame(() => resolve(performance.now() - t0));
-              } else {
-                requestAnimationFrame(seen);
-              }
-            };
-            box.dispatchEvent(new KeyboardEvent('keydown', { key: 'Enter', bubbles: true, cancelable: true }));
-            requestAnimationFrame(seen);
-          }),
-        [until],
-      );
+      // Timed inside the page: from the real Enter keydown to the first frame after the
+      // result is in the DOM.
+      await page.evaluate((testid) => {
+        const w = window as unknown as { __ms?: number };
+        w.__ms = undefined;
+        let t0 = 0;
+        document.addEventListener('keydown', () => (t0 = performance.now()), { capture: true, once: true });
+        const obs = new MutationObserver(() => {
+          if (t0 && document.querySelector('[data-testid="answer"], [data-testid="clarification-panel"]')) {
+            obs.disconnect();
+            requestAnimationFrame(() => (w.__ms = performance.now() - t0));
+          }
+        });
+        obs.observe(document.body, { childList: true, subtree: true });
+      }, until);
+      await box.press('Enter');
+      await page.waitForFunction(() => (window as unknown as { __ms?: number }).__ms !== undefined);
+      const ms = await page.evaluate(() => (window as unknown as { __ms: number }).__ms);
+      // The question must still do what it is listed for (an answer, or the panel).
       await expect(page.getByTestId(until)).toBeVisible();
       times.push(ms);
     }
