@@ -92,14 +92,8 @@ async fn a_clear_question_is_answered_with_rows_sql_and_measured_thinking() {
         assert!(measured.len() >= 3, "measured steps: {:?}", a["thinking"]);
         assert!(measured.iter().any(|s| s["name"] == "Ran the query"));
         // the thread holds the question and the answer
-        let t = api
-            .call(
-                &api.alice,
-                Method::GET,
-                &format!("/api/v1/threads/{}", a["thread_id"].as_str().unwrap()),
-                None,
-            )
-            .await;
+        let thread_path = format!("/api/v1/threads/{}", a["thread_id"].as_str().unwrap());
+        let t = api.call(&api.alice, Method::GET, &thread_path, None).await;
         assert_eq!(t.status, StatusCode::OK);
         let kinds: Vec<&str> = t.body["messages"]
             .as_array()
@@ -121,18 +115,27 @@ async fn a_clear_question_is_answered_with_rows_sql_and_measured_thinking() {
             h2.body.as_array().unwrap().len(),
             h.body.as_array().unwrap().len()
         );
-        let t2 = api
-            .call(
-                &api.alice,
-                Method::GET,
-                &format!("/api/v1/threads/{}", a["thread_id"].as_str().unwrap()),
-                None,
-            )
-            .await;
+        let t2 = api.call(&api.alice, Method::GET, &thread_path, None).await;
         assert_eq!(
             t2.body["messages"].as_array().unwrap().len(),
             2,
             "nothing added to the thread"
+        );
+        // coded values read as the model's labels
+        let by = api
+            .ask(json!({"question": "how many open wounds by etiology"}))
+            .await;
+        assert_eq!(by.status, StatusCode::OK, "{}", by.body);
+        let groups: Vec<&str> = by.body["table"]["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|r| r[0].as_str())
+            .collect();
+        assert!(groups.contains(&"Venous leg ulcer"), "{groups:?}");
+        assert!(
+            !groups.iter().any(|g| g.contains('_')),
+            "no raw codes: {groups:?}"
         );
         // another user's, unknown and malformed ids all look the same
         let foreign = api.call(&api.bob, Method::GET, &rows_path, None).await;

@@ -203,15 +203,39 @@ async fn hand_picked_plans_match_values_computed_from_the_dataset() {
         ];
         let got = rows(db, &p).await;
         assert_eq!(got.len(), t.data.wounds.len());
+        // A list also shows the entity's list attributes: find the columns by name.
+        let names: Vec<String> = render(&p, &MODEL, dialect)
+            .unwrap()
+            .columns
+            .into_iter()
+            .map(|c| c.name)
+            .collect();
+        let at = |n: &str| {
+            names
+                .iter()
+                .position(|c| c == n)
+                .unwrap_or_else(|| panic!("{n} in {names:?}"))
+        };
+        let (id_col, days_col, area_col, visits_col) = (
+            at("wounds.id"),
+            at("wounds.days_open"),
+            at("wounds.latest_area"),
+            at("wounds.assessment_count"),
+        );
         for (row, w) in got.iter().zip(&t.data.wounds) {
-            assert_eq!(int(&row[0]), w.id);
+            assert_eq!(int(&row[id_col]), w.id);
             let open_days = (w.healed_date.unwrap_or(today) - w.onset_date).num_days();
-            assert_eq!(int(&row[1]), open_days, "{dialect:?} days_open of wound {}", w.id);
+            assert_eq!(
+                int(&row[days_col]),
+                open_days,
+                "{dialect:?} days_open of wound {}",
+                w.id
+            );
             let latest = t
                 .latest_area_on_or_before(w.id, NaiveDate::MAX)
                 .map_or(Cell::Null, Cell::Real);
-            assert_eq!(row[2], latest, "{dialect:?} latest_area of wound {}", w.id);
-            assert_eq!(int(&row[3]), t.visits(w.id).len() as i64);
+            assert_eq!(row[area_col], latest, "{dialect:?} latest_area of wound {}", w.id);
+            assert_eq!(int(&row[visits_col]), t.visits(w.id).len() as i64);
         }
 
         // Age in whole years on `today`.

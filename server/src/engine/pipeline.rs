@@ -444,7 +444,7 @@ fn assemble(
         if p.confidence < input.thresholds.high && matches!(p.how, LinkMethod::Fuzzy) {
             assumptions.push(Assumption {
                 piece: p.text.clone(),
-                assumed: format!("read as {}", readable_target(model, p)),
+                assumed: readable_target(model, p),
                 source: AssumptionSource::LowConfidenceLink,
                 ambiguity_id: None,
                 option_id: None,

@@ -228,7 +228,7 @@ fn critical_terms_are_asked_and_others_become_assumptions() {
         ("patients at risk", "term:at_risk@patients"),
         ("how many diabetic wounds", "term:diabetic@wounds"),
         ("worst clinics", "term:worst@clinics"),
-        ("recent infections", "term:infected@wounds"),
+        ("recent infections", "term:recent_infection@wounds"),
     ];
     for (q, id) in asked_table {
         let u = ask(q);
@@ -1809,4 +1809,32 @@ fn at_the_latest_visit_settles_per_visit_values_and_averages() {
     let u = ask("open arterial ulcers with slough at the latest assessment");
     assert!(u.questions().next().is_none());
     assert!(eq_filter(plan(&u), "wounds.latest_tissue", text("slough")));
+}
+
+#[test]
+fn recent_infections_are_about_when_the_infection_was_seen_not_when_the_wound_began() {
+    for q in [
+        "recent infections",
+        "show me recent infections",
+        "patients with new infections",
+    ] {
+        let u = ask(q);
+        let term = u
+            .ambiguities
+            .iter()
+            .find(|a| a.id.starts_with("term:recent_infection@"))
+            .unwrap_or_else(|| panic!("{q}: {:?}", ids(&u)));
+        assert_eq!(
+            term.options.iter().find(|o| o.default).map(|o| o.id.as_str()),
+            Some("last_30_days"),
+            "{q}"
+        );
+        let p = plan(&u);
+        assert!(p.time_range.is_none(), "{q}: no onset window: {:?}", p.time_range);
+        assert!(
+            has_filter(p, "assessments.infection_signs"),
+            "{q}: {:?}",
+            p.filters
+        );
+    }
 }

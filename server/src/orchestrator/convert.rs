@@ -174,8 +174,40 @@ pub fn engine_steps(u: &engine::Understanding) -> Vec<ThinkingStep> {
         .collect()
 }
 
-/// The rows of an answer with typed columns and units.
-pub fn table(rendered: &Rendered, rows: QueryRows, model: &SemanticModel, plan: &QueryPlan) -> ResultTable {
+/// The rows of an answer with typed columns and units. Coded values of attributes with
+/// labelled allowed values are shown as their labels ("venous_leg_ulcer" → "Venous leg
+/// ulcer"), as a clinician reads them; everything else is passed through unchanged.
+pub fn table(
+    rendered: &Rendered,
+    mut rows: QueryRows,
+    model: &SemanticModel,
+    plan: &QueryPlan,
+) -> ResultTable {
+    for (i, c) in rendered.columns.iter().enumerate() {
+        let ColumnSource::Attribute { attribute } = &c.source else {
+            continue;
+        };
+        let Some(allowed) = model.allowed_values(attribute) else {
+            continue;
+        };
+        let labels: std::collections::HashMap<&str, &str> = allowed
+            .listed()
+            .iter()
+            .filter(|v| !v.label.is_empty())
+            .filter_map(|v| Some((v.value.as_str()?, v.label.as_str())))
+            .collect();
+        if labels.is_empty() {
+            continue;
+        }
+        for row in &mut rows.rows {
+            if let Some(cell) = row.get_mut(i)
+                && let Some(label) = cell.as_str().and_then(|code| labels.get(code))
+            {
+                *cell = serde_json::Value::String((*label).to_owned());
+            }
+        }
+    }
+
     let columns = rendered
         .columns
         .iter()

@@ -135,7 +135,11 @@ impl Warehouse {
     /// Runs a `COUNT(*)` preview under the preview time limit; `None` when it was slow
     /// or failed (a preview never fails a question).
     pub async fn count(&self, rendered: &Rendered) -> Option<i64> {
+        let started = std::time::Instant::now();
         match self.fetch(rendered, self.limits.preview_timeout).await {
+            // A count that finished after the limit (the timer only fires on its next
+            // tick) is as late as one that did not finish: omitted either way.
+            Ok(_) if started.elapsed() > self.limits.preview_timeout => None,
             Ok(rows) => rows.first()?.first()?.as_i64(),
             Err(e) => {
                 tracing::debug!(error = %e, "option-count preview omitted");
