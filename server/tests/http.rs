@@ -41,11 +41,19 @@ async fn app_for(t: &common::TestDb) -> axum::Router {
     ))
 }
 
+/// Sends one request and reads the whole body. A response that does not finish within
+/// a minute fails the test with its path instead of hanging the suite.
 async fn send(app: &axum::Router, req: Request<Body>) -> (StatusCode, String) {
-    let res = app.clone().oneshot(req).await.unwrap();
-    let status = res.status();
-    let body = res.into_body().collect().await.unwrap().to_bytes();
-    (status, String::from_utf8_lossy(&body).into_owned())
+    let path = req.uri().to_string();
+    let whole = async {
+        let res = app.clone().oneshot(req).await.unwrap();
+        let status = res.status();
+        let body = res.into_body().collect().await.unwrap().to_bytes();
+        (status, String::from_utf8_lossy(&body).into_owned())
+    };
+    tokio::time::timeout(std::time::Duration::from_secs(60), whole)
+        .await
+        .unwrap_or_else(|_| panic!("{path}: no complete response within 60 s"))
 }
 
 fn get(path: &str) -> Request<Body> {

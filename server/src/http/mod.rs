@@ -20,7 +20,8 @@ use axum::middleware::{from_fn, from_fn_with_state};
 use axum::response::IntoResponse;
 use axum::routing::get;
 use leptos::prelude::{provide_context, use_context};
-use leptos_axum::{LeptosRoutes, generate_route_list};
+use leptos_axum::{AxumRouteListing, LeptosRoutes, generate_route_list};
+use std::sync::OnceLock;
 use std::time::Duration;
 use tower_http::catch_panic::CatchPanicLayer;
 use tower_http::compression::CompressionLayer;
@@ -30,9 +31,19 @@ use tower_http::trace::TraceLayer;
 /// Largest request body accepted (bytes).
 pub const MAX_BODY_BYTES: usize = 64 * 1024;
 
+/// The app's route list, generated once per process. Generating it sets a
+/// process-global "suppress resource loading" flag in leptos_server, and a resource
+/// first polled while it is set never resolves (leptos issue #4773): a second router
+/// built while the first is serving pages (tests, or a future hot reload) could stall
+/// a page forever. Once per process, before any router exists, nothing can overlap.
+fn route_list() -> Vec<AxumRouteListing> {
+    static ROUTES: OnceLock<Vec<AxumRouteListing>> = OnceLock::new();
+    ROUTES.get_or_init(|| generate_route_list(app::App)).clone()
+}
+
 /// Builds the whole application router.
 pub fn router(state: AppState) -> Router {
-    let routes = generate_route_list(app::App);
+    let routes = route_list();
     let protected = ProtectedPages::new(routes.iter().map(|r| r.path()));
     let context = leptos_context(&state);
     let shell_options = state.leptos_options.clone();
