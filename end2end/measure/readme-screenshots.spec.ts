@@ -12,7 +12,7 @@ test('README screenshots', async ({ page }) => {
   await box.press('Enter');
   const panel = page.getByTestId('clarification-panel');
   await expect(panel).toBeVisible();
-  await panel.evaluate((el) => el.scrollIntoView({ block: 'start' }));
+  await page.getByTestId('exchange').last().evaluate((el) => el.scrollIntoView({ block: 'start' }));
   await page.screenshot({ path: 'end2end/screenshots/ask.png' });
   await panel.getByRole('radio', { name: /^Infected/ }).check();
   await panel.getByRole('button', { name: 'Submit' }).click();
@@ -21,6 +21,6 @@ test('README screenshots', async ({ page }) => {
   await box.press('Enter');
   const answer = page.getByTestId('answer').last();
   await expect(answer.getByTestId('chart')).toBeVisible();
-  await answer.evaluate((el) => el.scrollIntoView({ block: 'start' }));
+  await page.getByTestId('exchange').last().evaluate((el) => el.scrollIntoView({ block: 'start' }));
   await page.screenshot({ path: 'end2end/screenshots/answer.png' });
 });

@@ -143,6 +143,15 @@ test.describe('Clarification panel', () => {
     await expect(p.getByRole('heading', { name: 'A quick question before I answer' })).toBeVisible();
     await expect(p.getByTestId('understood-so-far')).not.toBeEmpty();
     await expect(p).toContainText('It looks like you mean Full-thickness depth — is that right?');
+    // Nothing (the composer pinned to the bottom) covers the panel's Submit when it sits
+    // at the bottom edge of the view.
+    const submitButton = p.getByRole('button', { name: 'Submit' });
+    await submitButton.evaluate((el) => el.scrollIntoView({ block: 'end' }));
+    const hit = await submitButton.evaluate((el) => {
+      const r = el.getBoundingClientRect();
+      return document.elementFromPoint(r.x + r.width / 2, r.y + r.height / 2)?.closest('button') === el;
+    });
+    expect(hit).toBe(true);
     const best = p.getByRole('radio', { name: /Full-thickness depth/ });
     await expect(best).toBeChecked();
     await expect(p.getByTestId('clarification-option').filter({ hasText: 'Full-thickness depth' })).toContainText('Best guess');

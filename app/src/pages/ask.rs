@@ -238,6 +238,8 @@ pub fn AskPage() -> impl IntoView {
     let textarea = NodeRef::<leptos::html::Textarea>::new();
 
     let trimmed_len = move || draft.with(|d| d.trim().chars().count());
+    let panel_open =
+        move || live.with(|v| v.iter().any(|e| e.stage.with(|s| matches!(s, Stage::Clarify(_)))));
     let can_send = move || {
         let n = trimmed_len();
         n > 0 && n <= MAX_QUESTION_CHARS && !running.get()
@@ -632,7 +634,12 @@ pub fn AskPage() -> impl IntoView {
             </section>
 
                 <form
-                    class="sticky bottom-4 z-30 rounded-xl border border-slate-300 bg-white p-3 shadow-md focus-within:border-teal-600 focus-within:ring-2 focus-within:ring-teal-600/20"
+                    // Pinned to the bottom of the view, except while a clarification panel
+                    // is open: then the panel's Submit must never sit under the composer.
+                    class=move || {
+                        let pinned = if panel_open() { "relative" } else { "sticky bottom-4" };
+                        format!("{pinned} z-30 rounded-xl border border-slate-300 bg-white p-3 shadow-md focus-within:border-teal-600 focus-within:ring-2 focus-within:ring-teal-600/20")
+                    }
                     aria-busy=move || running.get().to_string()
                     on:submit=move |ev| {
                         ev.prevent_default();
