@@ -398,6 +398,23 @@ pub struct Assumption {
     pub options: Vec<Choice>,
 }
 
+impl Assumption {
+    /// The assumption as a badge reads it: "large = Larger than 25 cm²", or for a word
+    /// matched loosely "Lakeview → Lakeview Community Wound Care".
+    pub fn text(&self) -> String {
+        format!("{} {} {}", self.piece, self.link(), self.assumed)
+    }
+
+    /// "=" between the words and what was assumed; "→" for a loosely matched word.
+    pub fn link(&self) -> &'static str {
+        if self.source == AssumptionSource::LowConfidence {
+            "→"
+        } else {
+            "="
+        }
+    }
+}
+
 /// A question Clarion would have asked, answered on its best guess instead (F14).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct OpenQuestion {

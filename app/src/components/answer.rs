@@ -115,14 +115,7 @@ pub fn AssumptionBadge(
     } else {
         "border-amber-200 bg-amber-50 text-amber-900"
     };
-    // "large = Larger than 25 cm²"; a loosely matched word reads "Lakeview → Lakeview
-    // Community Wound Care".
-    let link = if a.source == AssumptionSource::LowConfidence {
-        "→"
-    } else {
-        "="
-    };
-    let text = format!("{} {link} {}", a.piece, a.assumed);
+    let text = a.text();
     let changeable = a.ambiguity_id.is_some() && a.options.len() > 1;
     let Some(amb) = a.ambiguity_id.clone().filter(|_| changeable) else {
         return view! {

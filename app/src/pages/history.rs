@@ -108,7 +108,7 @@ fn HistoryRow(item: HistoryItem) -> impl IntoView {
                                 view! {
                                     <li class=format!("rounded-full border px-3 py-1 text-xs {tone}") data-testid="history-assumption">
                                         <span class="font-semibold">{a.piece.clone()}</span>
-                                        {if a.source == AssumptionSource::LowConfidence { " → " } else { " = " }}
+                                        {format!(" {} ", a.link())}
                                         {a.assumed.clone()}
                                         <span class="ml-1 opacity-70">{format!("({note})")}</span>
                                     </li>

@@ -50,11 +50,8 @@ fn attr_name(model: &SemanticModel, plan_entity: &str, attribute: &str) -> Strin
 }
 
 fn value_text(model: &SemanticModel, attribute: &str, v: &Value) -> String {
-    if let Some(allowed) = model.allowed_values(attribute)
-        && let Some(x) = allowed.listed().iter().find(|x| x.value == *v)
-        && !x.label.is_empty()
-    {
-        return x.label.clone();
+    if let Some(label) = model.value_label(attribute, v) {
+        return label.to_owned();
     }
     match v {
         Value::Text(s) => s.replace('_', " "),

@@ -531,9 +531,8 @@ fn piece_name(a: &Ambiguity) -> String {
 fn readable_target(model: &SemanticModel, p: &LinkedPiece) -> String {
     match (&p.value, p.kind) {
         (Some(v), PieceKind::Value) => model
-            .allowed_values(&p.target)
-            .and_then(|a| a.listed().iter().find(|x| x.value == *v).map(|x| x.label.clone()))
-            .filter(|l| !l.is_empty())
+            .value_label(&p.target, v)
+            .map(str::to_owned)
             .unwrap_or_else(|| v.as_str().map_or_else(|| v.to_string(), str::to_owned)),
         _ => p.target.replace('_', " "),
     }

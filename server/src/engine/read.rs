@@ -2426,10 +2426,8 @@ fn term_anchor(ctx: &Ctx<'_>, r: &Reading, mi: usize) -> String {
 
 fn value_label(model: &SemanticModel, attribute: &str, v: &Value) -> String {
     model
-        .allowed_values(attribute)
-        .and_then(|a| a.listed().iter().find(|x| x.value == *v))
-        .map(|x| x.label.clone())
-        .filter(|l| !l.is_empty())
+        .value_label(attribute, v)
+        .map(str::to_owned)
         .unwrap_or_else(|| v.as_str().map_or_else(|| v.to_string(), str::to_owned))
 }
 

@@ -190,20 +190,12 @@ pub fn table(
         let Some(allowed) = model.allowed_values(attribute) else {
             continue;
         };
-        let labels: std::collections::HashMap<&str, &str> = allowed
-            .listed()
-            .iter()
-            .filter(|v| !v.label.is_empty())
-            .filter_map(|v| Some((v.value.as_str()?, v.label.as_str())))
-            .collect();
-        if labels.is_empty() {
-            continue;
-        }
         for row in &mut rows.rows {
             if let Some(cell) = row.get_mut(i)
-                && let Some(label) = cell.as_str().and_then(|code| labels.get(code))
+                && let Some(code) = cell.as_str()
+                && let Some(label) = allowed.label_for(&crate::semantic::Value::Text(code.to_owned()))
             {
-                *cell = serde_json::Value::String((*label).to_owned());
+                *cell = serde_json::Value::String(label.to_owned());
             }
         }
     }

@@ -129,6 +129,11 @@ struct HistoryResume {
     chosen: Vec<(String, String)>,
 }
 
+/// How a choice reads in the thread and in the history: "serious: Infected".
+fn chosen_text(amb: &Ambiguity, label: &str) -> String {
+    format!("{}: {label}", amb.text)
+}
+
 /// What a thread message carries for later requests (its `payload_json`).
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
@@ -334,6 +339,7 @@ impl Orchestrator {
         let mut resolutions = state.resolutions.clone();
         let mut stored = Vec::new();
         let mut labels = Vec::new();
+        let mut chosen_now = Vec::new();
         for answer in &req.answers {
             let Some(amb) = state.ambiguities.iter().find(|a| a.id == answer.question_id) else {
                 return Err(OrchestratorError::bad(
@@ -372,9 +378,12 @@ impl Orchestrator {
                 ),
                 _ => (AnswerChoice::DontKnow, "your best judgment".to_owned()),
             };
+            let text = chosen_text(amb, &label);
             // "I don't know" is not a choice: the answer shows it as an assumption instead.
-            let own_choice = !matches!(choice, AnswerChoice::DontKnow);
-            labels.push((amb.id.clone(), format!("{}: {label}", amb.text), own_choice));
+            if !matches!(choice, AnswerChoice::DontKnow) {
+                chosen_now.push((amb.id.clone(), text.clone()));
+            }
+            labels.push(text);
             resolutions.answers.insert(amb.id.clone(), resolution);
             stored.push(NewAnswer {
                 ambiguity_id: amb.id.clone(),
@@ -454,7 +463,7 @@ impl Orchestrator {
                 &round.thread_id,
                 NewMessage {
                     role: MessageRole::User,
-                    body: &labels.iter().map(|l| l.1.as_str()).collect::<Vec<_>>().join("; "),
+                    body: &labels.join("; "),
                     payload_json: Some(&payload),
                 },
                 now,
@@ -471,11 +480,7 @@ impl Orchestrator {
             interactive: true,
             thinking: Vec::new(),
             started,
-            chosen: state
-                .chosen
-                .into_iter()
-                .chain(labels.into_iter().filter(|l| l.2).map(|l| (l.0, l.1)))
-                .collect(),
+            chosen: state.chosen.into_iter().chain(chosen_now).collect(),
         })
         .await
     }
@@ -520,7 +525,7 @@ impl Orchestrator {
             (None, Some(c)) => Some(c.trim().to_owned()),
             (None, None) => None,
         }
-        .map(|label| (req.ambiguity_id.clone(), format!("{}: {label}", amb.text)));
+        .map(|label| (req.ambiguity_id.clone(), chosen_text(amb, &label)));
         let mut chosen = resume.chosen.clone();
         chosen.retain(|c| c.0 != req.ambiguity_id);
         chosen.extend(picked);

@@ -10,7 +10,7 @@ use std::collections::{HashMap, VecDeque};
 
 use super::model::{
     AllowedValues, Attribute, AttributeType, Derived, Entity, Join, Measure, SchemaArea, SemanticModel, Term,
-    TermOption, TimeDimension,
+    TermOption, TimeDimension, Value,
 };
 
 /// Lowercases, turns `-` and `_` into spaces and collapses whitespace: the form in which
@@ -181,6 +181,12 @@ impl SemanticModel {
 
     /// The allowed values that apply to an attribute: its own, or for a `latest`/`first`
     /// derivation those of the attribute it reads.
+    /// The model's label for a value of an attribute, when it has one (see
+    /// [`AllowedValues::label_for`]).
+    pub fn value_label(&self, qualified: &str, v: &Value) -> Option<&str> {
+        self.allowed_values(qualified)?.label_for(v)
+    }
+
     pub fn allowed_values(&self, qualified: &str) -> Option<&AllowedValues> {
         let mut current = self.attribute(qualified)?;
         for _ in 0..8 {
@@ -500,6 +506,18 @@ mod tests {
         assert!(exudate.is_static());
         assert_eq!(exudate.listed().len(), 4);
         assert!(m.allowed_values("wounds.latest_area").is_none());
+    }
+
+    #[test]
+    fn a_coded_value_has_its_models_label_and_an_unknown_one_has_none() {
+        let m = model();
+        let code = |s: &str| Value::Text(s.into());
+        assert_eq!(
+            m.value_label("wounds.etiology", &code("venous_leg_ulcer")),
+            Some("Venous leg ulcer")
+        );
+        assert_eq!(m.value_label("wounds.etiology", &code("no_such_code")), None);
+        assert_eq!(m.value_label("wounds.latest_area", &Value::Real(3.0)), None);
     }
 
     #[test]

@@ -326,6 +326,16 @@ impl AllowedValues {
         }
     }
 
+    /// The human label of a listed value (`venous_leg_ulcer` → "Venous leg ulcer"), when
+    /// the model gives it one.
+    pub fn label_for(&self, v: &Value) -> Option<&str> {
+        self.listed()
+            .iter()
+            .find(|x| x.value == *v)
+            .map(|x| x.label.as_str())
+            .filter(|l| !l.is_empty())
+    }
+
     /// True when the list in the model is the complete set.
     pub fn is_static(&self) -> bool {
         matches!(self, AllowedValues::Static { .. })
