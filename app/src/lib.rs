@@ -38,7 +38,7 @@ pub fn shell(options: LeptosOptions) -> impl IntoView {
                 // hydrated tree mismatches when the wasm is built with `erase_components`.
                 <link rel="stylesheet" id="leptos" href=format!("/pkg/{OUTPUT_NAME}.css") />
                 <AutoReload options=options.clone() />
-                <HydrationScripts options />
+                <HydrationScripts options islands=true />
                 <MetaTags />
             </head>
             <body class="h-full text-slate-900 antialiased">
@@ -48,18 +48,11 @@ pub fn shell(options: LeptosOptions) -> impl IntoView {
     }
 }
 
-/// The routed application.
+/// The routed application. Routing happens on the server (every navigation is a page
+/// load); in the browser only the islands hydrate (see `frontend`).
 #[component]
 pub fn App() -> impl IntoView {
     provide_meta_context();
-
-    // Set once the wasm has hydrated the page; tests wait for it before
-    // driving client-side controls.
-    Effect::new(move |_| {
-        if let Some(body) = document().body() {
-            let _ = body.set_attribute("data-hydrated", "true");
-        }
-    });
 
     view! {
         <Title formatter=|t: String| if t.is_empty() { "Clarion".to_string() } else { format!("{t} · Clarion") } />

@@ -131,45 +131,77 @@ pub struct GlossaryAttribute {
     pub values: Vec<String>,
 }
 
+/// Lowercased fields joined by newlines: what a glossary search looks in. A search
+/// (one line, lowercased) matches when it occurs in one of the fields.
+fn search_text<'a>(fields: impl IntoIterator<Item = &'a str>) -> String {
+    fields
+        .into_iter()
+        .map(str::to_lowercase)
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// True when a search (lowercased, trimmed) matches a [`search_text`]: every text
+/// matches the empty search.
+pub fn search_matches(text: &str, query: &str) -> bool {
+    query.is_empty() || text.contains(query)
+}
+
 impl GlossaryTerm {
+    /// What a search looks in: phrase, variants, kind, question, options.
+    pub fn search_text(&self) -> String {
+        search_text(
+            [self.phrase.as_str(), self.kind.as_str(), self.question.as_str()]
+                .into_iter()
+                .chain(self.variants.iter().map(String::as_str))
+                .chain(
+                    self.options
+                        .iter()
+                        .flat_map(|o| [o.label.as_str(), o.description.as_str()]),
+                ),
+        )
+    }
+
     /// True when `query` (already lowercased and trimmed) occurs in anything a
     /// clinician might search for: phrase, variants, kind, question, options.
     pub fn matches(&self, query: &str) -> bool {
-        query.is_empty()
-            || self.phrase.to_lowercase().contains(query)
-            || self.variants.iter().any(|v| v.to_lowercase().contains(query))
-            || self.kind.to_lowercase().contains(query)
-            || self.question.to_lowercase().contains(query)
-            || self.options.iter().any(|o| {
-                o.label.to_lowercase().contains(query) || o.description.to_lowercase().contains(query)
-            })
+        search_matches(&self.search_text(), query)
     }
 }
 
 impl GlossaryEntity {
+    /// What a search looks in for the entity as a whole: its label and synonyms.
+    pub fn search_text(&self) -> String {
+        search_text(std::iter::once(self.label.as_str()).chain(self.synonyms.iter().map(String::as_str)))
+    }
+
     /// The entity filtered to attributes matching `query` (all when the entity itself matches).
     pub fn filtered(&self, query: &str) -> Option<GlossaryEntity> {
-        let entity_hit = query.is_empty()
-            || self.label.to_lowercase().contains(query)
-            || self.synonyms.iter().any(|s| s.to_lowercase().contains(query));
-        if entity_hit {
+        if search_matches(&self.search_text(), query) {
             return Some(self.clone());
         }
         let attributes: Vec<_> = self
             .attributes
             .iter()
-            .filter(|a| {
-                a.name.to_lowercase().contains(query)
-                    || a.description.to_lowercase().contains(query)
-                    || a.synonyms.iter().any(|s| s.to_lowercase().contains(query))
-                    || a.values.iter().any(|v| v.to_lowercase().contains(query))
-            })
+            .filter(|a| search_matches(&a.search_text(), query))
             .cloned()
             .collect();
         (!attributes.is_empty()).then(|| GlossaryEntity {
             attributes,
             ..self.clone()
         })
+    }
+}
+
+impl GlossaryAttribute {
+    /// What a search looks in: name, description, synonyms, values.
+    pub fn search_text(&self) -> String {
+        search_text(
+            [self.name.as_str(), self.description.as_str()]
+                .into_iter()
+                .chain(self.synonyms.iter().map(String::as_str))
+                .chain(self.values.iter().map(String::as_str)),
+        )
     }
 }
 
@@ -210,6 +242,8 @@ mod tests {
         assert!(t.matches("big"));
         assert!(t.matches("10 cm²"));
         assert!(!t.matches("infection"));
+        // A search never spans two fields (phrase "large", variant "big").
+        assert!(!t.matches("large big"));
     }
 
     #[test]
@@ -331,6 +365,26 @@ pub enum QueryOutcome {
     Answered(Answer),
     /// One round of questions first (HTTP 202).
     NeedsClarification(ClarificationRound),
+}
+
+/// [`QueryOutcome`] as the server functions send it to the browser: externally tagged.
+/// Decoding an internally tagged enum makes serde buffer the value and compile a second
+/// decoder for every type inside it (tens of KB of wasm); the JSON API keeps `status`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum Outcome {
+    /// The answer.
+    Answered(Answer),
+    /// One round of questions first.
+    NeedsClarification(ClarificationRound),
+}
+
+impl From<QueryOutcome> for Outcome {
+    fn from(o: QueryOutcome) -> Self {
+        match o {
+            QueryOutcome::Answered(a) => Outcome::Answered(a),
+            QueryOutcome::NeedsClarification(r) => Outcome::NeedsClarification(r),
+        }
+    }
 }
 
 /// An answer: what was computed, on which assumptions, and the rows.
@@ -468,6 +522,10 @@ pub struct Question {
     pub options: Vec<Choice>,
     /// What a custom value may be.
     pub custom: CustomInput,
+    /// What the options' counts count, plural ("patients" for "patients with serious
+    /// wounds", whatever entity the question concerns); empty when unknown.
+    #[serde(default)]
+    pub counts_of: String,
 }
 
 /// One radio option.

@@ -130,18 +130,26 @@ pub async fn get_glossary() -> Result<crate::protocol::Glossary, ServerFnError> 
 
 /// Asks a question (F1–F6): the answer, or one round of clarification questions.
 #[server(endpoint = "ask", input = leptos::server_fn::codec::Json, output = Reply)]
-pub async fn ask(req: crate::protocol::AskRequest) -> Result<crate::protocol::QueryOutcome, ServerFnError> {
+pub async fn ask(req: crate::protocol::AskRequest) -> Result<crate::protocol::Outcome, ServerFnError> {
     let user = ssr::require_user()?;
-    ssr::backend()?.ask(&user, req).await.map_err(ssr::to_sfe)
+    ssr::backend()?
+        .ask(&user, req)
+        .await
+        .map(Into::into)
+        .map_err(ssr::to_sfe)
 }
 
 /// Answers one clarification round (F7, F8, F10, F12).
 #[server(endpoint = "clarify", input = leptos::server_fn::codec::Json, output = Reply)]
 pub async fn clarify(
     req: crate::protocol::ClarifyRequest,
-) -> Result<crate::protocol::QueryOutcome, ServerFnError> {
+) -> Result<crate::protocol::Outcome, ServerFnError> {
     let user = ssr::require_user()?;
-    ssr::backend()?.clarify(&user, req).await.map_err(ssr::to_sfe)
+    ssr::backend()?
+        .clarify(&user, req)
+        .await
+        .map(Into::into)
+        .map_err(ssr::to_sfe)
 }
 
 /// Changes one assumption of an answer and re-runs it (F9).

@@ -25,24 +25,45 @@ test.describe('Glossary', () => {
     await page.goto('/glossary');
     await hydrated(page);
     const search = page.getByLabel('Search the glossary');
-    const total = await page.getByTestId('glossary-term').count();
+    // Searching hides what does not match (the page is server HTML; only the box is live).
+    const shownTerms = page.getByTestId('glossary-term').filter({ visible: true });
+    const shownItems = page.getByTestId('glossary-entity').filter({ visible: true }).locator('tbody tr').filter({ visible: true });
+    const total = await shownTerms.count();
+    const totalItems = await shownItems.count();
 
     await search.fill('exudate');
-    await expect(page.getByTestId('glossary-term').first()).toBeVisible();
-    const narrowed = await page.getByTestId('glossary-term').count();
+    await expect(shownTerms.first()).toBeVisible();
+    const narrowed = await shownTerms.count();
     expect(narrowed).toBeGreaterThan(0);
     expect(narrowed).toBeLessThan(total);
     await expect(page.getByTestId('term-count')).toHaveText(`${narrowed} of ${total} terms`);
-    for (const card of await page.getByTestId('glossary-term').all()) {
+    for (const card of await shownTerms.all()) {
       await expect(card).toContainText(/exudate/i);
     }
+    // Data items narrow too: only rows that mention exudate stay, inside their entity.
+    const items = await shownItems.count();
+    expect(items).toBeGreaterThan(0);
+    expect(items).toBeLessThan(totalItems);
+    for (const row of await shownItems.all()) {
+      await expect(row).toContainText(/exudate/i);
+    }
+    await expect(page.getByText('No term matches your search.')).toBeHidden();
     await shot(page, 'glossary-search');
+
+    // An entity's own name keeps all of its items.
+    await search.fill('clinic');
+    await expect(page.getByTestId('glossary-entity').filter({ visible: true }).first()).toBeVisible();
 
     await search.fill('zzzz-no-such-word');
     await expect(page.getByText('No term matches your search.')).toBeVisible();
     await expect(page.getByText('No data item matches your search.')).toBeVisible();
+    await expect(shownTerms).toHaveCount(0);
+    await expect(page.getByTestId('term-count')).toHaveText(`0 of ${total} terms`);
 
     await search.fill('');
-    await expect(page.getByTestId('glossary-term')).toHaveCount(total);
+    await expect(shownTerms).toHaveCount(total);
+    await expect(shownItems).toHaveCount(totalItems);
+    await expect(page.getByTestId('term-count')).toHaveText(`${total} terms`);
+    await expect(page.getByText('No term matches your search.')).toBeHidden();
   });
 });

@@ -183,6 +183,29 @@ async fn an_ambiguous_question_gets_one_round_with_counts_and_the_chosen_count_i
 }
 
 #[tokio::test]
+async fn counts_are_of_the_questions_subject_not_of_the_ambiguous_words_entity() {
+    each_backend(test_config(), async |api| {
+        // "serious" belongs to wounds, but the question lists patients: the counts (and
+        // their label) are patients, so the chosen count is the answer's row count.
+        let r = api.ask(json!({"question": "show me patients with serious wounds"})).await;
+        assert_eq!(r.status, StatusCode::ACCEPTED, "{}", r.body);
+        let q = question(&r.body, SERIOUS);
+        assert_eq!(q["counts_of"], "patients", "{q}");
+        let infected = q["options"].as_array().unwrap().iter().find(|o| o["id"] == "infected").unwrap();
+        let shown = infected["count"].as_i64().unwrap();
+        let a = api
+            .clarify(json!({"clarification_id": r.body["clarification_id"], "answers": [{"question_id": SERIOUS, "option_id": "infected"}]}))
+            .await;
+        assert_eq!(a.status, StatusCode::OK, "{}", a.body);
+        assert_eq!(a.body["table"]["row_count"].as_i64().unwrap(), shown, "{}", a.body["restatement"]);
+
+        let w = api.ask(json!({"question": "show me serious wounds"})).await;
+        assert_eq!(question(&w.body, SERIOUS)["counts_of"], "wounds");
+    })
+    .await;
+}
+
+#[tokio::test]
 async fn slow_option_counts_are_omitted_and_never_hold_up_the_round() {
     // Every preview "slow": a limit no query can meet.
     let config = OrchestratorConfig {

@@ -133,7 +133,7 @@ pub fn AssumptionBadge(
         .map(|o| {
             let is_current = current.as_deref() == Some(o.id.as_str());
             let rev = (amb.clone(), o.id.clone());
-            let count = o.count.map(|n| count_text(&amb, n));
+            let count = o.count.map(|n| count_text("", &amb, n));
             view! {
                 <li>
                     <button

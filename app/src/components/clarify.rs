@@ -27,10 +27,14 @@ struct QState {
     remember: RwSignal<bool>,
 }
 
-/// What an option's count is counting, from the question id (`term:serious@wounds` →
-/// "wounds"), singular for one.
-pub fn count_text(question_id: &str, n: i64) -> String {
-    let noun = question_id.rsplit_once('@').map(|(_, e)| e).unwrap_or("records");
+/// What an option's count is counting: the question's `counts_of`, else the entity in
+/// its id (`term:serious@wounds` → "wounds"); singular for one.
+pub fn count_text(counts_of: &str, question_id: &str, n: i64) -> String {
+    let noun = if counts_of.is_empty() {
+        question_id.rsplit_once('@').map(|(_, e)| e).unwrap_or("records")
+    } else {
+        counts_of
+    };
     let noun = noun.replace('_', " ");
     let noun = if n == 1 {
         noun.strip_suffix('s').map(str::to_string).unwrap_or(noun)
@@ -273,6 +277,7 @@ fn question_view(
 ) -> impl IntoView + use<> {
     let name = format!("{cid}-q{i}");
     let qid = q.id.clone();
+    let counts_of = q.counts_of.clone();
     let best = q.options.iter().find(|o| o.default).map(|o| o.label.clone());
     let legend_id = format!("{name}-legend");
     let err_id = format!("{name}-error");
@@ -299,7 +304,7 @@ fn question_view(
         .map(|o| {
             let id = o.id.clone();
             let id2 = o.id.clone();
-            let count = o.count.map(|n| count_text(&qid, n));
+            let count = o.count.map(|n| count_text(&counts_of, &qid, n));
             view! {
                 <li>
                     <label class=OPTION_ROW data-testid="clarification-option">
@@ -527,8 +532,14 @@ mod tests {
 
     #[test]
     fn counts_name_what_they_count() {
-        assert_eq!(count_text("term:serious@wounds", 142), "142 wounds");
-        assert_eq!(count_text("term:serious@wounds", 1), "1 wound");
-        assert_eq!(count_text("intent", 1200), "1,200 records");
+        assert_eq!(count_text("", "term:serious@wounds", 142), "142 wounds");
+        assert_eq!(count_text("", "term:serious@wounds", 1), "1 wound");
+        assert_eq!(count_text("", "intent", 1200), "1,200 records");
+        // "patients with serious wounds" counts patients, whatever the word belongs to.
+        assert_eq!(
+            count_text("patients", "term:serious@wounds", 1292),
+            "1,292 patients"
+        );
+        assert_eq!(count_text("patients", "term:serious@wounds", 1), "1 patient");
     }
 }

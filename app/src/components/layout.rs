@@ -68,7 +68,20 @@ pub fn Layout(children: Children) -> impl IntoView {
                 </div>
             </footer>
         </div>
+        <HydrationMarker />
     }
+}
+
+/// Marks `<body data-hydrated="true">` once the page's islands are live. Rendered
+/// after every other island in the document, so it hydrates last; tests wait for
+/// the marker before driving client-side controls.
+#[island]
+fn HydrationMarker() -> impl IntoView {
+    Effect::new(move |_| {
+        if let Some(body) = document().body() {
+            let _ = body.set_attribute("data-hydrated", "true");
+        }
+    });
 }
 
 /// One entry of the main navigation.

@@ -12,14 +12,14 @@ use crate::components::chart::Chart;
 use crate::components::clarify::ClarificationPanel;
 use crate::components::results::ResultsTable;
 use crate::protocol::{
-    Answer, AskRequest, ClarificationRound, ClarifyAnswer, ClarifyRequest, HistoryItem, QueryOutcome,
-    ResultTable, ReviseRequest, ThreadView,
+    Answer, AskRequest, ClarificationRound, ClarifyAnswer, ClarifyRequest, HistoryItem, Outcome, ResultTable,
+    ReviseRequest, ThreadView,
 };
 use crate::server_fns::{ask, clarify, get_history, get_thread, replay, revise};
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 use leptos_meta::Title;
-use leptos_router::hooks::use_params_map;
+use leptos_router::hooks::{use_params_map, use_query_map};
 use serde::{Deserialize, Serialize};
 
 const EXAMPLES: [&str; 4] = [
@@ -193,41 +193,76 @@ fn summarize(round: &ClarificationRound, answers: &[ClarifyAnswer]) -> String {
         .join(" · ")
 }
 
-/// The Ask page (`/` and `/threads/:id`).
+/// Loads a stored thread with each answer's rows computed again (stored threads keep
+/// no rows). `Err` is the message to show instead.
+async fn load_thread(id: String) -> Result<Restored, String> {
+    let t = get_thread(id).await.map_err(|e| error_text(&e))?;
+    let history = get_history(Some(500)).await.unwrap_or_default();
+    let mut restored = restore(t, history);
+    for step in restored.exchanges.iter_mut().flat_map(|e| e.steps.iter_mut()) {
+        if let RestoredStep::Answer {
+            history: Some(h),
+            rows,
+            ..
+        } = step
+        {
+            *rows = Some(
+                replay(h.id.clone())
+                    .await
+                    .map(Box::new)
+                    .map_err(|e| error_text(&e)),
+            );
+        }
+    }
+    Ok(restored)
+}
+
+/// The Ask page (`/` and `/threads/:id`). Rendered on the server only: it reads the
+/// route, loads a stored thread, and hands both to the [`AskThread`] island, so the
+/// browser gets the thread as the island's props and needs no resource of its own.
 #[component]
 pub fn AskPage() -> impl IntoView {
     let params = use_params_map();
-    let route_thread = move || params.read().get("id");
-    let route_thread_untracked = move || params.read_untracked().get("id");
-    let thread_id = RwSignal::new(route_thread());
-
-    let restored = Resource::new(route_thread, |id| async move {
-        match id {
-            None => Ok(None),
-            Some(id) => {
-                let t = get_thread(id).await?;
-                let history = get_history(Some(500)).await.unwrap_or_default();
-                let mut restored = restore(t, history);
-                // Each answer's rows, computed again (stored threads keep no rows).
-                for step in restored.exchanges.iter_mut().flat_map(|e| e.steps.iter_mut()) {
-                    if let RestoredStep::Answer {
-                        history: Some(h),
-                        rows,
-                        ..
-                    } = step
-                    {
-                        *rows = Some(
-                            replay(h.id.clone())
-                                .await
-                                .map(Box::new)
-                                .map_err(|e| error_text(&e)),
-                        );
-                    }
-                }
-                Ok::<_, ServerFnError>(Some(restored))
+    let query = use_query_map();
+    let thread = params.read_untracked().get("id");
+    let q = query.read_untracked().get("q");
+    let key = thread.clone();
+    let loaded = Resource::new_blocking(
+        move || key.clone(),
+        |id| async move {
+            match id {
+                Some(id) => Some(load_thread(id).await),
+                None => None,
             }
-        }
-    });
+        },
+    );
+    view! {
+        <Title text="Ask" />
+        <Suspense fallback=|| view! { <div class="h-40 animate-pulse rounded-xl bg-slate-100"></div> }>
+            {move || {
+                let (thread, q) = (thread.clone(), q.clone());
+                Suspend::new(async move {
+                    let restored = loaded.await;
+                    view! { <AskThread thread q restored /> }
+                })
+            }}
+        </Suspense>
+    }
+}
+
+/// Everything on the Ask page that reacts: the thread, the panels, the composer.
+#[island]
+fn AskThread(
+    /// The stored thread this page opened (`/threads/:id`), if any.
+    thread: Option<String>,
+    /// A question to ask once the page is live (History's "Re-run": `/?q=…`).
+    q: Option<String>,
+    /// That thread as loaded on the server, or why it could not be opened.
+    restored: Option<Result<Restored, String>>,
+) -> impl IntoView {
+    let route = StoredValue::new(thread.clone());
+    let thread_id = RwSignal::new(thread.clone());
+    let thread_failed = matches!(restored, Some(Err(_)));
 
     let (draft, set_draft) = signal(String::new());
     let live = RwSignal::new(Vec::<Live>::new());
@@ -251,10 +286,10 @@ pub fn AskPage() -> impl IntoView {
     };
 
     // An outcome arrived for `ex` (from ask or clarify).
-    let apply = move |ex: Live, outcome: QueryOutcome| {
+    let apply = move |ex: Live, outcome: Outcome| {
         reveal(ex.id);
         match outcome {
-            QueryOutcome::Answered(a) => {
+            Outcome::Answered(a) => {
                 thread_id.set(Some(a.thread_id.clone()));
                 show_thread_url(&a.thread_id);
                 announce.set(format!(
@@ -263,7 +298,7 @@ pub fn AskPage() -> impl IntoView {
                 ));
                 ex.stage.set(Stage::Answered(a));
             }
-            QueryOutcome::NeedsClarification(r) => {
+            Outcome::NeedsClarification(r) => {
                 thread_id.set(Some(r.thread_id.clone()));
                 show_thread_url(&r.thread_id);
                 announce.set(format!("Clarion has a question: {}", r.reason));
@@ -304,10 +339,9 @@ pub fn AskPage() -> impl IntoView {
             let req = AskRequest {
                 question: question.clone(),
                 // A thread that could not be opened is not followed up on.
-                thread_id: thread_id.get_untracked().filter(|t| {
-                    !(matches!(restored.get_untracked(), Some(Err(_)))
-                        && Some(t) == route_thread_untracked().as_ref())
-                }),
+                thread_id: thread_id
+                    .get_untracked()
+                    .filter(|t| !(thread_failed && route.with_value(|r| r.as_ref() == Some(t)))),
                 interactive: None,
             };
             let res = ask(req).await;
@@ -315,7 +349,7 @@ pub fn AskPage() -> impl IntoView {
             ex.busy.set(false);
             match res {
                 Ok(outcome) => {
-                    let panel = matches!(outcome, QueryOutcome::NeedsClarification(_));
+                    let panel = matches!(outcome, Outcome::NeedsClarification(_));
                     apply(ex, outcome);
                     if !panel {
                         focus_composer();
@@ -338,12 +372,9 @@ pub fn AskPage() -> impl IntoView {
     let send = move || send_text(draft.get_untracked());
 
     // `/?q=…` (History's "Re-run"): ask that question once, as soon as the page is live.
-    let url_query = leptos_router::hooks::use_query_map();
+    let rerun_q = StoredValue::new(q.filter(|q| thread.is_none() && !q.trim().is_empty()));
     Effect::new(move |_| {
-        if let Some(q) = url_query.read_untracked().get("q")
-            && route_thread_untracked().is_none()
-            && !q.trim().is_empty()
-        {
+        if let Some(q) = rerun_q.get_value() {
             send_text(q);
         }
     });
@@ -372,7 +403,7 @@ pub fn AskPage() -> impl IntoView {
             match res {
                 Ok(outcome) => {
                     ex.chosen.update(|c| c.push(summary));
-                    let answered = matches!(outcome, QueryOutcome::Answered(_));
+                    let answered = matches!(outcome, Outcome::Answered(_));
                     apply(ex, outcome);
                     if answered {
                         focus_composer();
@@ -553,10 +584,9 @@ pub fn AskPage() -> impl IntoView {
         view! { {items} }
     };
 
-    let is_thread_page = move || route_thread().is_some();
+    let is_thread_page = move || route.with_value(Option::is_some);
 
     view! {
-        <Title text="Ask" />
         <div class="flex flex-col gap-6">
             <div class="flex flex-wrap items-end justify-between gap-3">
                 <div>
@@ -579,24 +609,20 @@ pub fn AskPage() -> impl IntoView {
             <section aria-label="Conversation" class="flex min-h-64 flex-col gap-4">
                 <p class="sr-only" role="status" aria-live="polite">{move || announce.get()}</p>
                 <ol class="flex flex-col gap-4" data-testid="thread">
-                    <Transition fallback=|| view! { <li class="h-40 animate-pulse rounded-xl bg-slate-100"></li> }>
-                        {move || Suspend::new(async move {
-                            match restored.await {
-                                Ok(Some(r)) => restored_view(r).into_any(),
-                                Ok(None) => ().into_any(),
-                                Err(e) => view! {
-                                    <li class="rounded-xl border border-slate-200 bg-white px-6 py-10 text-center" data-testid="thread-not-found">
-                                        <p class="text-sm font-semibold text-slate-800">"This thread could not be opened"</p>
-                                        <p class="mx-auto mt-1 max-w-md text-sm text-slate-500">{error_text(&e)}</p>
-                                        <a href="/" class="mt-4 inline-flex rounded-lg bg-teal-700 px-4 py-2 text-sm font-semibold text-white hover:bg-teal-800 focus:outline-none focus-visible:ring-2 focus-visible:ring-teal-600 focus-visible:ring-offset-2">
-                                            "Ask a new question"
-                                        </a>
-                                    </li>
-                                }
-                                .into_any(),
-                            }
-                        })}
-                    </Transition>
+                    {match restored {
+                        Some(Ok(r)) => restored_view(r).into_any(),
+                        None => ().into_any(),
+                        Some(Err(e)) => view! {
+                            <li class="rounded-xl border border-slate-200 bg-white px-6 py-10 text-center" data-testid="thread-not-found">
+                                <p class="text-sm font-semibold text-slate-800">"This thread could not be opened"</p>
+                                <p class="mx-auto mt-1 max-w-md text-sm text-slate-500">{e}</p>
+                                <a href="/" class="mt-4 inline-flex rounded-lg bg-teal-700 px-4 py-2 text-sm font-semibold text-white hover:bg-teal-800 focus:outline-none focus-visible:ring-2 focus-visible:ring-teal-600 focus-visible:ring-offset-2">
+                                    "Ask a new question"
+                                </a>
+                            </li>
+                        }
+                        .into_any(),
+                    }}
                     <For each=move || live.get() key=|e| e.id let:ex>
                         {exchange_view(ex)}
                     </For>

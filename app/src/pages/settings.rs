@@ -4,9 +4,10 @@
 use crate::components::ui::{Card, PageHeader};
 use crate::protocol::{PreferenceItem, Sensitivity};
 use crate::server_fns::{
-    ChangePassword, DeletePreference, MIN_PASSWORD_CHARS, SaveSettings, get_preferences, get_settings,
+    ChangePassword, MIN_PASSWORD_CHARS, SaveSettings, delete_preference, get_preferences, get_settings,
 };
 use leptos::prelude::*;
+use leptos::server_fn::ServerFn;
 use leptos_meta::Title;
 
 /// The message of a server-function error, without the transport's prefix.
@@ -20,12 +21,18 @@ pub(crate) fn error_text(e: &ServerFnError) -> String {
     }
 }
 
-/// The Settings page.
+/// The Settings page. Rendered on the server only: it loads the settings and the
+/// remembered choices and hands them to the islands as props (no browser resources).
 #[component]
 pub fn SettingsPage() -> impl IntoView {
-    let save = ServerAction::<SaveSettings>::new();
-    let settings = Resource::new(move || save.version().get(), |_| get_settings());
-
+    let settings = Resource::new_blocking(
+        || (),
+        |_| async { get_settings().await.map_err(|e| error_text(&e)) },
+    );
+    let prefs = Resource::new_blocking(
+        || (),
+        |_| async { get_preferences().await.map_err(|e| error_text(&e)) },
+    );
     view! {
         <Title text="Settings" />
         <PageHeader
@@ -38,25 +45,23 @@ pub fn SettingsPage() -> impl IntoView {
                     title="Clarifications"
                     description="These apply to every question you ask, in the browser and through the API."
                 >
-                    <Transition fallback=|| view! { <div class="h-48 animate-pulse rounded-lg bg-slate-100"></div> }>
+                    <Suspense fallback=|| view! { <div class="h-48 animate-pulse rounded-lg bg-slate-100"></div> }>
                         {move || Suspend::new(async move {
-                            match settings.await {
-                                Ok(s) => view! { <SettingsForm save current=s /> }.into_any(),
-                                Err(e) => view! {
-                                    <p role="alert" class="rounded-lg bg-red-50 px-4 py-3 text-sm text-red-800">
-                                        "Your settings could not be loaded: " {error_text(&e)}
-                                    </p>
-                                }
-                                    .into_any(),
-                            }
+                            let current = settings.await;
+                            view! { <ClarificationSettings current /> }
                         })}
-                    </Transition>
+                    </Suspense>
                 </Card>
                 <Card
                     title="Remembered choices"
                     description="How you answered Clarion's questions. Remembered choices are applied automatically and shown as “your saved definition”; an answer given three times is preselected as the default."
                 >
-                    <RememberedChoices />
+                    <Suspense fallback=|| view! { <div class="h-24 animate-pulse rounded-lg bg-slate-100"></div> }>
+                        {move || Suspend::new(async move {
+                            let items = prefs.await;
+                            view! { <RememberedChoices items /> }
+                        })}
+                    </Suspense>
                 </Card>
             </div>
             <div class="flex flex-col gap-6">
@@ -68,12 +73,50 @@ pub fn SettingsPage() -> impl IntoView {
     }
 }
 
+/// The skip and sensitivity settings, saved in place.
+#[island]
+fn ClarificationSettings(
+    /// The settings as loaded, or why they could not be.
+    current: Result<crate::protocol::Settings, String>,
+) -> impl IntoView {
+    match current {
+        Ok(current) => view! { <SettingsForm current /> }.into_any(),
+        Err(e) => view! {
+            <p role="alert" class="rounded-lg bg-red-50 px-4 py-3 text-sm text-red-800">
+                "Your settings could not be loaded: " {e}
+            </p>
+        }
+        .into_any(),
+    }
+}
+
 #[component]
-fn SettingsForm(save: ServerAction<SaveSettings>, current: crate::protocol::Settings) -> impl IntoView {
+fn SettingsForm(current: crate::protocol::Settings) -> impl IntoView {
+    let save = ServerAction::<SaveSettings>::new();
     let result = save.value();
     let pending = save.pending();
+    let skip = NodeRef::<leptos::html::Input>::new();
+    let sensitivity = RwSignal::new(current.sensitivity);
+    // A plain form post to the server function before the wasm is live; afterwards
+    // the same fields are sent without leaving the page.
+    let on_submit = move |ev: leptos::ev::SubmitEvent| {
+        ev.prevent_default();
+        save.dispatch(SaveSettings {
+            sensitivity: sensitivity.get_untracked().as_str().to_string(),
+            skip_clarifications: skip
+                .get_untracked()
+                .is_some_and(|i| i.checked())
+                .then(|| "on".to_string()),
+        });
+    };
     view! {
-        <ActionForm action=save attr:class="space-y-6" attr:aria-label="Clarification settings">
+        <form
+            method="post"
+            action=SaveSettings::url()
+            class="space-y-6"
+            aria-label="Clarification settings"
+            on:submit=on_submit
+        >
             <div class="flex items-start justify-between gap-6">
                 <div>
                     <label for="skip_clarifications" class="text-sm font-medium text-slate-900">
@@ -86,6 +129,7 @@ fn SettingsForm(save: ServerAction<SaveSettings>, current: crate::protocol::Sett
                 <input
                     id="skip_clarifications"
                     name="skip_clarifications"
+                    node_ref=skip
                     type="checkbox"
                     role="switch"
                     aria-describedby="skip-help"
@@ -114,6 +158,7 @@ fn SettingsForm(save: ServerAction<SaveSettings>, current: crate::protocol::Sett
                                             name="sensitivity"
                                             value=s.as_str()
                                             checked=current.sensitivity == s
+                                            on:change=move |_| sensitivity.set(s)
                                             class="h-4 w-4 accent-teal-700 focus:outline-none"
                                         />
                                         <span class="text-sm font-medium text-slate-900">{s.label()}</span>
@@ -141,52 +186,73 @@ fn SettingsForm(save: ServerAction<SaveSettings>, current: crate::protocol::Sett
                     }}
                 </p>
             </div>
-        </ActionForm>
+        </form>
     }
 }
 
 /// The remembered and learned choices, each with a delete button.
-#[component]
-fn RememberedChoices() -> impl IntoView {
-    let delete = ServerAction::<DeletePreference>::new();
-    let prefs = Resource::new(move || delete.version().get(), |_| get_preferences());
-    let delete_result = delete.value();
+#[island]
+fn RememberedChoices(
+    /// The choices as loaded, or why they could not be.
+    items: Result<Vec<PreferenceItem>, String>,
+) -> impl IntoView {
+    let (items, load_error) = match items {
+        Ok(items) => (items, None),
+        Err(e) => (Vec::new(), Some(e)),
+    };
+    let items = RwSignal::new(items);
+    let error = RwSignal::new(None::<String>);
+    let pending = RwSignal::new(false);
+    let forget = move |id: i64| {
+        if pending.get_untracked() {
+            return;
+        }
+        pending.set(true);
+        error.set(None);
+        leptos::task::spawn_local(async move {
+            match delete_preference(id).await {
+                Ok(()) => items.update(|v| v.retain(|p| p.id != id)),
+                Err(e) => error.set(Some(error_text(&e))),
+            }
+            pending.set(false);
+        });
+    };
     view! {
-        <Transition fallback=|| view! { <div class="h-24 animate-pulse rounded-lg bg-slate-100"></div> }>
-            {move || Suspend::new(async move {
-                match prefs.await {
-                    Ok(items) if items.is_empty() => view! {
+        {match load_error {
+            Some(e) => view! {
+                <p role="alert" class="rounded-lg bg-red-50 px-4 py-3 text-sm text-red-800">
+                    "Your remembered choices could not be loaded: " {e}
+                </p>
+            }
+            .into_any(),
+            None => view! {
+                <Show
+                    when=move || items.with(|v| !v.is_empty())
+                    fallback=|| view! {
                         <p class="text-sm text-slate-500" data-testid="remembered-empty">
                             "You have no remembered choices yet. Tick “Remember my choice” when Clarion asks, and the answer is applied automatically next time."
                         </p>
                     }
-                        .into_any(),
-                    Ok(items) => view! {
-                        <ul class="divide-y divide-slate-100" aria-label="Remembered choices" data-testid="remembered-list">
-                            {items.into_iter().map(|p| view! { <PreferenceRow pref=p delete /> }).collect_view()}
-                        </ul>
-                    }
-                        .into_any(),
-                    Err(e) => view! {
-                        <p role="alert" class="rounded-lg bg-red-50 px-4 py-3 text-sm text-red-800">
-                            "Your remembered choices could not be loaded: " {error_text(&e)}
-                        </p>
-                    }
-                        .into_any(),
-                }
-            })}
-        </Transition>
-        <p aria-live="polite" class="mt-2 text-sm text-red-700">
-            {move || match delete_result.get() {
-                Some(Err(e)) => error_text(&e),
-                _ => String::new(),
-            }}
-        </p>
+                >
+                    <ul class="divide-y divide-slate-100" aria-label="Remembered choices" data-testid="remembered-list">
+                        <For each=move || items.get() key=|p| p.id let:pref>
+                            <PreferenceRow pref forget pending />
+                        </For>
+                    </ul>
+                </Show>
+            }
+            .into_any(),
+        }}
+        <p aria-live="polite" class="mt-2 text-sm text-red-700">{move || error.get()}</p>
     }
 }
 
 #[component]
-fn PreferenceRow(pref: PreferenceItem, delete: ServerAction<DeletePreference>) -> impl IntoView {
+fn PreferenceRow(
+    pref: PreferenceItem,
+    forget: impl Fn(i64) + 'static,
+    pending: RwSignal<bool>,
+) -> impl IntoView {
     let (status, status_class) = if pref.remembered {
         ("Remembered", "bg-teal-50 text-teal-800 ring-teal-200")
     } else if pref.offered_as_default {
@@ -216,10 +282,8 @@ fn PreferenceRow(pref: PreferenceItem, delete: ServerAction<DeletePreference>) -
             <button
                 type="button"
                 aria-label=aria
-                disabled=move || delete.pending().get()
-                on:click=move |_| {
-                    delete.dispatch(DeletePreference { id });
-                }
+                disabled=move || pending.get()
+                on:click=move |_| forget(id)
                 class="shrink-0 rounded-md px-2.5 py-1.5 text-sm font-medium text-red-700 hover:bg-red-50 focus:outline-none focus-visible:ring-2 focus-visible:ring-red-600 disabled:opacity-50"
             >
                 "Delete"
@@ -229,7 +293,7 @@ fn PreferenceRow(pref: PreferenceItem, delete: ServerAction<DeletePreference>) -
 }
 
 /// Change password and sign out.
-#[component]
+#[island]
 fn AccountSection() -> impl IntoView {
     let change = ServerAction::<ChangePassword>::new();
     let result = change.value();
@@ -239,13 +303,31 @@ fn AccountSection() -> impl IntoView {
         _ => None,
     };
     let done = move || matches!(result.get(), Some(Ok(())));
+    let current = NodeRef::<leptos::html::Input>::new();
+    let new = NodeRef::<leptos::html::Input>::new();
+    let confirm = NodeRef::<leptos::html::Input>::new();
+    let value = |r: NodeRef<leptos::html::Input>| r.get_untracked().map(|i| i.value()).unwrap_or_default();
+    let on_submit = move |ev: leptos::ev::SubmitEvent| {
+        ev.prevent_default();
+        change.dispatch(ChangePassword {
+            current: value(current),
+            new: value(new),
+            confirm: value(confirm),
+        });
+    };
     let input_class = "mt-1 block w-full rounded-lg border border-slate-300 px-3 py-2 text-sm shadow-sm focus:border-teal-600 focus:outline-none focus:ring-2 focus:ring-teal-600/20 aria-[invalid=true]:border-red-500";
     view! {
         <Show
             when=done
             fallback=move || {
                 view! {
-                    <ActionForm action=change attr:class="space-y-4" attr:aria-label="Change password">
+                    <form
+                        method="post"
+                        action=ChangePassword::url()
+                        class="space-y-4"
+                        aria-label="Change password"
+                        on:submit=on_submit
+                    >
                         <h3 class="text-sm font-semibold text-slate-900">"Change password"</h3>
                         <div>
                             <label for="current-password" class="block text-sm font-medium text-slate-700">
@@ -253,6 +335,7 @@ fn AccountSection() -> impl IntoView {
                             </label>
                             <input
                                 id="current-password"
+                                node_ref=current
                                 name="current"
                                 type="password"
                                 autocomplete="current-password"
@@ -268,6 +351,7 @@ fn AccountSection() -> impl IntoView {
                             </label>
                             <input
                                 id="new-password"
+                                node_ref=new
                                 name="new"
                                 type="password"
                                 autocomplete="new-password"
@@ -286,6 +370,7 @@ fn AccountSection() -> impl IntoView {
                             </label>
                             <input
                                 id="confirm-password"
+                                node_ref=confirm
                                 name="confirm"
                                 type="password"
                                 autocomplete="new-password"
@@ -306,7 +391,7 @@ fn AccountSection() -> impl IntoView {
                         >
                             {move || if pending.get() { "Changing…" } else { "Change password" }}
                         </button>
-                    </ActionForm>
+                    </form>
                 }
             }
         >

@@ -28,7 +28,14 @@ pub fn choices(a: &Ambiguity, counts: Option<&[Option<i64>]>) -> Vec<Choice> {
 }
 
 /// One question of a clarification round.
-pub fn question(a: &Ambiguity, counts: Option<&[Option<i64>]>, allowed: &AllowedValuesSnapshot) -> Question {
+/// `counts_of`: the entity the counts count (the question's subject, not necessarily the
+/// entity the ambiguous word belongs to).
+pub fn question(
+    a: &Ambiguity,
+    counts: Option<&[Option<i64>]>,
+    counts_of: &str,
+    allowed: &AllowedValuesSnapshot,
+) -> Question {
     Question {
         id: a.id.clone(),
         kind: a.kind.as_str().to_owned(),
@@ -37,6 +44,7 @@ pub fn question(a: &Ambiguity, counts: Option<&[Option<i64>]>, allowed: &Allowed
         span_text: a.text.clone(),
         options: choices(a, counts),
         custom: custom_input(&a.custom, allowed),
+        counts_of: counts_of.replace('_', " "),
     }
 }
 

@@ -1010,7 +1010,7 @@ impl Orchestrator {
         let protocol_questions: Vec<_> = questions
             .iter()
             .zip(&per_question)
-            .map(|(a, c)| convert::question(a, Some(c), &loaded.allowed))
+            .map(|(a, c)| convert::question(a, Some(c), u.entity.as_deref().unwrap_or(""), &loaded.allowed))
             .collect();
         let mut asked = job.asked.clone();
         asked.extend(questions.iter().map(|a| a.id.clone()));

@@ -147,6 +147,7 @@ pub fn schemas() -> Map<String, Value> {
                 ("span_text", string()),
                 ("options", array(r("Choice"))),
                 ("custom", r("CustomInput")),
+                ("counts_of", string()),
             ],
             &[],
         ),
@@ -616,6 +617,7 @@ mod tests {
                 unit: Some("cm²".into()),
                 allowed_values: vec!["x".into()],
             },
+            counts_of: "wounds".into(),
         };
         let round = ClarificationRound {
             clarification_id: "c".into(),
