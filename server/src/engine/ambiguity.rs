@@ -2013,11 +2013,10 @@ pub(crate) fn entity(ctx: &Ctx<'_>, r: &Reading, d: &mut Detected) {
                 .map(|(i, e)| entity_option(model, e, i == 0))
                 .collect();
             let t = r.terms.first().map(|t| &model.terms[t.term]);
-            let (span, text) = r
-                .terms
-                .first()
-                .map(|t| phrase_text(ctx, t.mention))
-                .map_or((None, String::new()), |(s, t)| (Some(s), t));
+            // no word names the records: the term's words are the term's own question
+            // (its badge reads "healing = Open and getting smaller"), so this one is
+            // about something missing, like a missing cohort ("which records = Wounds")
+            let (span, text) = (None, String::new());
             let severity = if r.intent == Intent::Count {
                 Severity::High
             } else {

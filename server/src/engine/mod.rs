@@ -73,6 +73,7 @@ pub use app::protocol::Sensitivity;
 pub use custom::{CustomValueError, parse_custom_constraint};
 pub use explain::restate;
 pub use gate::GateThresholds;
+pub use pipeline::piece_name;
 pub use plan::{Dimension, Intent, Metric, OrderBy, OrderKey, QueryPlan, TimeRange};
 pub use suggest::{suggest, suggest_relaxations};
 pub use vocab::EngineIndex;

@@ -516,13 +516,15 @@ fn lower_first(s: &str) -> String {
     }
 }
 
-fn piece_name(a: &Ambiguity) -> String {
+/// What an ambiguity is about, as a badge or a "you chose" line names it: its words,
+/// or for a question about something missing, what is missing ("period").
+pub fn piece_name(a: &Ambiguity) -> String {
     if !a.text.is_empty() {
         return a.text.clone();
     }
     match a.kind {
         AmbiguityKind::MissingTimeWindow => "period".into(),
-        AmbiguityKind::MissingCohort => "which records".into(),
+        AmbiguityKind::MissingCohort | AmbiguityKind::Entity => "which records".into(),
         AmbiguityKind::Column => "date".into(),
         other => other.as_str().replace('_', " "),
     }

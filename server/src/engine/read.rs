@@ -377,6 +377,35 @@ fn mention_entity(model: &SemanticModel, m: &Mention) -> Option<String> {
         .and_then(|h| split_qualified(&h.attribute).map(|(e, _)| e.to_owned()))
 }
 
+/// The plain count measure of the entity that a count-of-related attribute's phrase
+/// names with nothing but count words: "number of visits", "visit count", "how many
+/// visits" (the wounds' assessment count) → the assessments' count. `None` when the phrase
+/// says more ("number of assessments done"), names no entity, or the model has no
+/// unfiltered count measure of it.
+fn counted_entity_measure(model: &SemanticModel, m: &Mention) -> Option<usize> {
+    let words: Vec<&str> = m.phrase.split(' ').collect();
+    let counts = |w: &&str| matches!(*w, "number" | "numbers" | "count" | "many");
+    if !words.iter().any(counts) {
+        return None;
+    }
+    let rest: Vec<&str> = words
+        .iter()
+        .copied()
+        .filter(|w| !counts(w) && !matches!(*w, "of" | "how"))
+        .collect();
+    let named = model.find_entity(&rest.join(" "))?;
+    let counts_it = m.attributes().any(|(e, a)| {
+        matches!(&model.entities[e].attributes[a].derived, Some(Derived::CountRelated { entity }) if *entity == named.name)
+    });
+    if !counts_it {
+        return None;
+    }
+    model
+        .measures
+        .iter()
+        .position(|x| x.entity == named.name && x.agg == MeasureAgg::Count && x.filter.is_none())
+}
+
 /// Reads the question.
 pub(crate) fn read(ctx: &Ctx<'_>) -> Reading {
     let model = ctx.model;
@@ -602,7 +631,21 @@ pub(crate) fn read(ctx: &Ctx<'_>) -> Reading {
         if used[mi] {
             continue;
         }
-        if let Some(mx) = m.measure() {
+        // "number of visits", "visit count": count words and a word for what a
+        // count-of-related attribute counts say "count the visits" as much as "number of
+        // assessments" (which also names the measure), when nothing else is the subject
+        let other_subject = || {
+            ms.iter()
+                .enumerate()
+                .any(|(oi, o)| oi != mi && !used[oi] && (o.entity().is_some() || o.measure().is_some()))
+        };
+        let counted = m
+            .measure()
+            .is_none()
+            .then(|| counted_entity_measure(model, m))
+            .flatten()
+            .filter(|_| !other_subject());
+        if let Some(mx) = m.measure().or(counted) {
             // "number of wounds" after "with"/"by" is the patients' attribute; as a
             // question it is the count
             let prev = ctx.w(m.first.wrapping_sub(1));

@@ -574,6 +574,72 @@ fn superlatives_and_durations_read_as_rankings_and_averages() {
     );
 }
 
+#[test]
+fn an_entity_only_a_vague_word_implies_is_assumed_as_which_records_not_as_that_word() {
+    let u = ask("how are we doing on healing this year");
+    let entity = u
+        .ambiguities
+        .iter()
+        .find(|a| a.kind == AmbiguityKind::Entity)
+        .unwrap_or_else(|| panic!("{:?}", ids(&u)));
+    // the records are still offered (wounds or patients), but the words are the term's
+    assert!(entity.options.len() >= 2);
+    let badge = u
+        .assumptions
+        .iter()
+        .find(|a| a.ambiguity_id.as_deref() == Some(entity.id.as_str()))
+        .unwrap_or_else(|| panic!("{:?}", u.assumptions));
+    assert_eq!(badge.piece, "which records");
+    let term = u
+        .assumptions
+        .iter()
+        .find(|a| a.ambiguity_id.as_deref() == Some("term:healing@wounds"))
+        .unwrap_or_else(|| panic!("{:?}", u.assumptions));
+    assert_eq!(term.piece, "healing");
+}
+
+#[test]
+fn a_count_of_visits_counts_assessments_like_a_count_of_assessments() {
+    // "number of visits" is also the wounds' assessment count; as the subject of a count
+    // it counts the visits, exactly like "number of assessments"
+    for rest in ["last month", "by clinic this year", "for DFUs", "per wound", ""] {
+        let visits = ask(&format!("number of visits {rest}"));
+        let assessments = ask(&format!("number of assessments {rest}"));
+        assert_eq!(plan(&visits), plan(&assessments), "{rest}");
+        assert!(
+            !visits.ambiguities.iter().any(|a| a.kind == AmbiguityKind::Entity),
+            "{rest}: {:?}",
+            ids(&visits)
+        );
+    }
+    let p = plan(&ask("number of visits last month")).clone();
+    assert_eq!((p.entity.as_str(), p.intent), ("assessments", Intent::Count));
+    assert_eq!(p.metrics[0].attribute, None);
+    assert_eq!(
+        p.time_range.as_ref().map(|t| t.attribute.as_str()),
+        Some("assessments.assessed_on")
+    );
+    let p = plan(&ask("visit count in 2025")).clone();
+    assert_eq!((p.entity.as_str(), p.intent), ("assessments", Intent::Count));
+    // averaged, compared or ranked per wound it stays the wounds' attribute
+    let p = plan(&ask("average number of visits per wound")).clone();
+    assert_eq!(p.entity, "wounds");
+    assert_eq!(
+        (p.metrics[0].agg, p.metrics[0].attribute.as_deref()),
+        (MeasureAgg::Avg, Some("wounds.assessment_count"))
+    );
+    let p = plan(&ask("wounds with more than 20 visits")).clone();
+    assert_eq!(p.entity, "wounds");
+    assert!(has_filter(&p, "wounds.assessment_count"), "{:?}", p.filters);
+    let p = plan(&ask("wounds with the highest number of visits")).clone();
+    assert_eq!(p.entity, "wounds");
+    assert!(
+        matches!(&p.order[..], [OrderBy { key: OrderKey::Attribute { attribute }, .. }] if attribute == "wounds.assessment_count"),
+        "{:?}",
+        p.order
+    );
+}
+
 // =====================================================================================
 // Missing time window, missing cohort, thresholds, aggregation, ranking
 // =====================================================================================

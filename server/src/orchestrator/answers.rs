@@ -108,6 +108,39 @@ pub fn resolution(
     Ok(Resolution::Custom { constraint })
 }
 
+/// What a "pick a value" answer may be, as (stored value, what people read): the
+/// database's values (cached) with the model's labels where it has them, else the
+/// model's own list (a static list is never in the cache).
+pub fn pickable_values(
+    model: &SemanticModel,
+    allowed: &AllowedValuesSnapshot,
+    attribute: &str,
+) -> Vec<(String, String)> {
+    let listed = model.allowed_values(attribute);
+    let label = |v: &str| {
+        listed
+            .and_then(|l| l.label_for(&Value::Text(v.to_owned())))
+            .unwrap_or(v)
+            .to_owned()
+    };
+    match allowed.get(attribute) {
+        Some(cached) if !cached.values.is_empty() => {
+            cached.values.iter().map(|v| (v.clone(), label(v))).collect()
+        }
+        _ => listed
+            .map(|l| {
+                l.listed()
+                    .iter()
+                    .filter_map(|a| match &a.value {
+                        Value::Text(t) => Some((t.clone(), label(t))),
+                        _ => None,
+                    })
+                    .collect()
+            })
+            .unwrap_or_default(),
+    }
+}
+
 /// A custom value as a typed constraint, or what is wrong with it.
 pub fn custom_constraint(
     model: &SemanticModel,
@@ -146,11 +179,12 @@ pub fn custom_constraint(
         }
         CustomValue::DateRange { attribute } => date_range(attribute, text),
         CustomValue::AllowedValue { attribute } => {
-            let values = allowed
-                .get(attribute)
-                .map(|v| v.values.clone())
-                .unwrap_or_default();
-            if let Some(v) = values.iter().find(|v| v.eq_ignore_ascii_case(text)) {
+            // The stored value or its label, as the picker shows it.
+            let values = pickable_values(model, allowed, attribute);
+            if let Some((v, _)) = values
+                .iter()
+                .find(|(v, label)| v.eq_ignore_ascii_case(text) || label.eq_ignore_ascii_case(text))
+            {
                 return Ok(Constraint::InSet {
                     attribute: attribute.clone(),
                     values: vec![Value::Text(v.clone())],
@@ -158,7 +192,7 @@ pub fn custom_constraint(
             }
             let owner = attribute.split('.').next().unwrap_or_default();
             free(entity.unwrap_or(owner)).map_err(|m| {
-                let some: Vec<&str> = values.iter().take(8).map(String::as_str).collect();
+                let some: Vec<&str> = values.iter().take(8).map(|(_, l)| l.as_str()).collect();
                 if some.is_empty() {
                     m
                 } else {
@@ -226,6 +260,50 @@ mod tests {
         assert_eq!(number("2.5", None), Some(Value::Real(2.5)));
         assert_eq!(number("15 kg", Some("cm2")), None);
         assert_eq!(number("big", Some("cm2")), None);
+    }
+
+    #[test]
+    fn a_picked_value_may_be_a_stored_value_or_its_label_from_the_cache_or_the_models_list() {
+        let model = SemanticModel::wound_care();
+        let depth = CustomValue::AllowedValue {
+            attribute: "wounds.depth".into(),
+        };
+        // A static list is never cached: the model's list (with its labels) is offered.
+        let none = AllowedValuesSnapshot::empty();
+        let offered = pickable_values(&model, &none, "wounds.depth");
+        assert!(
+            offered.contains(&("full_thickness".into(), "Full thickness".into())),
+            "{offered:?}"
+        );
+        let in_set = |v: &str| Constraint::InSet {
+            attribute: "wounds.depth".into(),
+            values: vec![Value::Text(v.into())],
+        };
+        for typed in ["Full thickness", "full thickness", "full_thickness"] {
+            assert_eq!(
+                custom_constraint(&model, &none, Some("wounds"), &depth, typed),
+                Ok(in_set("full_thickness")),
+                "{typed}"
+            );
+        }
+        let e = custom_constraint(&model, &none, Some("wounds"), &depth, "purple").unwrap_err();
+        assert!(e.contains("Partial thickness"), "the error lists labels: {e}");
+
+        // Cached database values come with the model's labels where it has them.
+        let mut cached = AllowedValuesSnapshot::empty();
+        cached.insert(
+            "wounds.etiology",
+            vec!["venous_leg_ulcer".into(), "other_kind".into()],
+            false,
+        );
+        let offered = pickable_values(&model, &cached, "wounds.etiology");
+        assert_eq!(
+            offered,
+            vec![
+                ("venous_leg_ulcer".into(), "Venous leg ulcer".into()),
+                ("other_kind".into(), "other_kind".into())
+            ]
+        );
     }
 
     #[test]

@@ -31,6 +31,7 @@ pub fn choices(a: &Ambiguity, counts: Option<&[Option<i64>]>) -> Vec<Choice> {
 /// `counts_of`: the entity the counts count (the question's subject, not necessarily the
 /// entity the ambiguous word belongs to).
 pub fn question(
+    model: &SemanticModel,
     a: &Ambiguity,
     counts: Option<&[Option<i64>]>,
     counts_of: &str,
@@ -43,13 +44,13 @@ pub fn question(
         reason: a.reason.clone(),
         span_text: a.text.clone(),
         options: choices(a, counts),
-        custom: custom_input(&a.custom, allowed),
+        custom: custom_input(model, &a.custom, allowed),
         counts_of: counts_of.replace('_', " "),
     }
 }
 
 /// What custom value a question takes, for the input's type and hint.
-pub fn custom_input(c: &CustomValue, allowed: &AllowedValuesSnapshot) -> CustomInput {
+pub fn custom_input(model: &SemanticModel, c: &CustomValue, allowed: &AllowedValuesSnapshot) -> CustomInput {
     match c {
         CustomValue::None => CustomInput {
             kind: "none".into(),
@@ -74,10 +75,11 @@ pub fn custom_input(c: &CustomValue, allowed: &AllowedValuesSnapshot) -> CustomI
             kind: "allowed_value".into(),
             placeholder: "pick a value".into(),
             unit: None,
-            allowed_values: allowed
-                .get(attribute)
-                .map(|v| v.values.iter().take(MAX_PICKER_VALUES).cloned().collect())
-                .unwrap_or_default(),
+            allowed_values: super::answers::pickable_values(model, allowed, attribute)
+                .into_iter()
+                .take(MAX_PICKER_VALUES)
+                .map(|(_, label)| label)
+                .collect(),
         },
         CustomValue::FreeConstraint { .. } => CustomInput {
             kind: "free_constraint".into(),

@@ -129,9 +129,10 @@ struct HistoryResume {
     chosen: Vec<(String, String)>,
 }
 
-/// How a choice reads in the thread and in the history: "serious: Infected".
+/// How a choice reads in the thread and in the history: "serious: Infected", or for a
+/// question about something missing "which records: Wounds".
 fn chosen_text(amb: &Ambiguity, label: &str) -> String {
-    format!("{}: {label}", amb.text)
+    format!("{}: {label}", engine::piece_name(amb))
 }
 
 /// What a thread message carries for later requests (its `payload_json`).
@@ -1010,7 +1011,15 @@ impl Orchestrator {
         let protocol_questions: Vec<_> = questions
             .iter()
             .zip(&per_question)
-            .map(|(a, c)| convert::question(a, Some(c), u.entity.as_deref().unwrap_or(""), &loaded.allowed))
+            .map(|(a, c)| {
+                convert::question(
+                    inner.model,
+                    a,
+                    Some(c),
+                    u.entity.as_deref().unwrap_or(""),
+                    &loaded.allowed,
+                )
+            })
             .collect();
         let mut asked = job.asked.clone();
         asked.extend(questions.iter().map(|a| a.id.clone()));
