@@ -522,10 +522,6 @@ pub struct Question {
     pub options: Vec<Choice>,
     /// What a custom value may be.
     pub custom: CustomInput,
-    /// What the options' counts count, plural ("patients" for "patients with serious
-    /// wounds", whatever entity the question concerns); empty when unknown.
-    #[serde(default)]
-    pub counts_of: String,
 }
 
 /// One radio option.
@@ -542,6 +538,11 @@ pub struct Choice {
     /// How many records it matches; absent when the count was too slow (F6).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub count: Option<i64>,
+    /// What `count` counts, plural: the records this choice's answer would list or count
+    /// ("patients" for "patients with serious wounds", "assessments" for "area at each
+    /// assessment"); absent without a count.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub counts_of: String,
 }
 
 /// The custom value a question accepts (F7).

@@ -39,7 +39,17 @@ pub async fn prepare(config: &Config) -> Result<(AppState, bool), StartupError> 
     let db = Database::connect_and_migrate(&config.database_url).await?;
     tracing::info!(database = %redact_url(&config.database_url), backend = ?db.backend(), "database ready");
     if config.embedded {
-        let seeded = crate::dataset::seed_if_empty(&db, &crate::dataset::GenConfig::default())
+        // The demo data ends on the day the database is created (or on CLARION_TODAY),
+        // so "the last 7 days" on a fresh demo has data in it.
+        let anchor = config
+            .orchestrator
+            .today
+            .unwrap_or_else(|| chrono::Utc::now().date_naive());
+        let gen_config = crate::dataset::GenConfig {
+            anchor,
+            ..crate::dataset::GenConfig::default()
+        };
+        let seeded = crate::dataset::seed_if_empty(&db, &gen_config)
             .await
             .map_err(|e| StartupError::Migration {
                 url: redact_url(&config.database_url),

@@ -190,8 +190,9 @@ async fn counts_are_of_the_questions_subject_not_of_the_ambiguous_words_entity()
         let r = api.ask(json!({"question": "show me patients with serious wounds"})).await;
         assert_eq!(r.status, StatusCode::ACCEPTED, "{}", r.body);
         let q = question(&r.body, SERIOUS);
-        assert_eq!(q["counts_of"], "patients", "{q}");
-        let infected = q["options"].as_array().unwrap().iter().find(|o| o["id"] == "infected").unwrap();
+        let options = q["options"].as_array().unwrap();
+        assert!(options.iter().all(|o| o["counts_of"] == "patients"), "{q}");
+        let infected = options.iter().find(|o| o["id"] == "infected").unwrap();
         let shown = infected["count"].as_i64().unwrap();
         let a = api
             .clarify(json!({"clarification_id": r.body["clarification_id"], "answers": [{"question_id": SERIOUS, "option_id": "infected"}]}))
@@ -200,7 +201,21 @@ async fn counts_are_of_the_questions_subject_not_of_the_ambiguous_words_entity()
         assert_eq!(a.body["table"]["row_count"].as_i64().unwrap(), shown, "{}", a.body["restatement"]);
 
         let w = api.ask(json!({"question": "show me serious wounds"})).await;
-        assert_eq!(question(&w.body, SERIOUS)["counts_of"], "wounds");
+        let options = question(&w.body, SERIOUS)["options"].as_array().unwrap().clone();
+        assert!(options.iter().all(|o| o["counts_of"] == "wounds"), "{options:?}");
+
+        // An option that changes what is counted says so: "area at each assessment"
+        // averages assessments, so its count is of assessments.
+        let s = api.ask(json!({"question": "average wound size by clinic"})).await;
+        assert_eq!(s.status, StatusCode::ACCEPTED, "{}", s.body);
+        let of: Vec<(String, String)> = s.body["questions"][0]["options"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|o| (o["id"].as_str().unwrap().to_owned(), o["counts_of"].as_str().unwrap_or("").to_owned()))
+            .collect();
+        assert!(of.iter().any(|(_, e)| e == "assessments"), "{of:?}");
+        assert!(of.iter().any(|(_, e)| e == "wounds"), "{of:?}");
     })
     .await;
 }

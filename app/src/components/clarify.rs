@@ -27,8 +27,8 @@ struct QState {
     remember: RwSignal<bool>,
 }
 
-/// What an option's count is counting: the question's `counts_of`, else the entity in
-/// its id (`term:serious@wounds` → "wounds"); singular for one.
+/// What an option's count is counting: the option's `counts_of`, else the entity in the
+/// question's id (`term:serious@wounds` → "wounds"); singular for one.
 pub fn count_text(counts_of: &str, question_id: &str, n: i64) -> String {
     let noun = if counts_of.is_empty() {
         question_id.rsplit_once('@').map(|(_, e)| e).unwrap_or("records")
@@ -277,7 +277,6 @@ fn question_view(
 ) -> impl IntoView + use<> {
     let name = format!("{cid}-q{i}");
     let qid = q.id.clone();
-    let counts_of = q.counts_of.clone();
     let best = q.options.iter().find(|o| o.default).map(|o| o.label.clone());
     let legend_id = format!("{name}-legend");
     let err_id = format!("{name}-error");
@@ -304,7 +303,7 @@ fn question_view(
         .map(|o| {
             let id = o.id.clone();
             let id2 = o.id.clone();
-            let count = o.count.map(|n| count_text(&counts_of, &qid, n));
+            let count = o.count.map(|n| count_text(&o.counts_of, &qid, n));
             view! {
                 <li>
                     <label class=OPTION_ROW data-testid="clarification-option">

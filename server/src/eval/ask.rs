@@ -335,7 +335,12 @@ pub async fn cli_ask(
 ) -> anyhow::Result<String> {
     let model = SemanticModel::wound_care();
     let db = Database::connect_and_migrate(database_url).await?;
-    dataset::seed_if_empty(&db, &GenConfig::default()).await?;
+    // As the server's embedded default: a database seeded here ends on `today`.
+    let gen_config = GenConfig {
+        anchor: today,
+        ..GenConfig::default()
+    };
+    dataset::seed_if_empty(&db, &gen_config).await?;
     let provider = AllowedValuesProvider::new(
         db.clone(),
         ColumnSpec::from_model(&model),

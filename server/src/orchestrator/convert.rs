@@ -12,29 +12,39 @@ use app::protocol::{
 /// Most allowed values listed in a custom-value picker.
 const MAX_PICKER_VALUES: usize = 100;
 
-/// An ambiguity's options as radio choices, with their preview counts when known.
-pub fn choices(a: &Ambiguity, counts: Option<&[Option<i64>]>) -> Vec<Choice> {
+/// An option's preview: how many records its answer would cover, and which records
+/// (the entity of the option's own plan: the question's subject, not necessarily the
+/// entity the ambiguous word belongs to).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Preview {
+    pub count: Option<i64>,
+    pub entity: String,
+}
+
+/// An ambiguity's options as radio choices, with their previews when known.
+pub fn choices(a: &Ambiguity, previews: Option<&[Preview]>) -> Vec<Choice> {
     a.options
         .iter()
         .enumerate()
-        .map(|(i, o)| Choice {
-            id: o.id.clone(),
-            label: o.label.clone(),
-            description: o.description.clone(),
-            default: o.default,
-            count: counts.and_then(|c| c.get(i).copied().flatten()),
+        .map(|(i, o)| {
+            let preview = previews.and_then(|p| p.get(i)).filter(|p| p.count.is_some());
+            Choice {
+                id: o.id.clone(),
+                label: o.label.clone(),
+                description: o.description.clone(),
+                default: o.default,
+                count: preview.and_then(|p| p.count),
+                counts_of: preview.map(|p| p.entity.replace('_', " ")).unwrap_or_default(),
+            }
         })
         .collect()
 }
 
 /// One question of a clarification round.
-/// `counts_of`: the entity the counts count (the question's subject, not necessarily the
-/// entity the ambiguous word belongs to).
 pub fn question(
     model: &SemanticModel,
     a: &Ambiguity,
-    counts: Option<&[Option<i64>]>,
-    counts_of: &str,
+    previews: Option<&[Preview]>,
     allowed: &AllowedValuesSnapshot,
 ) -> Question {
     Question {
@@ -43,9 +53,8 @@ pub fn question(
         text: a.question.clone(),
         reason: a.reason.clone(),
         span_text: a.text.clone(),
-        options: choices(a, counts),
+        options: choices(a, previews),
         custom: custom_input(model, &a.custom, allowed),
-        counts_of: counts_of.replace('_', " "),
     }
 }
 

@@ -989,18 +989,20 @@ impl Orchestrator {
                     && let Ok(r) = render_count(&plan, inner.model, inner.dialect)
                 {
                     statements.push(r);
-                    slots.push((qi, oi));
+                    slots.push((qi, oi, plan.entity));
                 }
             }
         }
         let wanted = statements.len();
         let counts = inner.warehouse.counts(statements).await;
-        let mut per_question: Vec<Vec<Option<i64>>> =
-            questions.iter().map(|a| vec![None; a.options.len()]).collect();
+        let mut per_question: Vec<Vec<convert::Preview>> = questions
+            .iter()
+            .map(|a| vec![convert::Preview::default(); a.options.len()])
+            .collect();
         let mut known = 0;
-        for ((qi, oi), c) in slots.into_iter().zip(counts) {
-            known += usize::from(c.is_some());
-            per_question[qi][oi] = c;
+        for ((qi, oi, entity), count) in slots.into_iter().zip(counts) {
+            known += usize::from(count.is_some());
+            per_question[qi][oi] = convert::Preview { count, entity };
         }
         job.thinking.push(convert::step(
             "Counted the records each option matches",
@@ -1011,15 +1013,7 @@ impl Orchestrator {
         let protocol_questions: Vec<_> = questions
             .iter()
             .zip(&per_question)
-            .map(|(a, c)| {
-                convert::question(
-                    inner.model,
-                    a,
-                    Some(c),
-                    u.entity.as_deref().unwrap_or(""),
-                    &loaded.allowed,
-                )
-            })
+            .map(|(a, p)| convert::question(inner.model, a, Some(p), &loaded.allowed))
             .collect();
         let mut asked = job.asked.clone();
         asked.extend(questions.iter().map(|a| a.id.clone()));

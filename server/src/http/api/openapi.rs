@@ -110,14 +110,14 @@ pub fn schemas() -> Map<String, Value> {
     add(
         "Choice",
         object(
-            "One radio option; count is absent when the preview was too slow.",
+            "One radio option; count (with counts_of, the records it counts: \"patients\") is absent when the preview was too slow.",
             &[
                 ("id", string()),
                 ("label", string()),
                 ("description", string()),
                 ("default", boolean()),
             ],
-            &[("count", integer())],
+            &[("count", integer()), ("counts_of", string())],
         ),
     );
     add(
@@ -147,7 +147,6 @@ pub fn schemas() -> Map<String, Value> {
                 ("span_text", string()),
                 ("options", array(r("Choice"))),
                 ("custom", r("CustomInput")),
-                ("counts_of", string()),
             ],
             &[],
         ),
@@ -543,6 +542,7 @@ mod tests {
             description: "latest area".into(),
             default: true,
             count: Some(12),
+            counts_of: "wounds".into(),
         }
     }
 
@@ -617,7 +617,6 @@ mod tests {
                 unit: Some("cm²".into()),
                 allowed_values: vec!["x".into()],
             },
-            counts_of: "wounds".into(),
         };
         let round = ClarificationRound {
             clarification_id: "c".into(),
