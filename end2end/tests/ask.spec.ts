@@ -41,6 +41,29 @@ async function setSensitivity(request: APIRequestContext, sensitivity: string) {
 }
 
 test.describe('Ask: answers', () => {
+  test('text typed before the page is live is kept, and sent once it is', async ({ page }) => {
+    await login(page, DEMO[0], DEMO[1]);
+    // Hold the wasm back: the page stays server HTML while the clinician types.
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    await page.route('**/pkg/*.wasm', async (route) => {
+      await held;
+      await route.continue();
+    });
+    await page.goto('/');
+    const box = page.getByLabel('Your question');
+    const question = 'How many open wounds are there by clinic?';
+    await box.fill(question);
+    await expect(page.locator('body')).not.toHaveAttribute('data-hydrated', 'true');
+    release();
+    await hydrated(page);
+    await expect(box).toHaveValue(question);
+    await expect(page.getByRole('button', { name: 'Send' })).toBeEnabled();
+    await box.press('Enter');
+    await expect(page.getByTestId('answer')).toBeVisible();
+    await expect(page.getByTestId('exchange-question')).toHaveText(question);
+  });
+
   test('a clear question is answered with a table, a bar chart, the SQL and follow-ups', async ({ page }) => {
     const problems = watchConsole(page);
     await open(page);

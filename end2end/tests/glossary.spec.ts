@@ -21,6 +21,25 @@ test.describe('Glossary', () => {
     await shot(page, 'glossary-full');
   });
 
+  test('a search typed before the page is live applies once it is', async ({ page }) => {
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    await page.route('**/pkg/*.wasm', async (route) => {
+      await held;
+      await route.continue();
+    });
+    await page.goto('/glossary');
+    const total = await page.getByTestId('glossary-term').count();
+    await page.getByLabel('Search the glossary').fill('exudate');
+    release();
+    await hydrated(page);
+    const shown = page.getByTestId('glossary-term').filter({ visible: true });
+    await expect(page.getByTestId('term-count')).toHaveText(new RegExp(`^\\d+ of ${total} terms$`));
+    for (const card of await shown.all()) {
+      await expect(card).toContainText(/exudate/i);
+    }
+  });
+
   test('search narrows terms and data items, and says when nothing matches', async ({ page }) => {
     await page.goto('/glossary');
     await hydrated(page);

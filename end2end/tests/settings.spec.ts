@@ -35,6 +35,36 @@ test.describe('Settings', () => {
     await expect(page.getByRole('switch', { name: 'Skip all clarifications' })).not.toBeChecked();
     await expect(page.getByRole('radio', { name: /Balanced/ })).toBeChecked();
   });
+
+  test('a choice made before the page is live counts, and the form works with no wasm at all', async ({ page }) => {
+    // Hold the wasm back: choose while the page is server HTML, then let it hydrate.
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    await page.route('**/pkg/*.wasm', async (route) => {
+      await held;
+      await route.continue();
+    });
+    await page.goto('/settings');
+    await page.getByRole('radio', { name: /Fewer questions/ }).check();
+    await expect(page.locator('body')).not.toHaveAttribute('data-hydrated', 'true');
+    release();
+    await hydrated(page);
+    await page.getByRole('button', { name: 'Save settings' }).click();
+    await expect(page.getByTestId('save-status')).toHaveText('Settings saved.');
+    await page.reload();
+    await expect(page.getByRole('radio', { name: /Fewer questions/ })).toBeChecked();
+
+    // No wasm at all: the form posts to its server function and comes back here.
+    await page.unrouteAll();
+    await page.route('**/pkg/*.wasm', (route) => route.abort());
+    await page.goto('/settings');
+    await page.getByRole('radio', { name: /Balanced/ }).check();
+    await page.getByRole('button', { name: 'Save settings' }).click();
+    await expect(page).toHaveURL(/\/settings\??$/);
+    await expect(page.getByRole('radio', { name: /Balanced/ })).toBeChecked();
+    const r = await page.request.get('/api/v1/settings');
+    expect((await r.json()).sensitivity).toBe('balanced');
+  });
 });
 
 // Each of these signs in as an account of its own, so what it changes is seen by no other test.

@@ -145,6 +145,23 @@ fn show_thread_url(id: &str) {
     }
 }
 
+/// The composer's text as the user left it before the island hydrated.
+fn typed_before_hydration() -> String {
+    #[cfg(feature = "hydrate")]
+    {
+        use leptos::wasm_bindgen::JsCast;
+        document()
+            .get_element_by_id("question")
+            .and_then(|e| e.dyn_into::<leptos::web_sys::HtmlTextAreaElement>().ok())
+            .map(|t| t.value())
+            .unwrap_or_default()
+    }
+    #[cfg(not(feature = "hydrate"))]
+    {
+        String::new()
+    }
+}
+
 /// Scrolls an exchange's card to the top of the view (below the sticky header), once
 /// the new content has been laid out.
 fn reveal(id: u32) {
@@ -265,6 +282,16 @@ fn AskThread(
     let thread_failed = matches!(restored, Some(Err(_)));
 
     let (draft, set_draft) = signal(String::new());
+    // The island hydrates when the browser is idle; what was typed before then is read
+    // before hydrating `prop:value` clears it, and put back once the island is live (so
+    // Send's state follows it too).
+    let typed_early = StoredValue::new(typed_before_hydration());
+    Effect::new(move |_| {
+        let text = typed_early.get_value();
+        if !text.is_empty() {
+            set_draft.set(text);
+        }
+    });
     let live = RwSignal::new(Vec::<Live>::new());
     let running = RwSignal::new(false);
     let ask_error = RwSignal::new(None::<String>);

@@ -78,6 +78,17 @@ pub fn GlossaryPage() -> impl IntoView {
 /// The search box: hides the terms, entities and data items that do not match.
 #[island]
 fn GlossarySearch() -> impl IntoView {
+    // A search typed before the island hydrated applies as soon as it is live.
+    Effect::new(move |_| {
+        use leptos::wasm_bindgen::JsCast;
+        if let Some(typed) = document().get_element_by_id("glossary-search").and_then(|e| {
+            e.dyn_ref::<leptos::web_sys::HtmlInputElement>()
+                .map(|i| i.value())
+        }) && !typed.trim().is_empty()
+        {
+            filter(&typed.trim().to_lowercase());
+        }
+    });
     view! {
         <div class="w-full max-w-md">
             <label for="glossary-search" class="block text-sm font-medium text-slate-700">"Search the glossary"</label>

@@ -96,13 +96,18 @@ fn SettingsForm(current: crate::protocol::Settings) -> impl IntoView {
     let result = save.value();
     let pending = save.pending();
     let skip = NodeRef::<leptos::html::Input>::new();
-    let sensitivity = RwSignal::new(current.sensitivity);
     // A plain form post to the server function before the wasm is live; afterwards
     // the same fields are sent without leaving the page.
     let on_submit = move |ev: leptos::ev::SubmitEvent| {
         ev.prevent_default();
         save.dispatch(SaveSettings {
-            sensitivity: sensitivity.get_untracked().as_str().to_string(),
+            // Read from the form itself: a choice made before the island hydrated counts.
+            sensitivity: document()
+                .query_selector("input[name=sensitivity]:checked")
+                .ok()
+                .flatten()
+                .and_then(|r| r.get_attribute("value"))
+                .unwrap_or_else(|| current.sensitivity.as_str().to_string()),
             skip_clarifications: skip
                 .get_untracked()
                 .is_some_and(|i| i.checked())
@@ -158,7 +163,6 @@ fn SettingsForm(current: crate::protocol::Settings) -> impl IntoView {
                                             name="sensitivity"
                                             value=s.as_str()
                                             checked=current.sensitivity == s
-                                            on:change=move |_| sensitivity.set(s)
                                             class="h-4 w-4 accent-teal-700 focus:outline-none"
                                         />
                                         <span class="text-sm font-medium text-slate-900">{s.label()}</span>
