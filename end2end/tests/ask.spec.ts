@@ -1,6 +1,6 @@
 import { APIRequestContext, Browser, expect, Page, test } from '@playwright/test';
 import { readFileSync } from 'fs';
-import { hydrated, login, shot, watchConsole } from './helpers';
+import { holdWasm, hydrated, login, shot, watchConsole } from './helpers';
 
 // The Ask page against the real server on the seeded demo data. Questions were chosen
 // with `server ask` / the API: each reliably triggers the behaviour its test is about.
@@ -44,12 +44,7 @@ test.describe('Ask: answers', () => {
   test('text typed before the page is live is kept, and sent once it is', async ({ page }) => {
     await login(page, DEMO[0], DEMO[1]);
     // Hold the wasm back: the page stays server HTML while the clinician types.
-    let release!: () => void;
-    const held = new Promise<void>((r) => (release = r));
-    await page.route('**/pkg/*.wasm', async (route) => {
-      await held;
-      await route.continue();
-    });
+    const release = await holdWasm(page);
     await page.goto('/');
     const box = page.getByLabel('Your question');
     const question = 'How many open wounds are there by clinic?';

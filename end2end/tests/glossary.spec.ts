@@ -1,5 +1,5 @@
 import { expect, test } from '@playwright/test';
-import { hydrated, login, shot } from './helpers';
+import { holdWasm, hydrated, login, shot } from './helpers';
 
 test.describe('Glossary', () => {
   test.beforeEach(async ({ page }) => {
@@ -22,12 +22,7 @@ test.describe('Glossary', () => {
   });
 
   test('a search typed before the page is live applies once it is', async ({ page }) => {
-    let release!: () => void;
-    const held = new Promise<void>((r) => (release = r));
-    await page.route('**/pkg/*.wasm', async (route) => {
-      await held;
-      await route.continue();
-    });
+    const release = await holdWasm(page);
     await page.goto('/glossary');
     const total = await page.getByTestId('glossary-term').count();
     await page.getByLabel('Search the glossary').fill('exudate');

@@ -31,3 +31,17 @@ export async function login(page: Page, username: string, password: string, next
   await page.getByRole('button', { name: 'Sign in' }).click();
   await expect(page).toHaveURL((url) => url.pathname === next);
 }
+
+/**
+ * Holds the wasm bundle back so the page stays server HTML (as on a slow connection)
+ * until the returned function is called. Routing also bypasses the HTTP cache.
+ */
+export async function holdWasm(page: Page): Promise<() => void> {
+  let release!: () => void;
+  const held = new Promise<void>((r) => (release = r));
+  await page.route('**/pkg/*.wasm', async (route) => {
+    await held;
+    await route.continue();
+  });
+  return release;
+}

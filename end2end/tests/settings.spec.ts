@@ -1,5 +1,5 @@
 import { expect, test } from '@playwright/test';
-import { hydrated, login, shot, watchConsole } from './helpers';
+import { holdWasm, hydrated, login, shot, watchConsole } from './helpers';
 import { askViaApi, createUser } from './accounts';
 
 test.describe('Settings', () => {
@@ -38,12 +38,7 @@ test.describe('Settings', () => {
 
   test('a choice made before the page is live counts, and the form works with no wasm at all', async ({ page }) => {
     // Hold the wasm back: choose while the page is server HTML, then let it hydrate.
-    let release!: () => void;
-    const held = new Promise<void>((r) => (release = r));
-    await page.route('**/pkg/*.wasm', async (route) => {
-      await held;
-      await route.continue();
-    });
+    const release = await holdWasm(page);
     await page.goto('/settings');
     await page.getByRole('radio', { name: /Fewer questions/ }).check();
     await expect(page.locator('body')).not.toHaveAttribute('data-hydrated', 'true');
