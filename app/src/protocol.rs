@@ -161,12 +161,6 @@ impl GlossaryTerm {
                 ),
         )
     }
-
-    /// True when `query` (already lowercased and trimmed) occurs in anything a
-    /// clinician might search for: phrase, variants, kind, question, options.
-    pub fn matches(&self, query: &str) -> bool {
-        search_matches(&self.search_text(), query)
-    }
 }
 
 impl GlossaryEntity {
@@ -174,23 +168,23 @@ impl GlossaryEntity {
     pub fn search_text(&self) -> String {
         search_text(std::iter::once(self.label.as_str()).chain(self.synonyms.iter().map(String::as_str)))
     }
+}
 
-    /// The entity filtered to attributes matching `query` (all when the entity itself matches).
-    pub fn filtered(&self, query: &str) -> Option<GlossaryEntity> {
-        if search_matches(&self.search_text(), query) {
-            return Some(self.clone());
-        }
-        let attributes: Vec<_> = self
-            .attributes
-            .iter()
-            .filter(|a| search_matches(&a.search_text(), query))
-            .cloned()
-            .collect();
-        (!attributes.is_empty()).then(|| GlossaryEntity {
-            attributes,
-            ..self.clone()
-        })
-    }
+/// What a search (lowercased, trimmed) shows of one entity, from the search texts of
+/// the entity and of its items: whether the entity shows, and which items. Every item
+/// when the entity itself matches (its label or a synonym); otherwise only the matching
+/// ones, and the entity only when one does.
+pub fn entity_search<'a>(
+    entity_text: &str,
+    item_texts: impl IntoIterator<Item = &'a str>,
+    query: &str,
+) -> (bool, Vec<bool>) {
+    let whole = search_matches(entity_text, query);
+    let items: Vec<bool> = item_texts
+        .into_iter()
+        .map(|t| whole || search_matches(t, query))
+        .collect();
+    (whole || items.contains(&true), items)
 }
 
 impl GlossaryAttribute {
@@ -237,13 +231,14 @@ mod tests {
 
     #[test]
     fn glossary_search_matches_phrases_variants_and_option_text() {
-        let t = term("large", &["big"]);
-        assert!(t.matches(""));
-        assert!(t.matches("big"));
-        assert!(t.matches("10 cm²"));
-        assert!(!t.matches("infection"));
+        let text = term("large", &["big"]).search_text();
+        let matches = |q: &str| search_matches(&text, q);
+        assert!(matches(""));
+        assert!(matches("big"));
+        assert!(matches("10 cm²"));
+        assert!(!matches("infection"));
         // A search never spans two fields (phrase "large", variant "big").
-        assert!(!t.matches("large big"));
+        assert!(!matches("large big"));
     }
 
     #[test]
@@ -272,15 +267,15 @@ mod tests {
                 },
             ],
         };
+        let items: Vec<String> = e.attributes.iter().map(GlossaryAttribute::search_text).collect();
+        let search = |q: &str| entity_search(&e.search_text(), items.iter().map(String::as_str), q);
         assert_eq!(
-            e.filtered("ulcer").unwrap().attributes.len(),
-            2,
+            search("ulcer"),
+            (true, vec![true, true]),
             "entity synonym keeps all"
         );
-        let only = e.filtered("venous").unwrap();
-        assert_eq!(only.attributes.len(), 1);
-        assert_eq!(only.attributes[0].name, "etiology");
-        assert!(e.filtered("zzz").is_none());
+        assert_eq!(search("venous"), (true, vec![false, true]), "only etiology");
+        assert_eq!(search("zzz"), (false, vec![false, false]));
     }
 
     #[test]

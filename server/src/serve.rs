@@ -45,11 +45,7 @@ pub async fn prepare(config: &Config) -> Result<(AppState, bool), StartupError> 
             .orchestrator
             .today
             .unwrap_or_else(|| chrono::Utc::now().date_naive());
-        let gen_config = crate::dataset::GenConfig {
-            anchor,
-            ..crate::dataset::GenConfig::default()
-        };
-        let seeded = crate::dataset::seed_if_empty(&db, &gen_config)
+        let seeded = crate::dataset::seed_if_empty(&db, &crate::dataset::GenConfig::demo_ending_on(anchor))
             .await
             .map_err(|e| StartupError::Migration {
                 url: redact_url(&config.database_url),

@@ -2,6 +2,41 @@
 
 use leptos::prelude::*;
 
+/// The message of a server-function error as the user should read it (without the
+/// transport's prefix).
+pub fn error_text(e: &ServerFnError) -> String {
+    match e {
+        ServerFnError::ServerError(m) => m.clone(),
+        ServerFnError::Request(_) => {
+            "Clarion could not be reached. Check your connection and try again.".into()
+        }
+        other => other.to_string(),
+    }
+}
+
+/// The current value of the form field with this id: what the user typed, also before
+/// the island hydrated. Browser only (call it from an effect or a `hydrate` build).
+pub fn field_value(id: &str) -> Option<String> {
+    let field = document().get_element_by_id(id)?;
+    leptos::web_sys::js_sys::Reflect::get(&field, &"value".into())
+        .ok()?
+        .as_string()
+}
+
+/// The value of the field `selector` picks in the form an `on:submit` event submits, as
+/// the browser would post it: `input[name=x]:checked` gives a checked box's or radio's
+/// value and nothing when none is checked. Reading the form itself (not signals) keeps
+/// what was typed or chosen before the island hydrated.
+pub fn submitted(ev: &leptos::ev::SubmitEvent, selector: &str) -> Option<String> {
+    use leptos::wasm_bindgen::JsCast;
+    let form = ev.target()?.dyn_into::<leptos::web_sys::Element>().ok()?;
+    let field = form.query_selector(selector).ok()??;
+    field
+        .dyn_into::<leptos::web_sys::HtmlInputElement>()
+        .ok()
+        .map(|i| i.value())
+}
+
 /// A page title with a one-line description.
 #[component]
 pub fn PageHeader(

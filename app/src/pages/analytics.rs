@@ -6,8 +6,8 @@
 //! loads and printable. Clinicians get a clear "administrators only" page (the
 //! server function answers 403, and the page render carries that status).
 
+use crate::components::ui::error_text;
 use crate::components::ui::{Card, PageHeader};
-use crate::pages::settings::error_text;
 use crate::protocol::{Analytics, AnalyticsDay, AnalyticsTerm};
 use crate::server_fns::get_analytics;
 use leptos::prelude::*;

@@ -11,6 +11,7 @@ use crate::components::answer::{AnswerCard, AssumptionBadge, Revision, SqlBlock,
 use crate::components::chart::Chart;
 use crate::components::clarify::ClarificationPanel;
 use crate::components::results::ResultsTable;
+use crate::components::ui::error_text;
 use crate::protocol::{
     Answer, AskRequest, ClarificationRound, ClarifyAnswer, ClarifyRequest, HistoryItem, Outcome, ResultTable,
     ReviseRequest, ThreadView,
@@ -31,17 +32,6 @@ const EXAMPLES: [&str; 4] = [
 
 /// Longest question accepted, in characters.
 pub const MAX_QUESTION_CHARS: usize = 1000;
-
-/// The message of a server-function error, as the user should read it.
-pub fn error_text(e: &ServerFnError) -> String {
-    match e {
-        ServerFnError::ServerError(m) => m.clone(),
-        ServerFnError::Request(_) => {
-            "Clarion could not be reached. Check your connection and try again.".into()
-        }
-        other => other.to_string(),
-    }
-}
 
 /// Where an exchange is.
 #[derive(Clone, Debug, PartialEq)]
@@ -149,12 +139,7 @@ fn show_thread_url(id: &str) {
 fn typed_before_hydration() -> String {
     #[cfg(feature = "hydrate")]
     {
-        use leptos::wasm_bindgen::JsCast;
-        document()
-            .get_element_by_id("question")
-            .and_then(|e| e.dyn_into::<leptos::web_sys::HtmlTextAreaElement>().ok())
-            .map(|t| t.value())
-            .unwrap_or_default()
+        crate::components::ui::field_value("question").unwrap_or_default()
     }
     #[cfg(not(feature = "hydrate"))]
     {

@@ -5,8 +5,8 @@
 //! data item carries its search text (`data-search`), and searching hides what does
 //! not match, so the browser needs none of the glossary's data or views.
 
-use crate::components::ui::PageHeader;
-use crate::protocol::{GlossaryEntity, GlossaryTerm, search_matches};
+use crate::components::ui::{PageHeader, field_value};
+use crate::protocol::{GlossaryEntity, GlossaryTerm, entity_search, search_matches};
 use crate::server_fns::get_glossary;
 use leptos::prelude::*;
 use leptos_meta::Title;
@@ -80,11 +80,8 @@ pub fn GlossaryPage() -> impl IntoView {
 fn GlossarySearch() -> impl IntoView {
     // A search typed before the island hydrated applies as soon as it is live.
     Effect::new(move |_| {
-        use leptos::wasm_bindgen::JsCast;
-        if let Some(typed) = document().get_element_by_id("glossary-search").and_then(|e| {
-            e.dyn_ref::<leptos::web_sys::HtmlInputElement>()
-                .map(|i| i.value())
-        }) && !typed.trim().is_empty()
+        if let Some(typed) = field_value("glossary-search")
+            && !typed.trim().is_empty()
         {
             filter(&typed.trim().to_lowercase());
         }
@@ -117,9 +114,7 @@ fn filter(query: &str) {
             }
         }
     };
-    let hits = |el: &leptos::web_sys::Element| {
-        search_matches(&el.get_attribute("data-search").unwrap_or_default(), query)
-    };
+    let text = |el: &leptos::web_sys::Element| el.get_attribute("data-search").unwrap_or_default();
     let show = |el: &leptos::web_sys::Element, shown: bool| {
         let _ = if shown {
             el.remove_attribute("hidden")
@@ -131,25 +126,21 @@ fn filter(query: &str) {
     let (mut terms, mut total) = (0u32, 0u32);
     each(TERM, &mut |el| {
         total += 1;
-        let hit = hits(&el);
+        let hit = search_matches(&text(&el), query);
         terms += u32::from(hit);
         show(&el, hit);
     });
     let mut entities = 0u32;
     each(ENTITY, &mut |entity| {
-        // The whole entity when it matches itself; otherwise only its matching items.
-        let whole = hits(&entity);
-        let items = entity.get_elements_by_class_name(ITEM);
-        let mut any = whole;
-        for i in 0..items.length() {
-            if let Some(item) = items.item(i) {
-                let hit = whole || hits(&item);
-                any |= hit;
-                show(&item, hit);
-            }
+        let list = entity.get_elements_by_class_name(ITEM);
+        let items: Vec<_> = (0..list.length()).filter_map(|i| list.item(i)).collect();
+        let texts: Vec<String> = items.iter().map(text).collect();
+        let (shown, items_shown) = entity_search(&text(&entity), texts.iter().map(String::as_str), query);
+        for (item, hit) in items.iter().zip(items_shown) {
+            show(item, hit);
         }
-        entities += u32::from(any);
-        show(&entity, any);
+        entities += u32::from(shown);
+        show(&entity, shown);
     });
     if let Some(count) = doc.get_element_by_id("term-count") {
         count.set_text_content(Some(&if terms == total {

@@ -2,8 +2,8 @@
 //! clarifications and assumptions that shaped each answer; re-run one in a
 //! click or open the thread it belongs to.
 
+use crate::components::ui::error_text;
 use crate::components::ui::{EmptyState, PageHeader};
-use crate::pages::settings::error_text;
 use crate::protocol::{AssumptionSource, HistoryItem};
 use crate::server_fns::get_history;
 use leptos::prelude::*;

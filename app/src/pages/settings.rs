@@ -1,7 +1,7 @@
 //! Settings: how Clarion treats ambiguous questions for this clinician (F13),
 //! the choices it remembered (F12), and the account (password, sign out).
 
-use crate::components::ui::{Card, PageHeader};
+use crate::components::ui::{Card, PageHeader, error_text, submitted};
 use crate::protocol::{PreferenceItem, Sensitivity};
 use crate::server_fns::{
     ChangePassword, MIN_PASSWORD_CHARS, SaveSettings, delete_preference, get_preferences, get_settings,
@@ -9,17 +9,6 @@ use crate::server_fns::{
 use leptos::prelude::*;
 use leptos::server_fn::ServerFn;
 use leptos_meta::Title;
-
-/// The message of a server-function error, without the transport's prefix.
-pub(crate) fn error_text(e: &ServerFnError) -> String {
-    match e {
-        ServerFnError::ServerError(s) => s.clone(),
-        ServerFnError::Request(_) => {
-            "Clarion could not be reached. Check your connection and try again.".into()
-        }
-        other => other.to_string(),
-    }
-}
 
 /// The Settings page. Rendered on the server only: it loads the settings and the
 /// remembered choices and hands them to the islands as props (no browser resources).
@@ -95,23 +84,14 @@ fn SettingsForm(current: crate::protocol::Settings) -> impl IntoView {
     let save = ServerAction::<SaveSettings>::new();
     let result = save.value();
     let pending = save.pending();
-    let skip = NodeRef::<leptos::html::Input>::new();
     // A plain form post to the server function before the wasm is live; afterwards
     // the same fields are sent without leaving the page.
     let on_submit = move |ev: leptos::ev::SubmitEvent| {
         ev.prevent_default();
         save.dispatch(SaveSettings {
-            // Read from the form itself: a choice made before the island hydrated counts.
-            sensitivity: document()
-                .query_selector("input[name=sensitivity]:checked")
-                .ok()
-                .flatten()
-                .and_then(|r| r.get_attribute("value"))
+            sensitivity: submitted(&ev, "input[name=sensitivity]:checked")
                 .unwrap_or_else(|| current.sensitivity.as_str().to_string()),
-            skip_clarifications: skip
-                .get_untracked()
-                .is_some_and(|i| i.checked())
-                .then(|| "on".to_string()),
+            skip_clarifications: submitted(&ev, "input[name=skip_clarifications]:checked"),
         });
     };
     view! {
@@ -134,7 +114,6 @@ fn SettingsForm(current: crate::protocol::Settings) -> impl IntoView {
                 <input
                     id="skip_clarifications"
                     name="skip_clarifications"
-                    node_ref=skip
                     type="checkbox"
                     role="switch"
                     aria-describedby="skip-help"
@@ -307,16 +286,13 @@ fn AccountSection() -> impl IntoView {
         _ => None,
     };
     let done = move || matches!(result.get(), Some(Ok(())));
-    let current = NodeRef::<leptos::html::Input>::new();
-    let new = NodeRef::<leptos::html::Input>::new();
-    let confirm = NodeRef::<leptos::html::Input>::new();
-    let value = |r: NodeRef<leptos::html::Input>| r.get_untracked().map(|i| i.value()).unwrap_or_default();
     let on_submit = move |ev: leptos::ev::SubmitEvent| {
         ev.prevent_default();
+        let field = |name: &str| submitted(&ev, &format!("input[name={name}]")).unwrap_or_default();
         change.dispatch(ChangePassword {
-            current: value(current),
-            new: value(new),
-            confirm: value(confirm),
+            current: field("current"),
+            new: field("new"),
+            confirm: field("confirm"),
         });
     };
     let input_class = "mt-1 block w-full rounded-lg border border-slate-300 px-3 py-2 text-sm shadow-sm focus:border-teal-600 focus:outline-none focus:ring-2 focus:ring-teal-600/20 aria-[invalid=true]:border-red-500";
@@ -339,7 +315,6 @@ fn AccountSection() -> impl IntoView {
                             </label>
                             <input
                                 id="current-password"
-                                node_ref=current
                                 name="current"
                                 type="password"
                                 autocomplete="current-password"
@@ -355,7 +330,6 @@ fn AccountSection() -> impl IntoView {
                             </label>
                             <input
                                 id="new-password"
-                                node_ref=new
                                 name="new"
                                 type="password"
                                 autocomplete="new-password"
@@ -374,7 +348,6 @@ fn AccountSection() -> impl IntoView {
                             </label>
                             <input
                                 id="confirm-password"
-                                node_ref=confirm
                                 name="confirm"
                                 type="password"
                                 autocomplete="new-password"

@@ -66,6 +66,15 @@ impl GenConfig {
             anchor: DEFAULT_ANCHOR,
         }
     }
+
+    /// The default demo data, generated to end on `anchor` (the embedded default seeds
+    /// itself with this on first start, so "the last 7 days" has visits in it).
+    pub fn demo_ending_on(anchor: NaiveDate) -> Self {
+        GenConfig {
+            anchor,
+            ..GenConfig::default()
+        }
+    }
 }
 
 impl Default for GenConfig {

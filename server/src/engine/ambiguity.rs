@@ -2013,10 +2013,6 @@ pub(crate) fn entity(ctx: &Ctx<'_>, r: &Reading, d: &mut Detected) {
                 .map(|(i, e)| entity_option(model, e, i == 0))
                 .collect();
             let t = r.terms.first().map(|t| &model.terms[t.term]);
-            // no word names the records: the term's words are the term's own question
-            // (its badge reads "healing = Open and getting smaller"), so this one is
-            // about something missing, like a missing cohort ("which records = Wounds")
-            let (span, text) = (None, String::new());
             let severity = if r.intent == Intent::Count {
                 Severity::High
             } else {
@@ -2026,8 +2022,12 @@ pub(crate) fn entity(ctx: &Ctx<'_>, r: &Reading, d: &mut Detected) {
                 opts,
                 format!("entity@{}", t.map_or("question", |t| t.id.as_str())),
                 severity,
-                text,
-                span,
+                // no word names the records: the term's words are the term's own
+                // question (its badge reads "healing = Open and getting smaller"), so
+                // this one is about something missing, like a missing cohort ("which
+                // records = Wounds")
+                String::new(),
+                None,
             )
         }
         EntitySource::Missing | EntitySource::Implied

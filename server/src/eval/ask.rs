@@ -336,11 +336,7 @@ pub async fn cli_ask(
     let model = SemanticModel::wound_care();
     let db = Database::connect_and_migrate(database_url).await?;
     // As the server's embedded default: a database seeded here ends on `today`.
-    let gen_config = GenConfig {
-        anchor: today,
-        ..GenConfig::default()
-    };
-    dataset::seed_if_empty(&db, &gen_config).await?;
+    dataset::seed_if_empty(&db, &GenConfig::demo_ending_on(today)).await?;
     let provider = AllowedValuesProvider::new(
         db.clone(),
         ColumnSpec::from_model(&model),
