@@ -33,7 +33,7 @@ use crate::engine::{
     Preferences, QueryPlan, Resolution, Resolutions, option_plan, understand,
 };
 use crate::semantic::SemanticModel;
-use crate::sql::{Dialect, render_count, render_with_cap};
+use crate::sql::{Dialect, RenderError, render_count, render_with_cap};
 use crate::store::{
     AnswerChoice, AuditOutcome, HistoryId, MessageRole, NewAnswer, NewAuditEntry, NewHistoryEntry,
     NewMessage, NewRound, PreferenceChoice, PreferenceEvidence, RoundId, Store, StoreError, ThreadId,
@@ -95,6 +95,47 @@ impl From<StoreError> for OrchestratorError {
             StoreError::Conflict(why) => OrchestratorError::Conflict(why.to_owned()),
             other => OrchestratorError::Internal(other.to_string()),
         }
+    }
+}
+
+/// The 422 for a plan the renderer rejects: what went wrong in the user's words, and how
+/// to ask instead. Model names are shown as their labels; nothing from the SQL.
+fn unanswerable(model: &SemanticModel, e: &RenderError) -> OrchestratorError {
+    let label = |qualified: &str| -> String {
+        model
+            .attribute(qualified)
+            .map(|a| {
+                format!(
+                    "{} of {}",
+                    a.attribute.name.replace('_', " "),
+                    a.entity.label.to_lowercase()
+                )
+            })
+            .or_else(|| model.entity(qualified).map(|e| e.label.to_lowercase()))
+            .unwrap_or_else(|| qualified.replace(['_', '.'], " "))
+    };
+    let why = match e {
+        RenderError::FanOut { attribute, entity } => format!(
+            "{} has many values per {}, so that reading would count records more than once",
+            label(attribute),
+            label(entity)
+        ),
+        RenderError::TypeMismatch { attribute, .. }
+        | RenderError::NotOrdered { attribute }
+        | RenderError::UnitMismatch { attribute, .. }
+        | RenderError::BadDate { attribute, .. }
+        | RenderError::BadNumber { attribute }
+        | RenderError::EmptySet { attribute } => {
+            format!("a value in the question does not fit {}", label(attribute))
+        }
+        RenderError::DateOutOfRange => "a date in the question is out of range".to_owned(),
+        _ => "I could not turn my reading of it into a query".to_owned(),
+    };
+    OrchestratorError::Refused {
+        code: "cannot_answer",
+        message: format!(
+            "I can't answer that as I read it: {why}. Try naming the records and the one thing to compute, e.g. \"average latest wound area by clinic\"."
+        ),
     }
 }
 
@@ -585,8 +626,13 @@ impl Orchestrator {
         plan: &QueryPlan,
     ) -> Result<(crate::sql::Rendered, crate::warehouse::exec::QueryRows, Duration), OrchestratorError> {
         let inner = &*self.inner;
-        let rendered = render_with_cap(plan, inner.model, inner.dialect, inner.config.row_cap)
-            .map_err(|e| OrchestratorError::internal(format!("render ({}): {e}", e.code())))?;
+        let rendered =
+            render_with_cap(plan, inner.model, inner.dialect, inner.config.row_cap).map_err(|e| {
+                // The engine read the question into a plan the renderer's rules reject: the
+                // question cannot be answered as read. That is a 422 with help, never a 500.
+                tracing::warn!(code = e.code(), error = %e, "plan did not render");
+                unanswerable(inner.model, &e)
+            })?;
         let t = Instant::now();
         let result = inner.warehouse.run(&rendered).await;
         let exec_time = t.elapsed();
@@ -1108,4 +1154,34 @@ fn offered_defaults(prefs: &[crate::store::Preference]) -> std::collections::BTr
 
 fn ms(d: Duration) -> f64 {
     (d.as_secs_f64() * 1e6).round() / 1e3
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::{Intent, QueryPlan};
+    use crate::sql::render;
+
+    #[test]
+    fn a_plan_the_renderer_rejects_is_a_422_in_the_users_words() {
+        let model = SemanticModel::wound_care();
+        let today = chrono::NaiveDate::from_ymd_opt(2026, 11, 1).unwrap();
+        let mut p = QueryPlan::new("wounds", today);
+        p.intent = Intent::List;
+        p.columns = vec!["assessments.area".into()];
+        let e = render(&p, &model, Dialect::Sqlite).unwrap_err();
+        assert_eq!(e.code(), "fan_out");
+        match unanswerable(&model, &e) {
+            OrchestratorError::Refused { code, message } => {
+                assert_eq!(code, "cannot_answer");
+                assert!(message.contains("many values per wound"), "{message}");
+                assert!(
+                    !message.contains("assessments.area"),
+                    "model names leak: {message}"
+                );
+                assert!(!message.to_lowercase().contains("select"), "{message}");
+            }
+            other => panic!("expected a refusal, got {other:?}"),
+        }
+    }
 }
