@@ -26,6 +26,7 @@ use crate::semantic::{
     TermKind, TermOption, Value, split_qualified,
 };
 
+use super::coverage::{Coverage, is_known_word};
 use super::draft::{
     self, CmpSubject, ColSpec, Ctx, DimSpec, EntitySource, MetricSpec, RankKey, Reading, Slot,
 };
@@ -830,6 +831,99 @@ pub(crate) fn unknown_names(ctx: &Ctx<'_>, r: &Reading, d: &mut Detected) {
         );
         d.push_filter(a, entity.clone(), None);
     }
+}
+
+/// Content words nothing explained (F26): one question per run of words, whose options
+/// are the nearest dictionary terms (a typo or a shared stem away), "ignore this word",
+/// and free text. The best guess is a near-typo's term, otherwise leaving the word out —
+/// which, answered without asking, is shown as an assumption, never dropped silently.
+pub(crate) fn unknown_words(ctx: &Ctx<'_>, r: &Reading, cov: &Coverage, d: &mut Detected) {
+    let model = ctx.model;
+    let entity = entity_of(r);
+    let label = model
+        .entity(&entity)
+        .map_or_else(|| entity.clone(), |e| draft::plural(&e.label.to_lowercase()));
+    for u in &cov.unexplained {
+        let words: Vec<&str> = ctx.tokens[u.first..u.last]
+            .iter()
+            .filter(|t| t.is_wordlike() && !is_known_word(&t.text))
+            .map(|t| t.text.as_str())
+            .collect();
+        let mut near: Vec<(usize, usize)> = Vec::new();
+        for (ti, term) in model.terms.iter().enumerate() {
+            let fits = term.applies_to.is_empty() || term.applies_to.contains(&entity);
+            if !fits
+                || matches!(
+                    term.kind,
+                    TermKind::Ranking | TermKind::Column | TermKind::Aggregation
+                )
+            {
+                continue;
+            }
+            let best = term
+                .phrases()
+                .flat_map(str::split_whitespace)
+                .filter(|pw| !is_known_word(pw))
+                .flat_map(|pw| words.iter().filter_map(move |w| near_word(w, pw)))
+                .min();
+            if let Some(dist) = best {
+                near.push((dist, ti));
+            }
+        }
+        near.sort_unstable();
+        let mut options: Vec<AmbiguityOption> = Vec::new();
+        for &(dist, ti) in near.iter().take(3) {
+            let term = &model.terms[ti];
+            let Some(o) = term.default_option() else {
+                continue;
+            };
+            let mut opt = term_option(o, false, None);
+            opt.id = format!("term:{}", term.id);
+            opt.label = format!("\"{}\": {}", term.phrase, o.label);
+            opt.default = dist <= 1 && options.is_empty();
+            options.push(opt);
+        }
+        let text = u.text.clone();
+        let guessed = options.iter().any(|o| o.default);
+        options.push(option(
+            "ignore",
+            "Ignore this word",
+            &format!("Answer without \"{text}\"."),
+            !guessed,
+            no_change(),
+        ));
+        one_default(&mut options);
+        let a = new_ambiguity(
+            format!("unknown:{}", words.join("_")),
+            AmbiguityKind::UnknownWord,
+            Severity::High,
+            Some(u.span),
+            text.clone(),
+            format!("I don't know what \"{text}\" means for {label}. What did you mean?"),
+            options,
+            CustomValue::FreeConstraint {
+                entity: entity.clone(),
+            },
+            format!("\"{text}\" is not a word, value or dictionary term of the data."),
+        );
+        d.push_filter(a, entity.clone(), Some(u.first));
+    }
+}
+
+/// How far an unexplained word is from a dictionary word: 0 the same, 1–2 a typo away,
+/// 2 for a shared stem of five letters ("stalling" / "stalled").
+fn near_word(w: &str, pw: &str) -> Option<usize> {
+    if w == pw {
+        return Some(0);
+    }
+    let short = w.chars().count().min(pw.chars().count());
+    if short >= 4
+        && let Some(dist) = super::vocab::bounded_distance(w, pw, if short >= 6 { 2 } else { 1 })
+    {
+        return Some(dist);
+    }
+    let common = w.chars().zip(pw.chars()).take_while(|(a, b)| a == b).count();
+    (common >= 5).then_some(2)
 }
 
 /// The options of a column term that fit a slot (unit-compatible, reachable).
@@ -2300,15 +2394,66 @@ pub(crate) fn out_of_domain(
         "assign",
         "merge",
         "overwrite",
+        "set",
+        "add",
+        "create",
+        "close",
+        "reassign",
+        "transfer",
+        "admit",
+        "register",
+        "cancel",
+        "archive",
+        "restore",
+        "correct",
+        "fix",
+        "enter",
+        "log",
+        "save",
+        "store",
+        "replace",
+        "move",
+        "copy",
+        "import",
+        "upload",
+        "record",
+        "flag",
+        "tag",
+        "reset",
     ];
-    let data_verb =
-        verbs.contains(&first) && !matches!(second, "by" | "over" | "in" | "of" | "rate" | "rates");
-    let please_verb = matches!(first, "please" | "can" | "could" | "would")
-        && words
-            .iter()
-            .take(4)
-            .any(|w| verbs.contains(w) && *w != "change" && *w != "close");
-    if sql_words || data_verb || please_verb || (sql_punct && (has("drop") || has("delete"))) {
+    // the verb leads the request, perhaps after a polite opening ("please", "can you",
+    // "i want to", "go ahead and"): an instruction, not a question about the records
+    let lead = |k: usize| -> usize {
+        let w = |i: usize| words.get(i).copied().unwrap_or("");
+        match (w(k), w(k + 1), w(k + 2)) {
+            ("please" | "pls" | "kindly", _, _) => k + 1,
+            ("can" | "could" | "would" | "will", "you" | "u" | "we" | "i", "please") => k + 3,
+            ("can" | "could" | "would" | "will", "you" | "u" | "we" | "i", _) => k + 2,
+            ("i" | "we", "want" | "need" | "wish", "to") => k + 3,
+            ("i" | "we", "d" | "would", "like") if w(k + 3) == "to" => k + 4,
+            ("let" | "lets", "us", _) => k + 2,
+            ("let" | "lets", _, _) => k + 1,
+            ("id", "like", "to") => k + 3,
+            ("go", "ahead", "and") => k + 3,
+            _ => k,
+        }
+    };
+    let mut at = 0;
+    loop {
+        let next = lead(at);
+        if next == at {
+            break;
+        }
+        at = next;
+    }
+    let verb = words.get(at).copied().unwrap_or("");
+    let after = words.get(at + 1).copied().unwrap_or("");
+    let noun_use = matches!(
+        after,
+        "by" | "over" | "in" | "of" | "rate" | "rates" | "count" | "counts" | "date" | "dates"
+    );
+    let data_verb = verbs.contains(&verb) && !noun_use;
+    if sql_words || data_verb || (sql_punct && (has("drop") || has("delete"))) {
         return Some((
             RefuseReason::DataChange,
             "I can't change or delete data, and I don't run SQL.",

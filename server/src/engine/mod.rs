@@ -45,6 +45,7 @@
 
 pub mod ambiguity;
 pub mod context;
+pub(crate) mod coverage;
 pub mod draft;
 pub mod explain;
 pub mod gate;
@@ -114,6 +115,17 @@ pub struct EngineInput<'a> {
     pub today: NaiveDate,
     /// Confidence-gate thresholds.
     pub thresholds: GateThresholds,
+    /// The renderer's plan rules; a plan they reject is refused with help instead of
+    /// answered (none: not checked).
+    pub check: Option<&'a dyn PlanCheck>,
+}
+
+/// The renderer's rules for a plan (fan-out, types, ordering), handed to the engine so
+/// that it never decides to answer with a plan that cannot run. The engine stays free of
+/// SQL: `crate::sql::RenderCheck` implements this with the renderer itself.
+pub trait PlanCheck: Sync + std::fmt::Debug {
+    /// `Err` with the reason in the user's words when the plan cannot run.
+    fn check(&self, plan: &QueryPlan) -> Result<(), String>;
 }
 
 static EMPTY_ALLOWED: AllowedValuesSnapshot = AllowedValuesSnapshot::empty();
@@ -135,7 +147,14 @@ impl<'a> EngineInput<'a> {
             question,
             today,
             thresholds: GateThresholds::default(),
+            check: None,
         }
+    }
+
+    /// Checks plans with these rules before answering.
+    pub fn with_check(mut self, check: &'a dyn PlanCheck) -> Self {
+        self.check = Some(check);
+        self
     }
 
     /// Uses a precomputed index of the model.
@@ -529,6 +548,9 @@ pub enum AmbiguityKind {
     OutOfDomain,
     /// What to do with the data at all ("show me data").
     Intent,
+    /// A content word nothing in the model explains ("stalling", "problem"): asked
+    /// about, or answered as an "ignored: …" assumption — never dropped (F26).
+    UnknownWord,
 }
 
 impl AmbiguityKind {
@@ -547,6 +569,7 @@ impl AmbiguityKind {
             AmbiguityKind::UnresolvedReference => "unresolved_reference",
             AmbiguityKind::OutOfDomain => "out_of_domain",
             AmbiguityKind::Intent => "intent",
+            AmbiguityKind::UnknownWord => "unknown_word",
         }
     }
 }
@@ -720,8 +743,11 @@ pub enum RefuseReason {
     OutOfDomain,
     /// Asks to change data ("delete all patients") or contains SQL.
     DataChange,
-    /// Could not be read at all.
+    /// Could not be read at all, or too little of it was understood.
     Unintelligible,
+    /// Read into a plan the data cannot answer (a grouping that would repeat rows, a
+    /// value that does not fit its column): said with help, never run.
+    CannotAnswer,
 }
 
 /// What the orchestrator should do with the question.

@@ -4,6 +4,7 @@
 use std::sync::Arc;
 
 use super::ambiguity::{self, Candidate};
+use super::coverage;
 use super::draft::{self, Chosen, Ctx, Reading};
 use super::gate::{self, Settlement};
 use super::intent;
@@ -158,6 +159,14 @@ fn run_with(input: &EngineInput<'_>, index: &EngineIndex, with_suggestions: bool
         steps.push(step("Out of scope", message.clone()));
         return refused(input, reason, message, steps);
     }
+    let linked: Vec<(usize, usize)> = mentions.iter().map(|m| (m.first, m.last)).collect();
+    if let Some(what) = coverage::not_recorded(&tokens, &linked) {
+        let message = format!(
+            "The data does not record {what}, so I can't answer that. It holds wounds (type, location, size, stage, status, dates), patients (age, sex, diabetes, smoking, mobility, BMI), assessments (area, depth, tissue, exudate, pain, infection) and clinics. For example: \"How many open wounds are there by clinic?\""
+        );
+        steps.push(step("Not recorded", what));
+        return refused(input, RefuseReason::OutOfDomain, message, steps);
+    }
     let multiword = |k: usize| {
         mentions
             .iter()
@@ -254,6 +263,30 @@ fn run_with(input: &EngineInput<'_>, index: &EngineIndex, with_suggestions: bool
 
     // 7: detect; 9: settle (answers, remembered choices, gate scores)
     let mut detected = ambiguity::detect(&ctx, &reading, input.thresholds.low);
+    // F26: every word is used by a piece, a known filler, or unexplained — and then said
+    let asked: Vec<TextSpan> = detected
+        .candidates
+        .iter()
+        .filter_map(|c| c.ambiguity.span)
+        .collect();
+    let cov = coverage::of_question(&ctx, &reading, &asked);
+    if cov.too_little() {
+        let words: Vec<String> = cov
+            .unexplained
+            .iter()
+            .map(|u| format!("\"{}\"", u.text))
+            .collect();
+        let message = format!(
+            "I didn't understand enough of that to answer: I don't know {} in this data. {DOMAIN_MESSAGE} For example: \"How many open wounds are there by clinic?\"",
+            words.join(", ")
+        );
+        steps.push(step(
+            "Not understood",
+            format!("unexplained: {}", words.join(", ")),
+        ));
+        return refused(input, RefuseReason::Unintelligible, message, steps);
+    }
+    ambiguity::unknown_words(&ctx, &reading, &cov, &mut detected);
     let settlement = gate::settle(
         &mut detected.candidates,
         input.preferences,
@@ -290,7 +323,7 @@ fn run_with(input: &EngineInput<'_>, index: &EngineIndex, with_suggestions: bool
     }
 
     let candidates = std::mem::take(&mut detected.candidates);
-    assemble(
+    let u = assemble(
         input,
         index,
         &ctx,
@@ -301,7 +334,21 @@ fn run_with(input: &EngineInput<'_>, index: &EngineIndex, with_suggestions: bool
         plan,
         steps,
         with_suggestions,
-    )
+    );
+    // No plan that cannot run: the renderer's rules, checked before deciding to answer
+    if let (Some(check), Some(plan)) = (input.check, &u.plan)
+        && u.decision != Decision::Clarify
+        && let Err(why) = check.check(plan)
+    {
+        let message = format!(
+            "I can't answer that as I read it ({}): {why}. Try naming the records and the one thing to compute, e.g. \"average latest wound area by clinic\".",
+            lower_first(&u.restatement)
+        );
+        let mut steps = u.steps;
+        steps.push(step("Cannot answer", why));
+        return refused(input, RefuseReason::CannotAnswer, message, steps);
+    }
+    u
 }
 
 trait TextOrKind {

@@ -1904,3 +1904,167 @@ fn recent_infections_are_about_when_the_infection_was_seen_not_when_the_wound_be
         );
     }
 }
+
+// =====================================================================================
+// Coverage (F26): nothing silently ignored
+// =====================================================================================
+
+fn unknown_questions(u: &Understanding) -> Vec<&Ambiguity> {
+    u.ambiguities
+        .iter()
+        .filter(|a| a.kind == AmbiguityKind::UnknownWord)
+        .collect()
+}
+
+#[test]
+fn an_unknown_word_is_asked_about_with_ignore_and_free_text_never_dropped() {
+    for (q, word) in [
+        ("show me the stalling wounds", "stalling"),
+        ("problem patients at Lakeview", "problem"),
+        ("wounds with lots of drainage", "lots"),
+        ("list the zorbly ulcers", "zorbly"),
+    ] {
+        let u = ask(q);
+        assert_eq!(u.decision, Decision::Clarify, "{q}: {}", u.restatement);
+        let asked = unknown_questions(&u);
+        let a = asked
+            .iter()
+            .find(|a| a.text.contains(word))
+            .unwrap_or_else(|| panic!("{q}: {word} not asked; {:?}", u.ambiguities));
+        assert!(a.ask, "{q}");
+        assert!(a.question.contains(word), "{q}: {}", a.question);
+        assert!(a.options.iter().any(|o| o.id == "ignore"), "{q}");
+        assert!(matches!(a.custom, CustomValue::FreeConstraint { .. }), "{q}");
+        assert_eq!(a.options.iter().filter(|o| o.default).count(), 1, "{q}");
+    }
+}
+
+#[test]
+fn an_unknown_word_near_a_dictionary_word_offers_that_term() {
+    // "stalling" shares its stem with the dictionary's "stalled"
+    let u = ask("show me the stalling wounds");
+    let a = unknown_questions(&u)[0];
+    assert!(
+        a.options.iter().any(|o| o.id.starts_with("term:")),
+        "{:?}",
+        a.options.iter().map(|o| &o.id).collect::<Vec<_>>()
+    );
+}
+
+#[test]
+fn skipped_questions_become_an_ignored_word_assumption_with_the_rest_answered() {
+    let u = ask("show me the stalling wounds");
+    let a = unknown_questions(&u)[0];
+    let ignore = Resolutions::empty().with_option(a.id.clone(), "ignore");
+    let v = ask_with("show me the stalling wounds", |i| i.with_resolutions(&ignore));
+    assert_ne!(v.decision, Decision::Clarify, "{:?}", v.ambiguities);
+    assert_eq!(plan(&v).entity, "wounds");
+    // the best guess, unasked, is shown
+    assert!(
+        u.assumptions.iter().any(|x| x.piece.contains("stalling")),
+        "{:?}",
+        u.assumptions
+    );
+}
+
+#[test]
+fn a_question_mostly_of_unknown_words_is_refused_with_help() {
+    for q in [
+        "who won the football match last night",
+        "what did the gribble say about the flonk",
+        "how did the quarterback play in the superbowl",
+    ] {
+        let u = ask(q);
+        assert!(u.is_refused(), "{q}: {:?} {}", u.decision, u.restatement);
+        assert!(u.plan.is_none(), "{q}");
+    }
+}
+
+#[test]
+fn known_fillers_and_recording_verbs_are_not_questions() {
+    for q in [
+        "how many assessments recorded necrotic tissue in the last 30 days",
+        "please show me the open wounds at the moment",
+        "which 5 clinicians did the most assessments",
+        "what is the number of patients with diabetes",
+    ] {
+        let u = ask(q);
+        assert!(
+            unknown_questions(&u).is_empty(),
+            "{q}: {:?}",
+            unknown_questions(&u)
+        );
+    }
+}
+
+#[test]
+fn data_changes_in_plain_words_are_refused_however_politely_asked() {
+    for q in [
+        "set every open wound's status to healed",
+        "add a new clinic called Northside",
+        "create a patient named John Doe",
+        "close wound 12",
+        "can you please update patient 42's clinic to Lakeview",
+        "i want to mark pt 42's wound as healed",
+        "go ahead and delete the old assessments",
+        "let's assign all new wounds to Dr Smith",
+        "pls record a pain score of 5 for wound 3",
+    ] {
+        let u = ask(q);
+        assert!(
+            matches!(
+                u.decision,
+                Decision::Refuse {
+                    reason: RefuseReason::DataChange,
+                    ..
+                }
+            ),
+            "{q}: {:?}",
+            u.decision
+        );
+    }
+    // the same verbs as nouns are questions
+    for q in ["change in wound area by clinic", "record count by clinic"] {
+        assert!(!ask(q).is_refused(), "{q}");
+    }
+}
+
+#[test]
+fn questions_about_data_that_is_not_recorded_say_what_is_missing() {
+    for (q, what) in [
+        ("list patients with their phone numbers", "phone numbers"),
+        ("how many patients are on antibiotics", "medications"),
+        ("average hba1c of diabetic patients", "lab results"),
+        ("which patients live at an address in Springfield", "addresses"),
+        ("how many wounds used foam dressings", "dressings"),
+    ] {
+        let u = ask(q);
+        match &u.decision {
+            Decision::Refuse { message, .. } => assert!(message.contains(what), "{q}: {message}"),
+            other => panic!("{q}: {other:?}"),
+        }
+    }
+    // a model phrase that contains such a word is not refused
+    assert!(!ask("how many wounds had a dressing change last week").is_refused());
+}
+
+#[test]
+fn a_plan_the_renderer_would_reject_is_refused_with_help_not_answered() {
+    let check = crate::sql::RenderCheck { model: model() };
+    let q = "list clinics for each sex";
+    let unchecked = ask(q);
+    if let Some(p) = &unchecked.plan {
+        assert!(
+            crate::sql::render(p, model(), crate::sql::Dialect::Sqlite).is_err(),
+            "{q} renders: pick another question"
+        );
+    }
+    let u = ask_with(q, |i| i.with_check(&check));
+    match &u.decision {
+        Decision::Refuse {
+            reason: RefuseReason::CannotAnswer,
+            message,
+        } => assert!(message.contains("more than once"), "{message}"),
+        other => panic!("{q}: {other:?}"),
+    }
+}

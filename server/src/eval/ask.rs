@@ -145,8 +145,10 @@ pub fn resolve(
     let mut answers = Resolutions::empty();
     let mut rounds = 0;
     loop {
+        let check = crate::sql::RenderCheck { model };
         let input = EngineInput::new(model, question, today)
             .with_index(index)
+            .with_check(&check)
             .with_allowed(allowed)
             .with_context(&context)
             .with_resolutions(&answers);

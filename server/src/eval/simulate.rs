@@ -202,8 +202,10 @@ pub fn call(
     context: &ConversationContext,
     answers: &Resolutions,
 ) -> (Result<Understanding, String>, Duration) {
+    let check = crate::sql::RenderCheck { model: env.model };
     let input = EngineInput::new(env.model, question, env.today)
         .with_index(env.index)
+        .with_check(&check)
         .with_allowed(env.allowed)
         .with_context(context)
         .with_resolutions(answers);

@@ -33,7 +33,7 @@ use crate::engine::{
     Preferences, QueryPlan, Resolution, Resolutions, option_plan, understand,
 };
 use crate::semantic::SemanticModel;
-use crate::sql::{Dialect, RenderError, render_count, render_with_cap};
+use crate::sql::{Dialect, RenderCheck, RenderError, render_count, render_with_cap};
 use crate::store::{
     AnswerChoice, AuditOutcome, HistoryId, MessageRole, NewAnswer, NewAuditEntry, NewHistoryEntry,
     NewMessage, NewRound, PreferenceChoice, PreferenceEvidence, RoundId, Store, StoreError, ThreadId,
@@ -98,43 +98,14 @@ impl From<StoreError> for OrchestratorError {
     }
 }
 
-/// The 422 for a plan the renderer rejects: what went wrong in the user's words, and how
-/// to ask instead. Model names are shown as their labels; nothing from the SQL.
+/// The 422 for a plan the renderer rejects: what went wrong in the user's words (see
+/// [`RenderError::user_message`]), and how to ask instead.
 fn unanswerable(model: &SemanticModel, e: &RenderError) -> OrchestratorError {
-    let label = |qualified: &str| -> String {
-        model
-            .attribute(qualified)
-            .map(|a| {
-                format!(
-                    "{} of {}",
-                    a.attribute.name.replace('_', " "),
-                    a.entity.label.to_lowercase()
-                )
-            })
-            .or_else(|| model.entity(qualified).map(|e| e.label.to_lowercase()))
-            .unwrap_or_else(|| qualified.replace(['_', '.'], " "))
-    };
-    let why = match e {
-        RenderError::FanOut { attribute, entity } => format!(
-            "{} has many values per {}, so that reading would count records more than once",
-            label(attribute),
-            label(entity)
-        ),
-        RenderError::TypeMismatch { attribute, .. }
-        | RenderError::NotOrdered { attribute }
-        | RenderError::UnitMismatch { attribute, .. }
-        | RenderError::BadDate { attribute, .. }
-        | RenderError::BadNumber { attribute }
-        | RenderError::EmptySet { attribute } => {
-            format!("a value in the question does not fit {}", label(attribute))
-        }
-        RenderError::DateOutOfRange => "a date in the question is out of range".to_owned(),
-        _ => "I could not turn my reading of it into a query".to_owned(),
-    };
     OrchestratorError::Refused {
         code: "cannot_answer",
         message: format!(
-            "I can't answer that as I read it: {why}. Try naming the records and the one thing to compute, e.g. \"average latest wound area by clinic\"."
+            "I can't answer that as I read it: {}. Try naming the records and the one thing to compute, e.g. \"average latest wound area by clinic\".",
+            e.user_message(model)
         ),
     }
 }
@@ -541,10 +512,14 @@ impl Orchestrator {
         let mut resolutions = resume.resolutions.clone();
         resolutions.answers.remove(&req.ambiguity_id);
         let loaded = self.load(user_id).await?;
+        let check = RenderCheck {
+            model: self.inner.model,
+        };
         let input = EngineInput::new(self.inner.model, &entry.question, self.today())
             .with_allowed(&loaded.allowed)
             .with_context(&resume.context)
-            .with_resolutions(&resolutions);
+            .with_resolutions(&resolutions)
+            .with_check(&check);
         let u = understand(&input);
         let Some(amb) = u.ambiguity(&req.ambiguity_id) else {
             return Err(OrchestratorError::bad(
@@ -849,7 +824,9 @@ impl Orchestrator {
         // The engine input borrows these while `job` moves on to build the reply.
         let (question, context) = (job.question.clone(), job.context.clone());
         let resolutions = answers::with_saved_customs(&job.resolutions, &loaded.saved_customs);
+        let check = RenderCheck { model };
         let input = EngineInput::new(model, &question, today)
+            .with_check(&check)
             .with_allowed(&loaded.allowed)
             .with_context(&context)
             .with_preferences(&loaded.preferences)
@@ -872,6 +849,7 @@ impl Orchestrator {
                 R::OutOfDomain => "out_of_domain",
                 R::DataChange => "data_change",
                 R::Unintelligible => "unintelligible",
+                R::CannotAnswer => "cannot_answer",
             };
             return Err(match reason {
                 R::Empty | R::TooLong => OrchestratorError::bad(code, message.clone()),

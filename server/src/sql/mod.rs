@@ -21,4 +21,6 @@ pub mod render;
 pub use dialect::Dialect;
 pub use fragment::BoundValue;
 pub use guard::{GuardError, check};
-pub use render::{ColumnSource, OutputColumn, RenderError, Rendered, render, render_count, render_with_cap};
+pub use render::{
+    ColumnSource, OutputColumn, RenderCheck, RenderError, Rendered, render, render_count, render_with_cap,
+};

@@ -26,6 +26,7 @@ use super::dialect::Dialect;
 use super::expr::{Ctx, Scope, attr_expr, first_fan_out};
 use super::fragment::{BoundValue, Ident, Sql};
 use super::predicate::{Leaf, Pred, and_all, lower, render_conjunction, require_type};
+use crate::engine::PlanCheck;
 use crate::engine::plan::{Dimension, Intent, Metric, OrderKey, QueryPlan};
 use crate::semantic::{AttributeRef, AttributeType, CompareOp, Grain, MeasureAgg, SemanticModel, SortOrder};
 
@@ -158,6 +159,59 @@ impl RenderError {
             RenderError::UnsupportedDerivation { .. } => "unsupported_derivation",
             RenderError::InvalidPlan { .. } => "invalid_plan",
         }
+    }
+}
+
+impl RenderError {
+    /// Why the plan cannot run, in the user's words: model names as labels, no SQL.
+    pub fn user_message(&self, model: &SemanticModel) -> String {
+        let label = |qualified: &str| -> String {
+            model
+                .attribute(qualified)
+                .map(|a| {
+                    format!(
+                        "{} of {}",
+                        a.attribute.name.replace('_', " "),
+                        a.entity.label.to_lowercase()
+                    )
+                })
+                .or_else(|| model.entity(qualified).map(|e| e.label.to_lowercase()))
+                .unwrap_or_else(|| qualified.replace(['_', '.'], " "))
+        };
+        match self {
+            RenderError::FanOut { attribute, entity } => format!(
+                "{} has many values per {}, so that reading would count records more than once",
+                label(attribute),
+                label(entity)
+            ),
+            RenderError::TypeMismatch { attribute, .. }
+            | RenderError::NotOrdered { attribute }
+            | RenderError::UnitMismatch { attribute, .. }
+            | RenderError::BadDate { attribute, .. }
+            | RenderError::BadNumber { attribute }
+            | RenderError::EmptySet { attribute } => {
+                format!("a value in the question does not fit {}", label(attribute))
+            }
+            RenderError::DateOutOfRange => "a date in the question is out of range".to_owned(),
+            _ => "I could not turn my reading of it into a query".to_owned(),
+        }
+    }
+}
+
+/// The renderer's rules as the engine's [`PlanCheck`]: a plan is valid when it renders in
+/// every dialect.
+#[derive(Clone, Copy, Debug)]
+pub struct RenderCheck<'m> {
+    /// The model plans are rendered against.
+    pub model: &'m SemanticModel,
+}
+
+impl PlanCheck for RenderCheck<'_> {
+    fn check(&self, plan: &QueryPlan) -> Result<(), String> {
+        for d in Dialect::ALL {
+            render(plan, self.model, d).map_err(|e| e.user_message(self.model))?;
+        }
+        Ok(())
     }
 }
 
