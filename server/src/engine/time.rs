@@ -272,7 +272,7 @@ fn year_of(t: &Token) -> Option<i32> {
         return None;
     }
     let v = t.num?;
-    (1990.0..=2100.0).contains(&v).then_some(v as i32)
+    (1900.0..=2100.0).contains(&v).then_some(v as i32)
 }
 
 fn count_of(t: &Token) -> Option<u32> {
@@ -428,6 +428,15 @@ fn date_at(tokens: &[Token], i: usize, today: NaiveDate) -> Option<DatePhrase> {
     None
 }
 
+/// The label of a range's first date, with the year it took from the second.
+fn date_label_at(start: NaiveDate, d: &DatePhrase) -> String {
+    if d.month_only {
+        format!("{} {}", month_name(start.month()), start.year())
+    } else {
+        d.label.clone()
+    }
+}
+
 /// The year in which `month`/`day` last occurred on or before `today`.
 fn most_recent_year(today: NaiveDate, month: u32, day: u32) -> i32 {
     if (month, day) <= (today.month(), today.day()) {
@@ -483,6 +492,33 @@ fn parse_at(tokens: &[Token], i: usize, today: NaiveDate) -> Option<TimeExpr> {
             );
         }
         _ => {}
+    }
+    // more than|over|at least N unit(s) ago / before today / earlier: older than a cut-off
+    {
+        let (n_at, inclusive) = match (w(i), w(i + 1)) {
+            ("more" | "longer", "than") => (i + 2, false),
+            ("over" | ">", _) => (i + 1, false),
+            ("at", "least") => (i + 2, true),
+            (">=", _) => (i + 1, true),
+            _ => (usize::MAX, false),
+        };
+        if let Some(n) = tokens.get(n_at).and_then(count_of)
+            && let Some(u) = unit(w(n_at + 1))
+        {
+            let after = n_at + 2;
+            let last = match (w(after), w(after + 1)) {
+                ("ago" | "earlier" | "back", _) => Some(after + 1),
+                ("before" | "prior", "today" | "now") => Some(after + 2),
+                ("prior", "to") if w(after + 2) == "today" => Some(after + 3),
+                _ => None,
+            };
+            if let Some(last) = last {
+                let cut = sub_units(today, u, n);
+                let end = if inclusive { next_day(cut) } else { cut };
+                let word = if inclusive { "at least" } else { "more than" };
+                return expr(last, beginning(), end, format!("{word} {} ago", unit_name(u, n)));
+            }
+        }
     }
     // [in|over|during|within|for] [the] last|past|previous [N] unit
     let mut k = i;
@@ -597,6 +633,23 @@ fn parse_at(tokens: &[Token], i: usize, today: NaiveDate) -> Option<TimeExpr> {
         i
     };
     let d = date_at(tokens, k, today)?;
+    // "january through june 2026", "march to may": a range without "between"/"from"
+    let c = k + d.len;
+    if matches!(w(c), "through" | "thru" | "to" | "until" | "till" | "-")
+        && let Some(d2) = date_at(tokens, c + 1, today)
+        && (d.month_only || !d.weak)
+        && (d2.month_only || !d2.weak || d2.label.len() == 4)
+    {
+        let start = if d.month_only && d2.start.year() != d.start.year() {
+            ymd(d2.start.year(), d.start.month(), 1).unwrap_or(d.start)
+        } else {
+            d.start
+        };
+        if d2.end > start {
+            let label = format!("{} to {}", date_label_at(start, &d), d2.label);
+            return expr(c + 1 + d2.len, start, d2.end, format!("from {label}"));
+        }
+    }
     // a bare year or month counts after "about" ("what about 2025") or as the whole
     // question ("2025?")
     let alone = i == 0 && tokens[k + d.len..].iter().all(|t| t.kind == TokenKind::Punct);
