@@ -177,7 +177,8 @@ pub fn cues(tokens: &[Token], in_phrase: impl Fn(usize) -> bool) -> Cues {
             {
                 c.count.get_or_insert(k);
             }
-            "no" | "nr" | "num" if next == "of" => {
+            // "no. of", "nr of", "num. of"
+            "no" | "nr" | "num" if next == "of" || next == "." && w(tokens, k + 2) == "of" => {
                 c.count.get_or_insert(k);
             }
             "count" | "counts" | "tally" | "tallies" | "quantity" => {
@@ -396,7 +397,7 @@ pub fn cues(tokens: &[Token], in_phrase: impl Fn(usize) -> bool) -> Cues {
                 | "dont"
                 | "doesnt"
                 | "didnt"
-        ) && !(word == "no" && next == "of")
+        ) && !(word == "no" && (next == "of" || next == "." && w(tokens, k + 2) == "of"))
             || (word == "other" && next == "than")
         {
             c.negations.push(k);

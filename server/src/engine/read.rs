@@ -352,12 +352,51 @@ fn negated_at(ctx: &Ctx<'_>, first: usize) -> bool {
     if first == 0 {
         return false;
     }
-    if is_neg(first - 1) {
-        return true;
-    }
-    // "without any", "no signs of"? "not a", "other than"
-    if first >= 2 && matches!(ctx.w(first - 1), "a" | "an" | "any" | "than" | "the") && is_neg(first - 2) {
-        return true;
+    // "not diabetic", "without any", "other than", "not marked as diabetic", "aren't
+    // getting any better", "who have never been infected": the negation may stand a few
+    // linking words before what it negates
+    let mut k = first;
+    for _ in 0..4 {
+        if k == 0 {
+            return false;
+        }
+        k -= 1;
+        if is_neg(k) {
+            return true;
+        }
+        if !matches!(
+            ctx.w(k),
+            "a" | "an"
+                | "any"
+                | "than"
+                | "the"
+                | "marked"
+                | "flagged"
+                | "recorded"
+                | "listed"
+                | "coded"
+                | "labelled"
+                | "labeled"
+                | "classed"
+                | "classified"
+                | "documented"
+                | "known"
+                | "as"
+                | "been"
+                | "being"
+                | "be"
+                | "currently"
+                | "getting"
+                | "yet"
+                | "ever"
+                | "had"
+                | "have"
+                | "has"
+                | "got"
+                | "with"
+        ) {
+            return false;
+        }
     }
     false
 }
