@@ -934,6 +934,10 @@ pub(crate) fn read(ctx: &Ctx<'_>) -> Reading {
         r.entity_source = EntitySource::Measure;
     }
 
+    // ---- "patients with no wounds", "clinicians without any assessments", "patients
+    // with wounds": having (or not having) related rows at all
+    read_having_related(ctx, &mut r, &explicit);
+
     // ---- "healed within 90 days": the time to heal
     read_healed_within(ctx, &mut r);
 
@@ -1973,6 +1977,68 @@ fn read_ids(ctx: &Ctx<'_>, r: &mut Reading) {
                 unit: None,
             },
             first: m.first,
+            span,
+        });
+    }
+}
+
+/// An entity word other than the subject, said right after "with"/"having" or a negation,
+/// with nothing qualifying it: whether related rows exist at all. "patients with no
+/// wounds" → no related wounds; "patients with wounds" → at least one. Only across a
+/// one-to-many path (a patient's wounds, a clinic's patients).
+fn read_having_related(ctx: &Ctx<'_>, r: &mut Reading, explicit: &[(usize, String)]) {
+    let model = ctx.model;
+    let Some(subject) = r.entity.clone() else {
+        return;
+    };
+    for (mi, e) in explicit {
+        let m = &ctx.mentions[*mi];
+        if *e == subject || m.first == 0 {
+            continue;
+        }
+        let one_to_many = model
+            .join_path(&subject, e)
+            .is_some_and(|p| !p.is_empty() && p.iter().all(|s| !s.forward));
+        // qualified ("wounds that are open", "wound id 4") or part of something else
+        let qualified = matches!(
+            ctx.w(m.last),
+            "that" | "which" | "who" | "where" | "whose" | "with" | "id" | "#" | "in" | "during" | "since"
+        ) || ctx
+            .tokens
+            .get(m.last)
+            .is_some_and(|t| t.kind == TokenKind::Number)
+            || ctx.times.iter().any(|t| t.first == m.last)
+            || ctx
+                .comparisons
+                .iter()
+                .any(|c| c.first < m.last && m.first < c.last);
+        if !one_to_many || qualified {
+            continue;
+        }
+        let mut k = m.first - 1;
+        while k > 0 && matches!(ctx.w(k), "any" | "a" | "an" | "single") {
+            k -= 1;
+        }
+        let negated = ctx.cues.negations.contains(&k);
+        let having = matches!(ctx.w(k), "with" | "having" | "have" | "has" | "had");
+        if !(negated || having) {
+            continue;
+        }
+        let (op, value) = if negated {
+            (CompareOp::Eq, 0)
+        } else {
+            (CompareOp::Gte, 1)
+        };
+        let span = ctx.span_of(k, m.last);
+        r.filters.push(Filter {
+            constraint: Constraint::RelatedCount {
+                per: None,
+                related: e.clone(),
+                op,
+                value,
+                within: None,
+            },
+            first: k,
             span,
         });
     }
