@@ -2068,3 +2068,139 @@ fn a_plan_the_renderer_would_reject_is_refused_with_help_not_answered() {
         other => panic!("{q}: {other:?}"),
     }
 }
+
+// =====================================================================================
+// Ids, negation, having related rows, dates (issue 12 families 2, 3, 8)
+// =====================================================================================
+
+#[test]
+fn a_record_named_by_its_id_filters_on_that_key_and_only_when_said_as_an_id() {
+    for (q, entity, attribute, id) in [
+        ("assessments for wound id 100", "assessments", "wounds.id", 100),
+        ("show wound 100", "wounds", "wounds.id", 100),
+        ("how many wounds does pt 42 have", "wounds", "patients.id", 42),
+        ("patients with wound #17", "patients", "wounds.id", 17),
+        ("open wounds at clinic number 3", "wounds", "clinics.id", 3),
+    ] {
+        let u = ask(q);
+        let p = plan(&u);
+        assert_eq!(p.entity, entity, "{q}");
+        assert!(
+            eq_filter(p, attribute, Value::Integer(id)),
+            "{q}: {:?}",
+            p.filters
+        );
+    }
+    // a number that is an age, a count or a year is never an id
+    for q in [
+        "patients 80 or older",
+        "wounds in 2025",
+        "top 10 wounds by area",
+        "patients with more than 3 wounds",
+    ] {
+        let p = plan(&ask(q)).clone();
+        for key in ["patients.id", "wounds.id", "clinics.id"] {
+            assert!(!has_filter(&p, key), "{q}: {:?}", p.filters);
+        }
+    }
+}
+
+#[test]
+fn count_words_with_a_full_stop_still_count() {
+    for q in [
+        "no. of female pts with diabetes",
+        "nr. of open wounds",
+        "no of clinics",
+    ] {
+        assert_eq!(plan(&ask(q)).intent, Intent::Count, "{q}");
+    }
+}
+
+#[test]
+fn a_negation_reaches_across_linking_words() {
+    let u = ask("patients not marked as diabetic");
+    let p = plan(&u);
+    assert!(
+        p.filters.iter().any(|f| matches!(f, Constraint::Not { .. })
+            || matches!(
+                f,
+                Constraint::Compare {
+                    value: Value::Bool(false),
+                    ..
+                }
+            )),
+        "{:?}",
+        p.filters
+    );
+    let better = ask("wounds that aren't getting any better");
+    assert!(
+        plan(&better)
+            .filters
+            .iter()
+            .any(|f| matches!(f, Constraint::Not { .. })),
+        "{:?}",
+        plan(&better).filters
+    );
+}
+
+#[test]
+fn having_or_not_having_related_rows_at_all() {
+    let related = |q: &str| -> Vec<(String, CompareOp, u32)> {
+        plan(&ask(q))
+            .filters
+            .iter()
+            .filter_map(|f| match f {
+                Constraint::RelatedCount {
+                    related, op, value, ..
+                } => Some((related.clone(), *op, *value)),
+                _ => None,
+            })
+            .collect()
+    };
+    assert_eq!(
+        related("patients with no wounds"),
+        vec![("wounds".to_owned(), CompareOp::Eq, 0)]
+    );
+    assert_eq!(
+        related("how many patients have no wounds"),
+        vec![("wounds".to_owned(), CompareOp::Eq, 0)]
+    );
+    assert_eq!(
+        related("clinicians without any assessments"),
+        vec![("assessments".to_owned(), CompareOp::Eq, 0)]
+    );
+    assert_eq!(
+        related("patients with wounds"),
+        vec![("wounds".to_owned(), CompareOp::Gte, 1)]
+    );
+    // qualified related rows are the qualifier's filter, not a bare existence
+    assert!(related("patients with open wounds").is_empty());
+    assert!(related("patients with wound #17").is_empty());
+}
+
+#[test]
+fn dates_before_1990_ranges_without_between_and_cut_offs_before_today() {
+    let window = |q: &str| {
+        let u = ask(q);
+        let t = u.times.first().unwrap_or_else(|| panic!("{q}: no time"));
+        (t.start, t.end)
+    };
+    assert_eq!(window("patients born before 1 January 1950").1, d("1950-01-01"));
+    assert_eq!(
+        window("wound count by month january through june 2025"),
+        (d("2025-01-01"), d("2025-07-01"))
+    );
+    assert_eq!(
+        window("assessments from march to may 2025"),
+        (d("2025-03-01"), d("2025-06-01"))
+    );
+    // today is 2025-11-20 in these tests
+    assert_eq!(
+        window("wounds with onset more than 365 days before today").1,
+        d("2024-11-20")
+    );
+    assert_eq!(
+        window("wounds with onset at least 30 days ago").1,
+        d("2025-10-22")
+    );
+}
