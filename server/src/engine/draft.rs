@@ -201,6 +201,51 @@ pub(crate) fn anchor(model: &SemanticModel, c: Constraint, anchor: &str) -> Cons
         Constraint::Not { of } => Constraint::Not {
             of: Box::new(self::anchor(model, *of, anchor)),
         },
+        other => own_value(model, other, anchor),
+    }
+}
+
+/// A parent's "latest" value said of the rows it is derived from is their own value:
+/// "assessments … that recorded high exudate" read with a term defined on
+/// `wounds.latest_exudate` means each assessment's `assessments.exudate`.
+fn own_value(model: &SemanticModel, c: Constraint, anchor: &str) -> Constraint {
+    let base = |attribute: &str| -> Option<String> {
+        match &model.attribute(attribute)?.attribute.derived {
+            Some(Derived::Latest { attribute: base, .. })
+                if split_qualified(base).is_some_and(|(e, _)| e == anchor) =>
+            {
+                Some(base.clone())
+            }
+            _ => None,
+        }
+    };
+    match c {
+        Constraint::Compare {
+            attribute,
+            op,
+            value,
+            unit,
+        } => Constraint::Compare {
+            attribute: base(&attribute).unwrap_or(attribute),
+            op,
+            value,
+            unit,
+        },
+        Constraint::InSet { attribute, values } => Constraint::InSet {
+            attribute: base(&attribute).unwrap_or(attribute),
+            values,
+        },
+        Constraint::Between {
+            attribute,
+            min,
+            max,
+            unit,
+        } => Constraint::Between {
+            attribute: base(&attribute).unwrap_or(attribute),
+            min,
+            max,
+            unit,
+        },
         other => other,
     }
 }

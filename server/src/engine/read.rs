@@ -946,7 +946,18 @@ pub(crate) fn read(ctx: &Ctx<'_>) -> Reading {
 
     // the entity, as far as it is known before the values are read (a value of another
     // entity implies it: "open arterial ulcers with slough" are wounds)
-    let provisional_entity = r.entity.clone().or_else(|| {
+    let counted_rows = || {
+        // "assessments in september that …": a count measure's word said as rows names
+        // its entity
+        ms.iter().find_map(|m| {
+            m.measure()
+                .filter(|&mx| {
+                    model.measures[mx].agg == MeasureAgg::Count && model.measures[mx].filter.is_none()
+                })
+                .map(|mx| model.measures[mx].entity.clone())
+        })
+    };
+    let provisional_entity = r.entity.clone().or_else(counted_rows).or_else(|| {
         ms.iter()
             .enumerate()
             .filter(|(mi, _)| !used[*mi])

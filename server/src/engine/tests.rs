@@ -2204,3 +2204,20 @@ fn dates_before_1990_ranges_without_between_and_cut_offs_before_today() {
         d("2025-10-22")
     );
 }
+
+#[test]
+fn a_term_defined_on_a_wounds_latest_value_said_of_assessments_reads_their_own_value() {
+    let p = plan(&ask("assessments in september 2025 that recorded high exudate")).clone();
+    assert_eq!(p.entity, "assessments");
+    assert!(
+        eq_filter(&p, "assessments.exudate", Value::Text("high".into())),
+        "{:?}",
+        p.filters
+    );
+    assert!(!has_filter(&p, "wounds.latest_exudate"), "{:?}", p.filters);
+    // said of wounds it stays the latest visit
+    assert!(has_filter(
+        plan(&ask("wounds with high exudate")),
+        "wounds.latest_exudate"
+    ));
+}
