@@ -9,6 +9,7 @@ use super::draft::{self, Chosen, Ctx, Reading};
 use super::gate::{self, Settlement};
 use super::intent;
 use super::link;
+use super::read;
 use super::suggest;
 use super::time;
 use super::tokenize::{Token, tokenize};
@@ -320,6 +321,33 @@ fn run_with(input: &EngineInput<'_>, index: &EngineIndex, with_suggestions: bool
     };
     if reading.follow_up {
         steps.push(step("Follow-up", "refined the previous question"));
+    }
+    // "which etiology has the highest average pain score": that attribute's groups,
+    // ranked by the metric, the first one
+    let mut plan = plan;
+    if let Some((attribute, order)) = read::which_attribute_extreme(&ctx)
+        && !reading.follow_up
+    {
+        if plan.metrics.is_empty() {
+            // "the most wounds" counts them; "the lowest average area" averages the
+            // attribute the rows were ranked by
+            let ranked_by = plan.order.iter().find_map(|o| match &o.key {
+                OrderKey::Attribute { attribute } => Some(attribute.clone()),
+                OrderKey::Metric { .. } => None,
+            });
+            plan.metrics.push(match (ctx.cues.agg, ranked_by) {
+                (Some((_, _, agg)), Some(a)) => draft::agg_metric(model, agg, &a),
+                _ => draft::count_metric(model, &plan.entity),
+            });
+        }
+        plan.intent = Intent::Rank;
+        plan.dimensions = vec![Dimension::Attribute { attribute }];
+        plan.order = vec![OrderBy {
+            key: OrderKey::Metric { index: 0 },
+            order,
+        }];
+        plan.limit = Some(1);
+        plan.columns.clear();
     }
 
     let candidates = std::mem::take(&mut detected.candidates);

@@ -2055,6 +2055,44 @@ fn read_having_related(ctx: &Ctx<'_>, r: &mut Reading, explicit: &[(usize, Strin
     }
 }
 
+/// "which etiology has the highest average pain score", "what location had the most
+/// wounds": the answer is a value of the attribute named after "which" — the groups of
+/// that attribute ranked by the metric, the first one. `(attribute, order)`.
+pub(crate) fn which_attribute_extreme(ctx: &Ctx<'_>) -> Option<(String, SortOrder)> {
+    let model = ctx.model;
+    let first = ctx.tokens.iter().position(|t| t.is_wordlike())?;
+    if !matches!(ctx.w(first), "which" | "what") {
+        return None;
+    }
+    let m = ctx.mentions.iter().find(|m| m.first == first + 1)?;
+    if m.entity().is_some() || m.measure().is_some() {
+        return None;
+    }
+    let (e, a) = m.attributes().next()?;
+    if !groupable(model, e, a) {
+        return None;
+    }
+    let rank = ctx.cues.rank?;
+    let linking = (m.last..rank.first).all(|k| {
+        matches!(
+            ctx.w(k),
+            "has"
+                | "had"
+                | "have"
+                | "is"
+                | "was"
+                | "shows"
+                | "showed"
+                | "with"
+                | "gets"
+                | "got"
+                | "the"
+                | "sees"
+        )
+    });
+    (linking && rank.first > m.last).then(|| (qualified(model, e, a), rank.order))
+}
+
 fn read_healed_within(ctx: &Ctx<'_>, r: &mut Reading) {
     for m in ctx.mentions {
         let healed = m.entries.iter().any(|e| matches!(&e.target, Target::Value(a, Value::Text(v)) if a == "wounds.status" && v == "healed"))

@@ -2221,3 +2221,37 @@ fn a_term_defined_on_a_wounds_latest_value_said_of_assessments_reads_their_own_v
         "wounds.latest_exudate"
     ));
 }
+
+#[test]
+fn which_attribute_has_the_most_is_that_attributes_top_group() {
+    for (q, attribute, order) in [
+        (
+            "which etiology has the highest average pain score",
+            "wounds.etiology",
+            SortOrder::Desc,
+        ),
+        (
+            "what location had the most wounds",
+            "wounds.location",
+            SortOrder::Desc,
+        ),
+        (
+            "which region has the fewest patients",
+            "clinics.region",
+            SortOrder::Asc,
+        ),
+    ] {
+        let u = ask(q);
+        let p = plan(&u);
+        assert_eq!(
+            p.dimensions,
+            vec![Dimension::Attribute {
+                attribute: attribute.into()
+            }],
+            "{q}"
+        );
+        assert_eq!(p.limit, Some(1), "{q}");
+        assert_eq!(p.order.first().map(|o| o.order), Some(order), "{q}");
+        assert_eq!(p.metrics.len(), 1, "{q}");
+    }
+}
