@@ -15,7 +15,7 @@ use super::time;
 use super::tokenize::{Token, tokenize};
 use super::vocab::EngineIndex;
 use super::*;
-use crate::semantic::TermKind;
+use crate::semantic::{MeasureAgg, TermKind};
 
 fn refused(
     input: &EngineInput<'_>,
@@ -322,9 +322,28 @@ fn run_with(input: &EngineInput<'_>, index: &EngineIndex, with_suggestions: bool
     if reading.follow_up {
         steps.push(step("Follow-up", "refined the previous question"));
     }
+    let mut plan = plan;
+    // "average days from onset to healed": the model's day count between the two dates
+    let said_agg = ctx.cues.agg.map(|(_, _, agg)| agg).or_else(|| {
+        ctx.tokens.iter().find_map(|t| match t.text.as_str() {
+            "average" | "avg" | "mean" => Some(MeasureAgg::Avg),
+            "median" => Some(MeasureAgg::Median),
+            _ => None,
+        })
+    });
+    if let Some(attribute) = reading.days_between.clone()
+        && let Some(agg) = said_agg
+        && !reading.follow_up
+    {
+        plan.metrics = vec![draft::agg_metric(model, agg, &attribute)];
+        if plan.dimensions.is_empty() {
+            plan.intent = Intent::Aggregate;
+        }
+        plan.order.clear();
+        plan.limit = None;
+    }
     // "which etiology has the highest average pain score": that attribute's groups,
     // ranked by the metric, the first one
-    let mut plan = plan;
     if let Some((attribute, order)) = read::which_attribute_extreme(&ctx)
         && !reading.follow_up
     {

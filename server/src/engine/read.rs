@@ -14,8 +14,8 @@
 use chrono::NaiveDate;
 
 use crate::semantic::{
-    Aggregation, AttributeRole, AttributeType, CompareOp, Constraint, Derived, Grain, MeasureAgg, PlanChange,
-    SemanticModel, SortOrder, Span, SpanUnit, TermKind, Value, split_qualified,
+    Aggregation, AttributeRole, AttributeType, CompareOp, Constraint, DateOperand, Derived, Grain,
+    MeasureAgg, PlanChange, SemanticModel, SortOrder, Span, SpanUnit, TermKind, Value, split_qualified,
 };
 
 use super::context;
@@ -283,6 +283,8 @@ pub(crate) struct Reading {
     pub change_term: Option<usize>,
     /// Readings the plan cannot express exactly, said as assumptions (span, what was done).
     pub notes: Vec<(TextSpan, String)>,
+    /// "days from onset to healed": the model's derived day count between two dates.
+    pub days_between: Option<String>,
 }
 
 /// A value of a per-visit attribute said of wounds or patients.
@@ -484,6 +486,7 @@ pub(crate) fn read(ctx: &Ctx<'_>) -> Reading {
         count_context_only: false,
         change_term: None,
         notes: Vec::new(),
+        days_between: None,
     };
     let mention_covering = |k: usize| ms.iter().position(|m| m.first <= k && k < m.last);
 
@@ -546,6 +549,13 @@ pub(crate) fn read(ctx: &Ctx<'_>) -> Reading {
 
     // ---- "wound id 100", "patient #42", "pt 42": a record named by its key
     read_ids(ctx, &mut r);
+
+    // ---- "days from onset to healed": the day count between two dates
+    if let Some((attribute, x, y)) = days_between(ctx) {
+        used[x] = true;
+        used[y] = true;
+        r.days_between = Some(attribute);
+    }
 
     // ---- "not assessed in 2 weeks", "no assessment in the last 30 days"
     let mut consumed_time: Option<usize> = None;
@@ -2091,6 +2101,87 @@ pub(crate) fn which_attribute_extreme(ctx: &Ctx<'_>) -> Option<(String, SortOrde
         )
     });
     (linking && rank.first > m.last).then(|| (qualified(model, e, a), rank.order))
+}
+
+/// "days from onset to healed", "time between onset and healing": the model's derived
+/// day count between those two dates (`days_between`), when it has one. Qualified name.
+/// Returns the attribute and the two mentions.
+fn days_between(ctx: &Ctx<'_>) -> Option<(String, usize, usize)> {
+    let model = ctx.model;
+    // the date attribute (entity, attribute name) a mention names: a date attribute, a
+    // time dimension ("healed"), or a value whose word is also a time dimension's
+    let date_of = |m: &Mention| -> Option<(String, String)> {
+        let qualified = m
+            .attributes()
+            .find(|&(e, a)| model.entities[e].attributes[a].ty == AttributeType::Date)
+            .map(|(e, a)| qualified(model, e, a))
+            .or_else(|| {
+                m.time_dimension()
+                    .map(|t| model.time_dimensions[t].attribute.clone())
+            })
+            .or_else(|| model.find_time_dimension(&m.phrase).map(|t| t.attribute.clone()))
+            .or_else(|| {
+                // "healing" for the "healed" date: the same verb
+                let stem: String = m.phrase.chars().take(4).collect();
+                (m.last == m.first + 1 && stem.chars().count() == 4)
+                    .then(|| {
+                        model.time_dimensions.iter().find(|t| {
+                            t.name.starts_with(&stem) && m.phrase.starts_with(&t.name[..4.min(t.name.len())])
+                        })
+                    })
+                    .flatten()
+                    .map(|t| t.attribute.clone())
+            })?;
+        split_qualified(&qualified).map(|(e, a)| (e.to_owned(), a.to_owned()))
+    };
+    let mention_at = |k: usize| ctx.mentions.iter().position(|m| m.first == k);
+    for k in 0..ctx.tokens.len() {
+        if !matches!(
+            ctx.w(k),
+            "days" | "day" | "time" | "duration" | "interval" | "weeks" | "months"
+        ) {
+            continue;
+        }
+        let j = if matches!(ctx.w(k + 1), "from" | "between") {
+            k + 1
+        } else if ctx.w(k + 1) == "it" && ctx.w(k + 2) == "took" && ctx.w(k + 3) == "from" {
+            k + 3
+        } else {
+            continue;
+        };
+        let Some(xi) = mention_at(j + 1) else {
+            continue;
+        };
+        let x = &ctx.mentions[xi];
+        let y_at = if matches!(ctx.w(x.last), "to" | "and" | "until" | "till") {
+            x.last + 1
+        } else {
+            continue;
+        };
+        let Some(yi) = mention_at(y_at) else {
+            continue;
+        };
+        let y = &ctx.mentions[yi];
+        let (Some((e1, from)), Some((e2, to))) = (date_of(x), date_of(y)) else {
+            continue;
+        };
+        if e1 != e2 {
+            continue;
+        }
+        let entity = model.entity(&e1)?;
+        let found = entity.attributes.iter().find(|a| match &a.derived {
+            Some(Derived::DaysBetween {
+                from: DateOperand::Attribute(f),
+                to: DateOperand::Attribute(t),
+                ..
+            }) => *f == from && *t == to,
+            _ => false,
+        });
+        if let Some(a) = found {
+            return Some((format!("{e1}.{}", a.name), xi, yi));
+        }
+    }
+    None
 }
 
 fn read_healed_within(ctx: &Ctx<'_>, r: &mut Reading) {

@@ -2255,3 +2255,30 @@ fn which_attribute_has_the_most_is_that_attributes_top_group() {
         assert_eq!(p.metrics.len(), 1, "{q}");
     }
 }
+
+#[test]
+fn days_between_two_dates_is_the_models_day_count() {
+    for q in [
+        "average days from onset to healed",
+        "average number of days from onset to healing for healed wounds",
+        "median time between onset and healing by etiology",
+    ] {
+        let u = ask(q);
+        let p = plan(&u);
+        assert_eq!(
+            p.metrics.first().and_then(|m| m.attribute.as_deref()),
+            Some("wounds.healing_days"),
+            "{q}: {}",
+            u.restatement
+        );
+        assert!(
+            matches!(p.metrics[0].agg, MeasureAgg::Avg | MeasureAgg::Median),
+            "{q}"
+        );
+        assert!(
+            !has_filter(p, "wounds.status") || q.contains("healed wounds"),
+            "{q}: {:?}",
+            p.filters
+        );
+    }
+}
