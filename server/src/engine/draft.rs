@@ -94,7 +94,10 @@ pub(crate) fn agg_metric(model: &SemanticModel, agg: MeasureAgg, attribute: &str
     let attr = model.attribute(attribute);
     let name = attr.map_or_else(|| attribute.to_owned(), |r| attribute_label(&r.attribute.name));
     let unit = attr.and_then(|r| r.attribute.unit.clone());
+    let dated = attr.is_some_and(|r| r.attribute.ty == AttributeType::Date);
     let word = match agg {
+        MeasureAgg::Min if dated => "Earliest",
+        MeasureAgg::Max if dated => "Latest",
         MeasureAgg::Avg => "Average",
         MeasureAgg::Median => "Median",
         MeasureAgg::Sum => "Total",
@@ -104,6 +107,7 @@ pub(crate) fn agg_metric(model: &SemanticModel, agg: MeasureAgg, attribute: &str
         MeasureAgg::Share => "Share of",
     };
     let label = match unit {
+        _ if agg == MeasureAgg::CountDistinct => format!("Number of different {}", plural(&name)),
         Some(u) => format!("{word} {name} ({})", unit_symbol(&u)),
         None => format!("{word} {name}"),
     };

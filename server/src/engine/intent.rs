@@ -119,12 +119,36 @@ pub fn superlative_aggregate(
                         })
                 }))
     };
+    // "earliest assessment date", "latest onset date": the extreme of a date column
+    let dated = |m: &super::link::Mention| {
+        m.entity().is_none()
+            && m.measure().is_none()
+            && m.attributes()
+                .any(|(e, a)| model.entities[e].attributes[a].ty == crate::semantic::AttributeType::Date)
+    };
     for k in 0..tokens.len() {
-        let agg = match w(tokens, k) {
-            "largest" | "biggest" | "greatest" | "highest" => MeasureAgg::Max,
-            "smallest" | "lowest" => MeasureAgg::Min,
+        let (agg, date_word) = match w(tokens, k) {
+            "largest" | "biggest" | "greatest" | "highest" => (MeasureAgg::Max, false),
+            "smallest" | "lowest" => (MeasureAgg::Min, false),
+            "earliest" | "first" | "oldest" => (MeasureAgg::Min, true),
+            "latest" | "last" | "newest" => (MeasureAgg::Max, true),
             _ => continue,
         };
+        if date_word {
+            let next = mentions.iter().find(|m| m.first == k + 1);
+            if next.is_some_and(|m| dated(m))
+                && !mentions
+                    .iter()
+                    .any(|m| m.first <= k && k < m.last && m.last - m.first > 1)
+            {
+                if c.rank.is_some_and(|r| r.first <= k && k < r.last) {
+                    c.rank = None;
+                }
+                c.agg = Some((k, k + 1, agg));
+                return Some(k);
+            }
+            continue;
+        }
         if count_at(tokens, k + 1).is_some() || count_at(tokens, k.wrapping_sub(1)).is_some() {
             return None;
         }

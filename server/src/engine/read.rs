@@ -550,6 +550,9 @@ pub(crate) fn read(ctx: &Ctx<'_>) -> Reading {
     // ---- "wound id 100", "patient #42", "pt 42": a record named by its key
     read_ids(ctx, &mut r);
 
+    // ---- "how many distinct wound locations": a count of an attribute's values
+    read_distinct(ctx, &mut r, &mut used);
+
     // ---- "days from onset to healed": the day count between two dates
     if let Some((attribute, x, y)) = days_between(ctx) {
         used[x] = true;
@@ -1340,6 +1343,20 @@ pub(crate) fn read(ctx: &Ctx<'_>) -> Reading {
                     attribute: q.clone(),
                     values: Vec::new(),
                 });
+                r.pieces.push(piece(ctx, m, PieceKind::Attribute, q, None));
+                continue;
+            }
+            if attr.ty == AttributeType::Date
+                && let Some((_, _, agg @ (MeasureAgg::Min | MeasureAgg::Max))) = ctx.cues.agg
+                && matches!(r.metric, MetricSpec::None)
+            {
+                // "earliest assessment date", "latest onset date": that date's extreme
+                r.metric = MetricSpec::Agg {
+                    agg,
+                    attribute: q.clone(),
+                };
+                r.metric_span = Some(m.span);
+                r.entity.get_or_insert_with(|| model.entities[e].name.clone());
                 r.pieces.push(piece(ctx, m, PieceKind::Attribute, q, None));
                 continue;
             }
@@ -2182,6 +2199,58 @@ fn days_between(ctx: &Ctx<'_>) -> Option<(String, usize, usize)> {
         }
     }
     None
+}
+
+/// "how many distinct wound locations", "number of different etiologies", "count of
+/// unique clinicians": how many different values the attribute takes.
+fn read_distinct(ctx: &Ctx<'_>, r: &mut Reading, used: &mut [bool]) {
+    let model = ctx.model;
+    let counting = ctx.cues.count.is_some();
+    for k in 0..ctx.tokens.len() {
+        if !matches!(ctx.w(k), "distinct" | "different" | "unique" | "separate") || !counting {
+            continue;
+        }
+        let Some((mi, m)) = ctx
+            .mentions
+            .iter()
+            .enumerate()
+            .find(|(mi, m)| m.first == k + 1 && !used[*mi])
+        else {
+            continue;
+        };
+        let attribute = m
+            .attributes()
+            .find(|&(e, a)| groupable(model, e, a))
+            .map(|(e, a)| (model.entities[e].name.clone(), qualified(model, e, a)));
+        // "distinct patients": the entity's own rows, counted once each
+        let attribute = attribute.or_else(|| {
+            m.entity().and_then(|e| {
+                let ent = &model.entities[e];
+                ent.attributes
+                    .iter()
+                    .find(|a| a.role == AttributeRole::Key)
+                    .map(|a| (ent.name.clone(), format!("{}.{}", ent.name, a.name)))
+            })
+        });
+        let Some((entity, attribute)) = attribute else {
+            continue;
+        };
+        if m.entity().is_some() {
+            // counting an entity's rows is already distinct
+            continue;
+        }
+        used[mi] = true;
+        r.metric = MetricSpec::Agg {
+            agg: MeasureAgg::CountDistinct,
+            attribute: attribute.clone(),
+        };
+        r.metric_span = Some(ctx.span_of(k, m.last));
+        r.entity = Some(entity.clone());
+        r.entity_source = EntitySource::Named;
+        r.pieces
+            .push(piece(ctx, m, PieceKind::Attribute, attribute, None));
+        return;
+    }
 }
 
 fn read_healed_within(ctx: &Ctx<'_>, r: &mut Reading) {

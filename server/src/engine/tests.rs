@@ -2282,3 +2282,32 @@ fn days_between_two_dates_is_the_models_day_count() {
         );
     }
 }
+
+#[test]
+fn distinct_values_and_date_extremes_are_aggregates() {
+    let metric = |q: &str| {
+        let u = ask(q);
+        let m = plan(&u)
+            .metrics
+            .first()
+            .cloned()
+            .unwrap_or_else(|| panic!("{q}: no metric"));
+        (m.agg, m.attribute.unwrap_or_default())
+    };
+    assert_eq!(
+        metric("how many distinct wound locations are there"),
+        (MeasureAgg::CountDistinct, "wounds.location".into())
+    );
+    assert_eq!(
+        metric("number of different etiologies by clinic"),
+        (MeasureAgg::CountDistinct, "wounds.etiology".into())
+    );
+    assert_eq!(
+        metric("earliest assessment date"),
+        (MeasureAgg::Min, "assessments.assessed_on".into())
+    );
+    assert_eq!(
+        metric("latest onset date of open wounds"),
+        (MeasureAgg::Max, "wounds.onset_date".into())
+    );
+}
