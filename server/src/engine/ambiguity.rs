@@ -102,6 +102,7 @@ pub(crate) fn detect(ctx: &Ctx<'_>, r: &Reading, low: f64) -> Detected {
     time_column(ctx, r, &mut d);
     missing_window(ctx, r, &mut d);
     missing_cohort(ctx, r, &mut d);
+    status_scope(ctx, r, &mut d);
     // one question per id
     let mut seen = std::collections::HashSet::new();
     d.candidates.retain(|c| seen.insert(c.ambiguity.id.clone()));
@@ -1633,6 +1634,105 @@ pub(crate) fn missing_cohort(ctx: &Ctx<'_>, r: &Reading, d: &mut Detected) {
         ),
     );
     d.push_filter(a, entity, None);
+}
+
+/// A condition said of wounds ("serious wounds", "large ulcers", "infected wounds") with
+/// no word for when: whether healed and amputated wounds count is a choice, shown as an
+/// assumption (changeable in a click), never silent. The best guess is any status — what
+/// the labeled evaluation set's answers count; "Open wounds only" is one click away.
+pub(crate) fn status_scope(ctx: &Ctx<'_>, r: &Reading, d: &mut Detected) {
+    let model = ctx.model;
+    if r.entity.as_deref() != Some("wounds") || r.follow_up || r.intent_confidence < 0.6 {
+        return;
+    }
+    let conditioned = r.terms.iter().any(|t| {
+        t.anchor == "wounds" && !matches!(model.terms[t.term].kind, TermKind::Time | TermKind::Status)
+    }) || !r.visit_values.is_empty()
+        || r.filters.iter().any(|f| {
+            f.constraint
+                .attributes()
+                .iter()
+                .any(|a| a.starts_with("wounds.latest_") || a.starts_with("assessments."))
+        });
+    if !conditioned {
+        return;
+    }
+    let said = |a: &str| a == "wounds.status" || a == "wounds.healed_date";
+    let status_said = r
+        .filters
+        .iter()
+        .any(|f| f.constraint.attributes().iter().any(|a| said(a)))
+        || r.values.iter().any(|v| v.hits.iter().any(|(a, _, _)| said(a)))
+        || r.terms.iter().any(|t| {
+            model.terms[t.term].options.iter().any(|o| {
+                o.constraint
+                    .as_ref()
+                    .is_some_and(|c| c.attributes().iter().any(|a| said(a)))
+            })
+        })
+        || r.time.is_some()
+        || r.cmps
+            .iter()
+            .any(|c| matches!(&c.subject, CmpSubject::Attribute(a) if said(a)))
+        || ctx.tokens.iter().any(|t| {
+            matches!(
+                t.text.as_str(),
+                "ever"
+                    | "all"
+                    | "any"
+                    | "whatever"
+                    | "regardless"
+                    | "including"
+                    | "incl"
+                    | "healed"
+                    | "closed"
+                    | "open"
+                    | "current"
+                    | "currently"
+                    | "now"
+                    | "still"
+                    | "active"
+                    | "historic"
+                    | "historical"
+                    | "past"
+                    | "previous"
+                    | "previously"
+                    | "amputated"
+                    | "status"
+            )
+        });
+    if status_said {
+        return;
+    }
+    let open = equals("wounds.status", Value::Text("open".into()));
+    let options = vec![
+        option(
+            "all",
+            "Any status",
+            "Open, healed and amputated wounds: a healed wound's latest measurements are its last ones.",
+            true,
+            no_change(),
+        ),
+        option(
+            "open",
+            "Open wounds only",
+            "Wounds not yet healed.",
+            false,
+            constraint_effect(open),
+        ),
+    ];
+    let a = new_ambiguity(
+        "status@wounds".into(),
+        AmbiguityKind::MissingCohort,
+        Severity::Medium,
+        None,
+        String::new(),
+        "Only open wounds, or any status?".into(),
+        options,
+        CustomValue::None,
+        "The question does not say whether healed and amputated wounds count.".into(),
+    );
+    d.push_filter(a, "wounds".into(), None);
 }
 
 /// The status filter a size average needs: healed wounds are small, so an average over

@@ -1178,7 +1178,12 @@ fn a_remembered_choice_resolves_its_ambiguity_as_your_saved_definition() {
     let mut prefs = Preferences::empty();
     prefs.remembered.insert("term:large@wounds".into(), "gt25".into());
     let u = ask_with("large wounds", |i| i.with_preferences(&prefs));
-    assert!(u.ambiguities.is_empty(), "{:?}", ids(&u));
+    // only the status scope stays open (an assumption: any status, or open only)
+    assert!(
+        u.ambiguities.iter().all(|a| a.id == "status@wounds"),
+        "{:?}",
+        ids(&u)
+    );
     assert!(plan(&u).filters.iter().any(|f| matches!(
         f,
         Constraint::Compare {
@@ -1229,7 +1234,13 @@ fn answers_from_a_clarification_round_are_applied_and_never_asked_again() {
     let r = Resolutions::empty().with_option("term:serious@wounds", "infected");
     let u = ask_with("show me serious wounds", |i| i.with_resolutions(&r));
     assert!(u.ambiguity("term:serious@wounds").is_none());
-    assert_eq!(u.decision, Decision::Answer);
+    // answered; only the status scope is an assumption
+    assert_eq!(u.decision, Decision::AnswerWithAssumptions);
+    assert!(
+        u.assumptions
+            .iter()
+            .all(|a| a.ambiguity_id.as_deref() == Some("status@wounds"))
+    );
     assert!(eq_filter(
         plan(&u),
         "wounds.latest_infection_signs",
@@ -1259,7 +1270,12 @@ fn answers_from_a_clarification_round_are_applied_and_never_asked_again() {
     );
     let u = ask_with("large wounds", |i| i.with_resolutions(&r));
     assert!(plan(&u).filters.contains(&custom));
-    assert_eq!(u.decision, Decision::Answer);
+    assert_ne!(u.decision, Decision::Clarify);
+    assert!(
+        u.assumptions
+            .iter()
+            .all(|a| a.ambiguity_id.as_deref() == Some("status@wounds"))
+    );
 }
 
 #[test]
@@ -2310,4 +2326,24 @@ fn distinct_values_and_date_extremes_are_aggregates() {
         metric("latest onset date of open wounds"),
         (MeasureAgg::Max, "wounds.onset_date".into())
     );
+}
+
+#[test]
+fn a_condition_of_wounds_without_a_when_shows_its_status_scope() {
+    let u = ask("show me serious wounds");
+    let a = u.ambiguity("status@wounds").expect("status scope");
+    assert!(!a.ask, "an assumption, not a question");
+    assert!(a.options.iter().any(|o| o.id == "open"));
+    let open = Resolutions::empty().with_option("status@wounds", "open");
+    let v = ask_with("large wounds", |i| i.with_resolutions(&open));
+    assert!(eq_filter(plan(&v), "wounds.status", Value::Text("open".into())));
+    // said: no scope question
+    for q in [
+        "open large wounds",
+        "all large wounds ever",
+        "large wounds healed in 2025",
+        "how many wounds",
+    ] {
+        assert!(ask(q).ambiguity("status@wounds").is_none(), "{q}");
+    }
 }
