@@ -1724,7 +1724,7 @@ pub(crate) fn status_scope(ctx: &Ctx<'_>, r: &Reading, d: &mut Detected) {
     let a = new_ambiguity(
         "status@wounds".into(),
         AmbiguityKind::MissingCohort,
-        Severity::Medium,
+        Severity::Low,
         None,
         String::new(),
         "Only open wounds, or any status?".into(),
