@@ -16,10 +16,17 @@
 //!    (F1).
 //! 6. [`read`] — what each linked phrase does in the question (entity, metric, filters,
 //!    groupings, time, ranking); [`context`] recognises and merges follow-ups.
-//! 7. [`ambiguity`] — the detectors (F2), each producing an [`Ambiguity`].
+//! 7. [`ambiguity`] — the detectors (F2), each producing an [`Ambiguity`];
+//!    `coverage` accounts for every word (used, known filler, or unexplained — F26):
+//!    unexplained words become `unknown_word` ambiguities, a question of mostly unknown
+//!    words is refused, and words naming data the model does not record are refused
+//!    with what is missing.
 //! 8. [`draft`] — the draft [`QueryPlan`] with answers, remembered choices and defaults
 //!    applied.
 //! 9. [`gate`] — the confidence gate: answer, answer with assumptions, or clarify (F3).
+//!    Before answering, the plan is checked with the renderer's rules when the caller
+//!    passes them ([`PlanCheck`]); a plan they reject is refused with help
+//!    ([`RefuseReason::CannotAnswer`]), never answered.
 //! 10. [`explain`] — the one-sentence restatement and the assumption texts.
 //! 11. [`suggest`] — follow-up suggestions from the plan's schema area (F18).
 //!
