@@ -136,7 +136,7 @@ pub fn superlative_aggregate(
         };
         if date_word {
             let next = mentions.iter().find(|m| m.first == k + 1);
-            if next.is_some_and(|m| dated(m))
+            if next.is_some_and(&dated)
                 && !mentions
                     .iter()
                     .any(|m| m.first <= k && k < m.last && m.last - m.first > 1)
