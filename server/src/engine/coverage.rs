@@ -78,6 +78,7 @@ classed classified known
 /// Function words, politeness, and the words the reading steps recognise by their text
 /// ("filter", "latest", "ever", "per", month names, number words …).
 const KNOWN_WORDS: &str = "
+regardless irrespective whatever whichever matter descending ascending desc asc
 a about above abscess across activity actually after again against age aged aggregate
 all almost also altogether am amount an and annual annually any approximately apr april
 are area arent around as assess assessed assessment assessments assmnt assmnts assmt

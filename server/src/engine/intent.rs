@@ -428,6 +428,12 @@ pub fn cues(tokens: &[Token], in_phrase: impl Fn(usize) -> bool) -> Cues {
         }
         // pronouns
         let pronoun = match word {
+            // "whatever their status", "no matter its stage": not pointing back
+            "their" | "its"
+                if matches!(w(tokens, k.wrapping_sub(1)), "whatever" | "whichever" | "matter") =>
+            {
+                false
+            }
             "it" | "them" | "they" | "those" | "these" | "ones" | "their" | "its" => true,
             "same" => matches!(next, "again" | "for" | "but" | "as" | "thing") || k == first_word,
             "that" | "this" => {

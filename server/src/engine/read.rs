@@ -553,6 +553,9 @@ pub(crate) fn read(ctx: &Ctx<'_>) -> Reading {
     // ---- "how many distinct wound locations": a count of an attribute's values
     read_distinct(ctx, &mut r, &mut used);
 
+    // ---- "whatever their status", "regardless of diabetes": no filter on that
+    read_regardless(ctx, &mut used);
+
     // ---- "days from onset to healed": the day count between two dates
     if let Some((attribute, x, y)) = days_between(ctx) {
         used[x] = true;
@@ -2250,6 +2253,30 @@ fn read_distinct(ctx: &Ctx<'_>, r: &mut Reading, used: &mut [bool]) {
         r.pieces
             .push(piece(ctx, m, PieceKind::Attribute, attribute, None));
         return;
+    }
+}
+
+/// "whatever their status", "regardless of diabetes", "irrespective of clinic", "no
+/// matter their stage": the phrase after it is said so that it is *not* a filter.
+fn read_regardless(ctx: &Ctx<'_>, used: &mut [bool]) {
+    for k in 0..ctx.tokens.len() {
+        let after = match (ctx.w(k), ctx.w(k + 1)) {
+            ("regardless" | "irrespective", "of") => k + 2,
+            ("whatever" | "whichever", "their" | "its" | "the") => k + 2,
+            ("whatever" | "whichever", _) => k + 1,
+            ("no", "matter") if matches!(ctx.w(k + 2), "their" | "its" | "the" | "what") => k + 3,
+            _ => continue,
+        };
+        let after = if matches!(ctx.w(after), "their" | "its" | "the" | "any") {
+            after + 1
+        } else {
+            after
+        };
+        for (mi, m) in ctx.mentions.iter().enumerate() {
+            if m.first == after && m.entity().is_none() {
+                used[mi] = true;
+            }
+        }
     }
 }
 

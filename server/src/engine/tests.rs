@@ -2347,3 +2347,15 @@ fn a_condition_of_wounds_without_a_when_shows_its_status_scope() {
         assert!(ask(q).ambiguity("status@wounds").is_none(), "{q}");
     }
 }
+
+#[test]
+fn whatever_and_regardless_of_say_that_something_is_not_a_filter() {
+    let p = plan(&ask("how many patients regardless of diabetes")).clone();
+    assert!(!has_filter(&p, "patients.diabetes"), "{:?}", p.filters);
+    let u = ask("count of wounds no matter their stage by clinic");
+    assert!(!has_filter(plan(&u), "wounds.stage"));
+    assert!(u.questions().next().is_none(), "{:?}", ids(&u));
+    let w = ask("large wounds whatever their status");
+    assert!(w.ambiguity("status@wounds").is_none());
+    assert!(!has_filter(plan(&w), "wounds.status"));
+}
