@@ -1583,24 +1583,10 @@ pub(crate) fn missing_cohort(ctx: &Ctx<'_>, r: &Reading, d: &mut Detected) {
     if narrowed || !matches!(r.intent, Intent::Count | Intent::List | Intent::GroupBy) || !plain_count {
         return;
     }
-    let open = || equals("wounds.status", Value::Text("open".into()));
     let options = match entity.as_str() {
-        "wounds" => vec![
-            option(
-                "all",
-                "All wounds, any status",
-                "Open, healed and amputated.",
-                true,
-                no_change(),
-            ),
-            option(
-                "open",
-                "Open wounds only",
-                "Wounds not yet healed.",
-                false,
-                constraint_effect(open()),
-            ),
-            option(
+        "wounds" => [
+            status_options("All wounds, any status", "Open, healed and amputated."),
+            vec![option(
                 "onset_12_months",
                 "Started in the last 12 months",
                 "",
@@ -1612,8 +1598,9 @@ pub(crate) fn missing_cohort(ctx: &Ctx<'_>, r: &Reading, d: &mut Detected) {
                         unit: SpanUnit::Months,
                     },
                 }),
-            ),
-        ],
+            )],
+        ]
+        .concat(),
         _ => return,
     };
     let _ = ctx;
@@ -1634,6 +1621,21 @@ pub(crate) fn missing_cohort(ctx: &Ctx<'_>, r: &Reading, d: &mut Detected) {
         ),
     );
     d.push_filter(a, entity, None);
+}
+
+/// "All (default)" and "Open wounds only": the two status readings of a wound question.
+fn status_options(all_label: &str, all_description: &str) -> Vec<AmbiguityOption> {
+    let open = equals("wounds.status", Value::Text("open".into()));
+    vec![
+        option("all", all_label, all_description, true, no_change()),
+        option(
+            "open",
+            "Open wounds only",
+            "Wounds not yet healed.",
+            false,
+            constraint_effect(open),
+        ),
+    ]
 }
 
 /// A condition said of wounds ("serious wounds", "large ulcers", "infected wounds") with
@@ -1704,23 +1706,10 @@ pub(crate) fn status_scope(ctx: &Ctx<'_>, r: &Reading, d: &mut Detected) {
     if status_said {
         return;
     }
-    let open = equals("wounds.status", Value::Text("open".into()));
-    let options = vec![
-        option(
-            "all",
-            "Any status",
-            "Open, healed and amputated wounds: a healed wound's latest measurements are its last ones.",
-            true,
-            no_change(),
-        ),
-        option(
-            "open",
-            "Open wounds only",
-            "Wounds not yet healed.",
-            false,
-            constraint_effect(open),
-        ),
-    ];
+    let options = status_options(
+        "Any status",
+        "Open, healed and amputated wounds: a healed wound's latest measurements are its last ones.",
+    );
     let a = new_ambiguity(
         "status@wounds".into(),
         AmbiguityKind::MissingCohort,
