@@ -188,7 +188,9 @@ test.describe('Clarification panel', () => {
     const answer = page.getByTestId('answer');
     await expect(answer).toBeVisible();
     await expect(answer.getByTestId('row-count')).toHaveText(count === 1 ? '1 row' : `${count} rows`);
-    await expect(answer.getByTestId('assumption')).toHaveCount(0);
+    // the one assumption left is the status scope (any status, or open wounds only)
+    await expect(answer.getByTestId('assumption')).toHaveCount(1);
+    await expect(answer.getByTestId('assumption')).toContainText('Any status');
     await expect(page.getByTestId('chosen')).toContainText('“serious”: Infected');
     await shot(page, 'ask-panel-answer');
     expect(problems).toEqual([]);
@@ -217,10 +219,40 @@ test.describe('Clarification panel', () => {
     const p = panel(page);
     await p.getByRole('radio', { name: "I don't know — use your best judgment" }).check();
     await p.getByRole('button', { name: 'Submit' }).click();
-    const badge = page.getByTestId('answer').getByTestId('assumption');
+    const badges = page.getByTestId('answer').getByTestId('assumption');
+    await expect(badges).toHaveCount(2);
+    await expect(badges.filter({ hasText: 'Any status' })).toHaveCount(1);
+    const badge = badges.filter({ hasText: 'serious' });
     await expect(badge).toHaveCount(1);
     await expect(badge).toContainText('serious = Full-thickness depth');
     await expect(badge).toHaveAttribute('data-source', 'Default');
+  });
+
+  test('a word Clarion does not know is asked about, never dropped', async ({ page }) => {
+    await open(page);
+    await askAndTime(page, 'show me the stalling wounds', 'clarification-panel');
+    const p = panel(page);
+    await expect(p).toContainText('I don\'t know what "stalling" means for wounds');
+    const ignore = p.getByRole('radio', { name: /Ignore this word/ });
+    await expect(ignore).toBeChecked();
+    // the nearest dictionary word is offered too, with its count
+    await expect(p.getByTestId('clarification-option').filter({ hasText: 'stalled' })).toHaveCount(1);
+    await shot(page, 'ask-unknown-word');
+    await p.getByRole('button', { name: 'Submit' }).click();
+    const answer = page.getByTestId('answer');
+    await expect(answer).toBeVisible();
+    await expect(page.getByTestId('chosen')).toContainText('stalling');
+    await shot(page, 'ask-unknown-word-answer');
+  });
+
+  test('a change asked in words is refused as read-only, and the text is kept', async ({ page }) => {
+    await open(page);
+    const box = page.getByLabel('Your question');
+    await box.fill('mark wound 12 as healed');
+    await box.press('Enter');
+    await expect(page.getByTestId('ask-error')).toContainText("I can't change or delete data");
+    await expect(page.getByTestId('exchange')).toHaveCount(0);
+    await expect(box).toHaveValue('mark wound 12 as healed');
   });
 
   test('Cancel and Escape close the panel without running anything', async ({ page }) => {
