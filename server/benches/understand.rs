@@ -28,6 +28,7 @@ use server::engine::{
 use server::eval::exec::DEFAULT_EVAL_SCALE;
 use server::eval::set::{DEFAULT_DIR, LabeledSet};
 use server::semantic::SemanticModel;
+use server::sql::RenderCheck;
 
 /// One benchmark case: a question and its thread context.
 struct Case {
@@ -111,6 +112,7 @@ fn main() {
     let set = LabeledSet::load(Path::new(DEFAULT_DIR), &model).unwrap_or_else(|e| panic!("{e}"));
     let index = EngineIndex::build(&model);
     let allowed = allowed(&model);
+    let check = RenderCheck { model: &model };
     let cases: Vec<Case> = set
         .items
         .iter()
@@ -125,10 +127,12 @@ fn main() {
         })
         .collect();
     let run = |case: &Case| {
+        // as the server runs it: with the renderer's plan check
         let input = EngineInput::new(&model, &case.question, DEFAULT_ANCHOR)
             .with_index(&index)
             .with_allowed(&allowed)
-            .with_context(&case.context);
+            .with_context(&case.context)
+            .with_check(&check);
         understand(black_box(&input))
     };
 
