@@ -45,7 +45,9 @@ pub enum PartChoice {
     Tuned,
     /// The held-out items (every id divisible by 5).
     Holdout,
-    /// Both, reported separately.
+    /// The items written blind (ids from 2000).
+    Blind,
+    /// All three, reported separately.
     #[default]
     All,
 }
@@ -55,7 +57,8 @@ impl PartChoice {
         match self {
             PartChoice::Tuned => vec![Part::Tuned],
             PartChoice::Holdout => vec![Part::Holdout],
-            PartChoice::All => vec![Part::Tuned, Part::Holdout],
+            PartChoice::Blind => vec![Part::Blind],
+            PartChoice::All => vec![Part::Tuned, Part::Holdout, Part::Blind],
         }
     }
 }
@@ -258,6 +261,8 @@ pub async fn run(options: &EvalOptions) -> Result<Report, EvalError> {
                 .collect();
             part_report(part, &pairs)
         })
+        // no blind batch (or none selected): nothing to report or gate
+        .filter(|r| r.part != Part::Blind || r.items > 0)
         .collect();
     Ok(Report {
         today: DEFAULT_ANCHOR,

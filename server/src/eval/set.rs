@@ -112,6 +112,10 @@ pub struct Item {
     /// Gold SQL (SQLite) by interpretation: `answer`, an option id, or `custom`.
     #[serde(default)]
     pub gold: BTreeMap<String, String>,
+    /// The question's family (blind items: "negation", "ids", "dates_ages" …), for the
+    /// per-family figures.
+    #[serde(default)]
+    pub family: Option<String>,
     /// The file the item came from (set by the loader).
     #[serde(skip)]
     pub file: String,
@@ -156,7 +160,13 @@ impl Item {
 
     /// Which part of the set the item is in.
     pub fn part(&self) -> Part {
-        if self.holdout { Part::Holdout } else { Part::Tuned }
+        if self.id >= BLIND_FROM {
+            Part::Blind
+        } else if self.holdout {
+            Part::Holdout
+        } else {
+            Part::Tuned
+        }
     }
 }
 
@@ -168,7 +178,13 @@ pub enum Part {
     Tuned,
     /// The 20 % it must not be tuned on (every id divisible by 5).
     Holdout,
+    /// Written blind (ids from [`BLIND_FROM`]): by someone who read only the schema, the
+    /// Glossary page and README, scored before anyone tuned on them.
+    Blind,
 }
+
+/// Ids from here on are blind items (`blind*.toml`).
+pub const BLIND_FROM: u32 = 2000;
 
 impl Part {
     /// The name used on the command line and in reports.
@@ -176,6 +192,7 @@ impl Part {
         match self {
             Part::Tuned => "tuned",
             Part::Holdout => "holdout",
+            Part::Blind => "blind",
         }
     }
 }
@@ -292,7 +309,11 @@ impl LabeledSet {
             if !seen.insert(item.id) {
                 bad("duplicate id".into());
             }
-            if item.holdout != is_holdout_id(item.id) {
+            if item.id >= BLIND_FROM {
+                if item.holdout {
+                    bad("a blind item is not in the holdout (holdout = false)".into());
+                }
+            } else if item.holdout != is_holdout_id(item.id) {
                 bad(format!(
                     "holdout must be {} (every id divisible by 5 is held out)",
                     is_holdout_id(item.id)
@@ -422,7 +443,9 @@ mod tests {
 
     #[test]
     fn the_repository_set_loads_and_follows_its_own_rules() {
-        let set = LabeledSet::load(Path::new(DEFAULT_DIR), &model()).unwrap_or_else(|e| panic!("{e}"));
+        let mut set = LabeledSet::load(Path::new(DEFAULT_DIR), &model()).unwrap_or_else(|e| panic!("{e}"));
+        // the written-blind batches follow their own mix
+        set.items.retain(|i| i.part() != Part::Blind);
         assert!(set.items.len() >= 250, "{} items", set.items.len());
         let ambiguous = set
             .items
@@ -582,5 +605,40 @@ full_thickness = "SELECT 3"
             Some("SELECT 3"),
             "the pick is the default"
         );
+    }
+
+    #[test]
+    fn blind_items_are_their_own_part_with_a_family_and_may_expect_an_unknown_word() {
+        let set = load(
+            r#"
+[[item]]
+id = 2001
+question = "stalling wounds"
+behaviour = "ask"
+holdout = false
+family = "unknown_word"
+[[item.expect]]
+kind = "unknown_word"
+span = "stalling"
+"#,
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        let i = &set.items[0];
+        assert_eq!(i.part(), Part::Blind);
+        assert_eq!(i.family.as_deref(), Some("unknown_word"));
+        assert_eq!(i.expect[0].kind, crate::engine::AmbiguityKind::UnknownWord);
+        let p = problems(
+            r#"
+[[item]]
+id = 2005
+question = "stalling wounds"
+behaviour = "refuse"
+holdout = true
+[[item.expect]]
+kind = "out_of_domain"
+span = "stalling"
+"#,
+        );
+        assert!(p.contains("blind item is not in the holdout"), "{p}");
     }
 }
