@@ -290,12 +290,13 @@ pub const TARGETS: Limits = Limits {
 /// `server/eval/README.md`). A change that makes any of them worse fails CI; raise them as
 /// the engine improves, until they reach [`TARGETS`].
 pub const BLIND_FLOORS: Limits = Limits {
-    precision: 0.0,
-    recall: 0.0,
-    clarify_clear: 1.0,
-    exec_clear: 0.0,
+    // batch 1 (160 items), measured when committed
+    precision: 34.0 / 57.0 - 1e-9,
+    recall: 34.0 / 58.0 - 1e-9,
+    clarify_clear: 20.0 / 102.0 + 1e-9,
+    exec_clear: 53.0 / 90.0 - 1e-9,
     after_answer: 0.0,
-    silent: 1.0,
+    silent: 5.0 / 78.0 + 1e-9,
 };
 
 /// Silent guesses in the tuned and holdout parts, as measured when the figure was added
@@ -439,12 +440,18 @@ pub fn part_report(part: Part, items: &[(&Item, &Outcome)]) -> PartReport {
         p99_us: percentile(&latencies, 0.99),
         max_us: latencies.last().map_or(0.0, |d| d.as_secs_f64() * 1e6),
     };
+    // undefined fails, except in the blind part, whose batches need not cover every figure
+    let undefined_passes = part == Part::Blind;
     let check = |metric, value: Option<f64>, limit, at_least: bool| Threshold {
         metric,
         value,
         limit,
         at_least,
-        pass: value.is_some_and(|v| if at_least { v >= limit } else { v <= limit }),
+        pass: match value {
+            Some(v) if at_least => v >= limit,
+            Some(v) => v <= limit,
+            None => undefined_passes,
+        },
     };
     let l = limits(part);
     r.thresholds = vec![
@@ -744,6 +751,12 @@ pub fn render_table(parts: &[PartReport]) -> String {
                 "\n{}: gold SQL failed for items {:?} (fix the labeled set)",
                 p.part, p.gold_failures
             );
+        }
+        if !p.per_family.is_empty() {
+            let _ = writeln!(s, "\n{}: items meeting their label, per family", p.part);
+            for (family, r) in &p.per_family {
+                let _ = writeln!(s, "  {family:<20}{}", fmt_ratio(*r));
+            }
         }
     }
     s

@@ -275,6 +275,23 @@ impl LabeledSet {
             })?;
             items.extend(file.item.into_iter().map(|mut i| {
                 i.file = name.to_owned();
+                // a blind `refuse` item may leave its kind implied: out of domain
+                if i.id >= BLIND_FROM && i.behaviour == Behaviour::Refuse && i.expect.is_empty() {
+                    i.expect.push(Expected {
+                        kind: AmbiguityKind::OutOfDomain,
+                        span: i
+                            .question
+                            .split_whitespace()
+                            .next()
+                            .unwrap_or_default()
+                            .to_owned(),
+                        term: None,
+                        pick: None,
+                        pick_constraint: None,
+                        pick_change: None,
+                        assumed: false,
+                    });
+                }
                 i
             }));
         }
@@ -336,7 +353,8 @@ impl LabeledSet {
                     if item.expect.is_empty() {
                         bad("an `answer_with_assumption` item needs the expected ambiguity".into());
                     }
-                    if !has_answer {
+                    // blind items may leave the default reading's rows unlabeled
+                    if !has_answer && item.id < BLIND_FROM {
                         bad("an `answer_with_assumption` item needs gold.answer".into());
                     }
                 }
