@@ -27,10 +27,9 @@ use crate::semantic::{
 };
 
 use super::coverage::{Coverage, is_known_word};
-use super::draft::{
-    self, CmpSubject, ColSpec, Ctx, DimSpec, EntitySource, MetricSpec, RankKey, Reading, Slot,
-};
 use super::plan::{Dimension, Intent, QueryPlan};
+use super::plan_ops::{self, Slot};
+use super::reading::{CmpSubject, ColSpec, Ctx, DimSpec, EntitySource, MetricSpec, RankKey, Reading};
 use super::tokenize::Token;
 use super::{Ambiguity, AmbiguityKind, AmbiguityOption, CustomValue, Effect, PlanPatch, Severity, TextSpan};
 
@@ -241,7 +240,7 @@ fn term_options(term: &Term, negated: bool, limit: Option<u32>) -> Vec<Ambiguity
 }
 
 fn term_option(o: &TermOption, negated: bool, limit: Option<u32>) -> AmbiguityOption {
-    let constraint = o.constraint.clone().map(|c| draft::negate(c, negated));
+    let constraint = o.constraint.clone().map(|c| plan_ops::negate(c, negated));
     let change = o.change.clone().map(|c| match (c, limit) {
         (PlanChange::Sort { attribute, order, .. }, Some(n)) => PlanChange::Sort {
             attribute,
@@ -310,7 +309,7 @@ fn custom_for(model: &SemanticModel, effect: &Effect, entity: &str) -> CustomVal
                 .as_deref()
                 .and_then(|d| model.time_dimension(d))
                 .map(|d| d.attribute.clone())
-                .or_else(|| draft::default_time_attribute(model, entity));
+                .or_else(|| plan_ops::default_time_attribute(model, entity));
             attr.map_or(CustomValue::None, |attribute| CustomValue::DateRange {
                 attribute,
             })
@@ -336,7 +335,7 @@ fn attribute_name(qualified: &str) -> &str {
 
 /// An attribute as said: `wounds.latest_area` → "latest area".
 fn short_label(qualified: &str) -> String {
-    draft::attribute_label(attribute_name(qualified))
+    plan_ops::attribute_label(attribute_name(qualified))
 }
 
 /// The words of the question under `span`, if any.
@@ -390,7 +389,7 @@ pub(crate) fn vague_terms(ctx: &Ctx<'_>, r: &Reading, d: &mut Detected) {
                     && let Some(c) = &only.constraint
                 {
                     d.direct
-                        .push((draft::negate(c.clone(), tu.negated), anchor.clone()));
+                        .push((plan_ops::negate(c.clone(), tu.negated), anchor.clone()));
                 }
                 continue;
             }
@@ -411,7 +410,7 @@ pub(crate) fn vague_terms(ctx: &Ctx<'_>, r: &Reading, d: &mut Detected) {
             && let Some(c) = &o.constraint
         {
             d.direct
-                .push((draft::negate(c.clone(), tu.negated), anchor.clone()));
+                .push((plan_ops::negate(c.clone(), tu.negated), anchor.clone()));
             continue;
         }
         let (kind, slot, severity) = match term.kind {
@@ -656,8 +655,8 @@ pub(crate) fn values(ctx: &Ctx<'_>, r: &Reading, d: &mut Detected) {
                 seen.push(a);
                 let attr_label = model
                     .attribute(a)
-                    .map_or_else(|| a.clone(), |x| draft::attribute_label(&x.attribute.name));
-                let c = draft::negate(equals(a, v.clone()), vc.negated);
+                    .map_or_else(|| a.clone(), |x| plan_ops::attribute_label(&x.attribute.name));
+                let c = plan_ops::negate(equals(a, v.clone()), vc.negated);
                 let own = split_qualified(a).is_some_and(|(e, _)| e == entity);
                 options.push(option(
                     a,
@@ -675,12 +674,12 @@ pub(crate) fn values(ctx: &Ctx<'_>, r: &Reading, d: &mut Detected) {
             );
             question = format!("Which one is \"{text}\"?");
             for (a, v, label) in vc.hits.iter().take(4) {
-                let c = draft::negate(equals(a, v.clone()), vc.negated);
+                let c = plan_ops::negate(equals(a, v.clone()), vc.negated);
                 let oid = v.as_str().map_or_else(|| v.to_string(), str::to_owned);
                 options.push(option(&oid, label, "", false, constraint_effect(c)));
             }
             let all: Vec<Value> = vc.hits.iter().map(|h| h.1.clone()).collect();
-            let c = draft::negate(
+            let c = plan_ops::negate(
                 Constraint::InSet {
                     attribute: attribute.to_owned(),
                     values: all,
@@ -724,9 +723,9 @@ pub(crate) fn values(ctx: &Ctx<'_>, r: &Reading, d: &mut Detected) {
 pub(crate) fn visit_values(ctx: &Ctx<'_>, r: &Reading, d: &mut Detected) {
     let entity = entity_of(r);
     for v in &r.visit_values {
-        let eq = |a: &str| draft::negate(equals(a, v.value.clone()), v.negated);
+        let eq = |a: &str| plan_ops::negate(equals(a, v.value.clone()), v.negated);
         let name = attribute_name(&v.per_visit);
-        let label = draft::attribute_label(name);
+        let label = plan_ops::attribute_label(name);
         let options = vec![
             option(
                 "latest",
@@ -843,7 +842,7 @@ pub(crate) fn unknown_words(ctx: &Ctx<'_>, r: &Reading, cov: &Coverage, d: &mut 
     let entity = entity_of(r);
     let label = model
         .entity(&entity)
-        .map_or_else(|| entity.clone(), |e| draft::plural(&e.label.to_lowercase()));
+        .map_or_else(|| entity.clone(), |e| plan_ops::plural(&e.label.to_lowercase()));
     for u in &cov.unexplained {
         let words: Vec<&str> = ctx.tokens[u.first..u.last]
             .iter()
@@ -1134,7 +1133,7 @@ pub(crate) fn columns(ctx: &Ctx<'_>, r: &Reading, d: &mut Detected) {
                 let model = ctx.model;
                 let label = model.attribute(per_visit).map_or_else(
                     || per_visit.clone(),
-                    |x| draft::attribute_label(&x.attribute.name),
+                    |x| plan_ops::attribute_label(&x.attribute.name),
                 );
                 let options = vec![
                     option(
@@ -1161,7 +1160,7 @@ pub(crate) fn columns(ctx: &Ctx<'_>, r: &Reading, d: &mut Detected) {
                     text,
                     format!(
                         "Which {label} per {}?",
-                        draft::plural(&entity).trim_end_matches('s')
+                        plan_ops::plural(&entity).trim_end_matches('s')
                     ),
                     options,
                     CustomValue::None,
@@ -1256,7 +1255,7 @@ fn per_unit_aggregation(ctx: &Ctx<'_>, r: &Reading, d: &mut Detected) {
     else {
         return;
     };
-    let Some(_latest) = draft::latest_of(model, &attribute) else {
+    let Some(_latest) = plan_ops::latest_of(model, &attribute) else {
         return;
     };
     let label = short_label(&attribute);
@@ -1390,7 +1389,7 @@ pub(crate) fn time_column(ctx: &Ctx<'_>, r: &Reading, d: &mut Detected) {
         CustomValue::None,
         format!(
             "{} have more than one date.",
-            capitalise(&draft::plural(entity.trim_end_matches('s')))
+            capitalise(&plan_ops::plural(entity.trim_end_matches('s')))
         ),
     );
     d.push_question(a, Slot::TimeAttribute);
@@ -1426,7 +1425,7 @@ pub(crate) fn missing_window(ctx: &Ctx<'_>, r: &Reading, d: &mut Detected) {
         return;
     }
     let entity = entity_of(r);
-    let attribute = draft::default_time_attribute(ctx.model, &entity);
+    let attribute = plan_ops::default_time_attribute(ctx.model, &entity);
     let custom = attribute.map_or(CustomValue::None, |attribute| CustomValue::DateRange {
         attribute,
     });
@@ -2276,7 +2275,7 @@ pub(crate) fn entity(ctx: &Ctx<'_>, r: &Reading, d: &mut Detected) {
 fn entity_option(model: &SemanticModel, entity: &str, default: bool) -> AmbiguityOption {
     let label = model
         .entity(entity)
-        .map_or_else(|| entity.to_owned(), |x| capitalise(&draft::plural(&x.label)));
+        .map_or_else(|| entity.to_owned(), |x| capitalise(&plan_ops::plural(&x.label)));
     option(entity, &label, "", default, choose_entity(entity.to_owned()))
 }
 
@@ -2295,7 +2294,7 @@ pub(crate) fn example_plans(
     let by = |e: &str, dim: &str, label: &str, id: &str, filter: Option<Constraint>| {
         let mut p = QueryPlan::new(e, today);
         p.intent = Intent::GroupBy;
-        p.metrics = vec![draft::count_metric(model, e)];
+        p.metrics = vec![plan_ops::count_metric(model, e)];
         p.dimensions = vec![Dimension::Attribute {
             attribute: dim.into(),
         }];
@@ -2308,10 +2307,10 @@ pub(crate) fn example_plans(
             list.intent = Intent::List;
             let mut count = QueryPlan::new(e, today);
             count.intent = Intent::Count;
-            count.metrics = vec![draft::count_metric(model, e)];
+            count.metrics = vec![plan_ops::count_metric(model, e)];
             let plural = model
                 .entity(e)
-                .map_or_else(|| e.to_owned(), |x| draft::plural(&x.label));
+                .map_or_else(|| e.to_owned(), |x| plan_ops::plural(&x.label));
             out.push(("list".into(), format!("List the {plural}"), list));
             out.push(("count".into(), format!("Count the {plural}"), count));
             if let Some(area) = model.areas_of(e).next()
@@ -2345,19 +2344,19 @@ pub(crate) fn example_plans(
             ));
             let mut trend = QueryPlan::new("assessments", today);
             trend.intent = Intent::Trend;
-            trend.metrics = vec![draft::count_metric(model, "assessments")];
+            trend.metrics = vec![plan_ops::count_metric(model, "assessments")];
             trend.dimensions = vec![Dimension::Time {
                 attribute: "assessments.assessed_on".into(),
                 grain: Grain::Month,
             }];
-            let (start, end) = draft::window_range(
+            let (start, end) = plan_ops::window_range(
                 today,
                 Span {
                     n: 12,
                     unit: SpanUnit::Months,
                 },
             );
-            trend.time_range = Some(draft::time_range(start, end, "assessments.assessed_on".into()));
+            trend.time_range = Some(plan_ops::time_range(start, end, "assessments.assessed_on".into()));
             out.push((
                 "assessments_per_month".into(),
                 "Assessments per month, last 12 months".into(),

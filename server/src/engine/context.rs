@@ -11,42 +11,9 @@
 
 use crate::semantic::{CompareOp, Constraint, SemanticModel, Value};
 
-use super::draft::{self, Ctx, EntitySource, MetricSpec, Reading};
 use super::plan::{Dimension, Intent, QueryPlan};
-
-/// True when the question refines the previous one (there must be one).
-pub(crate) fn is_follow_up(ctx: &Ctx<'_>, r: &Reading) -> bool {
-    if ctx.previous.is_none() {
-        return false;
-    }
-    let c = ctx.cues;
-    if c.follow_lead || c.instead || c.more_about {
-        return true;
-    }
-    let points_back = c.pronouns.iter().any(|&p| {
-        !r.visit_hint_at.is_some_and(|(a, b)| (a..b).contains(&p))
-            && matches!(
-                ctx.tokens.get(p).map(|t| t.text.as_str()),
-                Some("those" | "these" | "them" | "they" | "ones" | "it" | "their" | "that" | "this")
-            )
-    });
-    if points_back && r.entity_source != EntitySource::Named {
-        return true;
-    }
-    let own_entity = matches!(r.entity_source, EntitySource::Named | EntitySource::Measure);
-    let new_intent =
-        c.count.is_some() || c.list.is_some() || c.agg.is_some() || c.rank.is_some() || c.share.is_some();
-    let has_content = !r.filters.is_empty()
-        || !r.terms.is_empty()
-        || !r.values.is_empty()
-        || !r.cmps.is_empty()
-        || r.time.is_some()
-        || !r.dims.is_empty()
-        || r.grain.is_some();
-    // a fragment with content and no intent of its own ("last year?"), or an intent with
-    // nothing to apply it to ("how many are there?")
-    (!own_entity && (new_intent != has_content)) || points_back && c.words <= 6
-}
+use super::plan_ops;
+use super::reading::{Ctx, EntitySource, MetricSpec, RankKey, Reading};
 
 /// Merges the plan built from the follow-up (`fragment`) into the previous plan.
 pub(crate) fn merge(
@@ -92,7 +59,7 @@ pub(crate) fn merge(
         }
         for m in &mut plan.metrics {
             if m.agg == crate::semantic::MeasureAgg::Count && m.attribute.is_none() {
-                *m = draft::count_metric(model, &plan.entity);
+                *m = plan_ops::count_metric(model, &plan.entity);
             }
         }
         if c.list.is_some() || c.more_about || matches!(plan.intent, Intent::List) {
@@ -125,8 +92,7 @@ pub(crate) fn merge(
         plan.order.clear();
         plan.limit = None;
     }
-    let reversal =
-        r.rank.as_ref().is_some_and(|k| k.key == draft::RankKey::None) && !previous.order.is_empty();
+    let reversal = r.rank.as_ref().is_some_and(|k| k.key == RankKey::None) && !previous.order.is_empty();
     if !reversal
         && (fragment.intent == Intent::Rank || !fragment.order.is_empty())
         && !fragment.order.is_empty()
@@ -141,7 +107,7 @@ pub(crate) fn merge(
 
     // "and the bottom 3?": the previous ranking, the other way round
     if let Some(rank) = &r.rank
-        && rank.key == draft::RankKey::None
+        && rank.key == RankKey::None
         && !previous.order.is_empty()
     {
         for o in &mut plan.order {
@@ -220,7 +186,7 @@ pub(crate) fn merge(
         let same_attr_equality = plan.filters.iter().any(|g| {
             is_equality(g) && is_equality(f) && g.attributes().iter().any(|a| f.attributes().contains(a))
         });
-        draft::add_filter(&mut plan, f.clone(), replace_all || same_attr_equality);
+        plan_ops::add_filter(&mut plan, f.clone(), replace_all || same_attr_equality);
     }
 
     // time
@@ -245,8 +211,8 @@ pub(crate) fn merge(
             }
         }
     }
-    draft::normalise_intent(model, &mut plan);
-    draft::consolidate(model, &mut plan);
+    plan_ops::normalise_intent(model, &mut plan);
+    plan_ops::consolidate(model, &mut plan);
     plan
 }
 
@@ -299,7 +265,7 @@ fn compare_with_previous(
             attribute: attribute.clone(),
         });
         if plan.metrics.is_empty() {
-            plan.metrics.push(draft::count_metric(model, &plan.entity));
+            plan.metrics.push(plan_ops::count_metric(model, &plan.entity));
         }
         plan.columns.clear();
         plan.order.clear();

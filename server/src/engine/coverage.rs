@@ -12,7 +12,7 @@ use std::collections::HashSet;
 use std::sync::OnceLock;
 
 use super::TextSpan;
-use super::read::{Ctx, Reading};
+use super::reading::{Ctx, Reading};
 use super::tokenize::{Token, TokenKind};
 use super::vocab::is_common_word;
 

@@ -5,8 +5,9 @@
 
 use crate::semantic::{AttributeType, CompareOp, Constraint, SemanticModel, Value};
 
-use super::draft;
 use super::link::{self, Subject};
+use super::plan_ops;
+use super::reading::{Cmp, CmpSubject};
 use super::time;
 use super::tokenize::tokenize;
 use super::vocab::{EngineIndex, Target, ValueLookup};
@@ -67,7 +68,7 @@ pub fn parse_custom_constraint(
         };
         let attribute = match attribute.split_once('.') {
             Some(("assessments", _)) if matches!(entity, "wounds" | "patients") => {
-                draft::latest_of(model, &attribute).unwrap_or(attribute)
+                plan_ops::latest_of(model, &attribute).unwrap_or(attribute)
             }
             _ => attribute,
         };
@@ -77,7 +78,7 @@ pub fn parse_custom_constraint(
         if !ty.is_ordered() {
             return Err(err(format!(
                 "{} is not a number, so it cannot be compared with {}.",
-                draft::attribute_label(attribute.split('.').nth(1).unwrap_or(&attribute)),
+                plan_ops::attribute_label(attribute.split('.').nth(1).unwrap_or(&attribute)),
                 c.value
             )));
         }
@@ -98,8 +99,8 @@ pub fn parse_custom_constraint(
                 crate::semantic::unit_symbol(&au)
             )));
         }
-        let read = draft::Cmp {
-            subject: draft::CmpSubject::Attribute(attribute.clone()),
+        let read = Cmp {
+            subject: CmpSubject::Attribute(attribute.clone()),
             op: c.op,
             value: c.value,
             upper: c.upper,
@@ -108,7 +109,7 @@ pub fn parse_custom_constraint(
             first: c.first,
             negated: false,
         };
-        return Ok(draft::comparison_constraint(model, &read, &attribute));
+        return Ok(plan_ops::comparison_constraint(model, &read, &attribute));
     }
     let negated = tokens
         .iter()
@@ -123,7 +124,7 @@ pub fn parse_custom_constraint(
                         value: v.clone(),
                         unit: None,
                     };
-                    return Ok(draft::negate(c, negated));
+                    return Ok(plan_ops::negate(c, negated));
                 }
                 Target::Attribute(ei, ai) => {
                     let attr = &model.entities[*ei].attributes[*ai];

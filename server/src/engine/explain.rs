@@ -11,8 +11,8 @@ use crate::semantic::{
     CompareOp, Constraint, MeasureAgg, SemanticModel, Span, SpanUnit, Value, split_qualified, unit_symbol,
 };
 
-use super::draft::{attribute_label, plural};
 use super::plan::{Dimension, Intent, OrderKey, QueryPlan};
+use super::plan_ops::{attribute_label, plural};
 use crate::semantic::SortOrder;
 
 fn entity_plural(model: &SemanticModel, entity: &str) -> String {
@@ -490,7 +490,7 @@ fn capitalise(s: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::super::draft::count_metric;
+    use super::super::plan_ops::count_metric;
     use super::*;
 
     fn d(s: &str) -> NaiveDate {

@@ -34,7 +34,7 @@ impl GateThresholds {
 }
 
 use super::ambiguity::Candidate;
-use super::draft::Chosen;
+use super::plan_ops::Chosen;
 use super::{
     AppliedChoice, Decision, LinkMethod, LinkedPiece, Preferences, Resolution, Resolutions, Severity,
 };

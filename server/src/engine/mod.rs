@@ -15,14 +15,15 @@
 //! 5. [`intent`] — the structural words and what to do with the rows, with a confidence
 //!    (F1).
 //! 6. [`read`] — what each linked phrase does in the question (entity, metric, filters,
-//!    groupings, time, ranking); [`context`] recognises and merges follow-ups.
+//!    groupings, time, ranking, negation, follow-ups): a short list of steps, one file per
+//!    concept under `read/` (its module page has the table), producing a [`reading::Reading`].
 //! 7. [`ambiguity`] — the detectors (F2), each producing an [`Ambiguity`];
 //!    `coverage` accounts for every word (used, known filler, or unexplained — F26):
 //!    unexplained words become `unknown_word` ambiguities, a question of mostly unknown
 //!    words is refused, and words naming data the model does not record are refused
 //!    with what is missing.
 //! 8. [`draft`] — the draft [`QueryPlan`] with answers, remembered choices and defaults
-//!    applied.
+//!    applied; [`context`] merges a follow-up into the previous plan.
 //! 9. [`gate`] — the confidence gate: answer, answer with assumptions, or clarify (F3).
 //!    Before answering, the plan is checked with the renderer's rules when the caller
 //!    passes them ([`PlanCheck`]); a plan they reject is refused with help
@@ -30,7 +31,11 @@
 //! 10. [`explain`] — the one-sentence restatement and the assumption texts.
 //! 11. [`suggest`] — follow-up suggestions from the plan's schema area (F18).
 //!
-//! [`plan`] holds the typed plan itself (shared with `crate::sql`). The shapes the engine
+//! [`plan`] holds the typed plan itself (shared with `crate::sql`); [`reading`] the
+//! reading's types (what stage 6 produces and 7–8 consume); [`plan_ops`] the typed plan
+//! operations several stages share (metrics, labels, anchoring, plan changes, negation).
+//! Each stage imports only stages before it: no module of the engine imports one that
+//! imports it back (the suggestion stage gets the pipeline as a function argument). The shapes the engine
 //! produces:
 //!
 //! | intent | plan |
@@ -59,7 +64,9 @@ pub mod gate;
 pub mod intent;
 pub mod link;
 pub mod plan;
+pub(crate) mod plan_ops;
 pub mod read;
+pub(crate) mod reading;
 pub mod suggest;
 pub mod time;
 pub mod tokenize;
@@ -83,7 +90,7 @@ pub use explain::restate;
 pub use gate::GateThresholds;
 pub use pipeline::piece_name;
 pub use plan::{Dimension, Intent, Metric, OrderBy, OrderKey, QueryPlan, TimeRange};
-pub use suggest::{suggest, suggest_relaxations};
+pub use suggest::suggest_relaxations;
 pub use vocab::EngineIndex;
 
 mod custom;
@@ -927,4 +934,12 @@ pub fn option_plan(input: &EngineInput<'_>, ambiguity_id: &str, option_id: &str)
         ..*input
     };
     understand(&again).plan
+}
+
+/// 2–3 follow-up suggestions for a plan (F18), each understood as a follow-up of it.
+pub fn suggest(model: &SemanticModel, plan: &QueryPlan, context: &ConversationContext) -> Vec<Suggestion> {
+    let index = EngineIndex::for_model(model);
+    suggest::suggest_with(model, plan, context, &|p, t| {
+        pipeline::follow(model, &index, p, t)
+    })
 }

@@ -4,18 +4,28 @@
 use std::sync::Arc;
 
 use super::ambiguity::{self, Candidate};
+use super::context;
 use super::coverage;
-use super::draft::{self, Chosen, Ctx, Reading};
+use super::draft;
+use super::explain;
 use super::gate::{self, Settlement};
 use super::intent;
 use super::link;
+use super::plan::{Dimension, Intent, OrderBy, OrderKey, QueryPlan};
+use super::plan_ops::{self, Chosen};
 use super::read;
+use super::reading::{Ctx, Reading};
 use super::suggest;
 use super::time;
 use super::tokenize::{Token, tokenize};
+use super::vocab;
 use super::vocab::EngineIndex;
-use super::*;
-use crate::semantic::{MeasureAgg, TermKind};
+use super::{
+    Ambiguity, AmbiguityKind, Assumption, AssumptionSource, ConversationContext, DOMAIN_MESSAGE, Decision,
+    EngineInput, LinkMethod, LinkedPiece, MAX_QUESTION_CHARS, PieceKind, PlanPatch, RefuseReason, TextSpan,
+    ThinkingStep, TimeMention, Understanding,
+};
+use crate::semantic::{MeasureAgg, SemanticModel, TermKind};
 
 fn refused(
     input: &EngineInput<'_>,
@@ -243,12 +253,12 @@ fn run_with(input: &EngineInput<'_>, index: &EngineIndex, with_suggestions: bool
         previous: input.context.previous.as_ref(),
         allowed: input.allowed,
     };
-    let reading = draft::read(&ctx);
+    let reading = read::read(&ctx);
     steps.push(step(
         "Understood intent",
         format!(
             "{} (confidence {:.2})",
-            draft::intent_name(reading.intent),
+            plan_ops::intent_name(reading.intent),
             reading.intent_confidence
         ),
     ));
@@ -312,7 +322,7 @@ fn run_with(input: &EngineInput<'_>, index: &EngineIndex, with_suggestions: bool
     // 8: the plan
     let fragment = draft::build(&ctx, &reading, &detected, &settlement.chosen);
     let replaced = detected.candidates.iter().zip(&settlement.chosen).any(|(c, ch)| {
-        c.slot == draft::Slot::Plan
+        c.slot == plan_ops::Slot::Plan
             && matches!(ch, Chosen::Effect(e) if matches!(e.patch, Some(PlanPatch::ReplacePlan { .. })))
     });
     let plan = match (&input.context.previous, reading.follow_up && !replaced) {
@@ -335,7 +345,7 @@ fn run_with(input: &EngineInput<'_>, index: &EngineIndex, with_suggestions: bool
         && let Some(agg) = said_agg
         && !reading.follow_up
     {
-        plan.metrics = vec![draft::agg_metric(model, agg, &attribute)];
+        plan.metrics = vec![plan_ops::agg_metric(model, agg, &attribute)];
         if plan.dimensions.is_empty() {
             plan.intent = Intent::Aggregate;
         }
@@ -344,7 +354,7 @@ fn run_with(input: &EngineInput<'_>, index: &EngineIndex, with_suggestions: bool
     }
     // "which etiology has the highest average pain score": that attribute's groups,
     // ranked by the metric, the first one
-    if let Some((attribute, order)) = read::which_attribute_extreme(&ctx)
+    if let Some((attribute, order)) = read::ranking::which_attribute_extreme(&ctx)
         && !reading.follow_up
     {
         if plan.metrics.is_empty() {
@@ -355,8 +365,8 @@ fn run_with(input: &EngineInput<'_>, index: &EngineIndex, with_suggestions: bool
                 OrderKey::Metric { .. } => None,
             });
             plan.metrics.push(match (ctx.cues.agg, ranked_by) {
-                (Some((_, _, agg)), Some(a)) => draft::agg_metric(model, agg, &a),
-                _ => draft::count_metric(model, &plan.entity),
+                (Some((_, _, agg)), Some(a)) => plan_ops::agg_metric(model, agg, &a),
+                _ => plan_ops::count_metric(model, &plan.entity),
             });
         }
         plan.intent = Intent::Rank;
@@ -456,7 +466,7 @@ fn assemble(
     let mut assumptions = Vec::new();
     for (i, c) in candidates.into_iter().enumerate() {
         let how = settlement.how[i];
-        if c.slot == draft::Slot::Plan && matches!(how, LinkMethod::Answered | LinkMethod::Remembered) {
+        if c.slot == plan_ops::Slot::Plan && matches!(how, LinkMethod::Answered | LinkMethod::Remembered) {
             // the intent (or reference) was answered: what to do is now certain
             for p in pieces.iter_mut().filter(|p| p.kind == PieceKind::Intent) {
                 p.confidence = 1.0;
@@ -560,7 +570,7 @@ fn assemble(
         },
     ));
     let suggestions = if with_suggestions && decision != Decision::Clarify {
-        suggest::suggest_with(model, index, &plan, input.context)
+        suggest::suggest_with(model, &plan, input.context, &|p, t| follow(model, index, p, t))
     } else {
         Vec::new()
     };

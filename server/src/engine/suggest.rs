@@ -10,7 +10,7 @@
 use crate::semantic::{SchemaArea, SemanticModel, SuggestionKind};
 
 use super::plan::QueryPlan;
-use super::{ConversationContext, EngineIndex, Suggestion, pipeline};
+use super::{ConversationContext, Suggestion};
 
 /// The schema area of a plan (the first area holding its entity).
 pub fn area_of<'m>(model: &'m SemanticModel, plan: &QueryPlan) -> Option<&'m SchemaArea> {
@@ -32,17 +32,13 @@ pub fn streak(model: &SemanticModel, plan: &QueryPlan, context: &ConversationCon
     }
 }
 
-/// 2–3 follow-up suggestions for a plan.
-pub fn suggest(model: &SemanticModel, plan: &QueryPlan, context: &ConversationContext) -> Vec<Suggestion> {
-    let index = EngineIndex::for_model(model);
-    suggest_with(model, &index, plan, context)
-}
-
+/// 2–3 follow-up suggestions for a plan. `follow` understands a suggestion's text as a
+/// follow-up of `plan` (the pipeline, passed in so this stage does not depend on it).
 pub(crate) fn suggest_with(
     model: &SemanticModel,
-    index: &EngineIndex,
     plan: &QueryPlan,
     context: &ConversationContext,
+    follow: &dyn Fn(&QueryPlan, &str) -> Option<QueryPlan>,
 ) -> Vec<Suggestion> {
     let Some(area) = area_of(model, plan) else {
         return Vec::new();
@@ -51,7 +47,7 @@ pub(crate) fn suggest_with(
     let mut kinds: Vec<SuggestionKind> = Vec::new();
     let try_add =
         |out: &mut Vec<Suggestion>, area: &SchemaArea, text: &str, kind: SuggestionKind, cross: bool| {
-            let Some(next) = pipeline::follow(model, index, plan, text) else {
+            let Some(next) = follow(plan, text) else {
                 return false;
             };
             if next == *plan {

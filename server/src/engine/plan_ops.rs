@@ -1,0 +1,760 @@
+//! Typed plan operations the stages share: where a choice goes (`Slot`) and what was
+//! chosen (`Chosen`), metrics for measures and aggregates, labels, anchoring a term's
+//! constraint to the entity it modifies, plan changes, time windows, comparison
+//! constraints, negation, the wound-level "latest"/"first" attributes of a per-visit one,
+//! grouping one-to-many filters into one `all`, and making intent, metrics and groupings
+//! agree.
+//!
+//! Pure. Only model names and typed literals enter a plan, never question text.
+
+use chrono::NaiveDate;
+
+use crate::semantic::{
+    Aggregation, AttributeRole, AttributeType, CompareOp, Constraint, Derived, Grain, MeasureAgg, PlanChange,
+    SemanticModel, SortOrder, Span, SpanUnit, Value, split_qualified, unit_symbol,
+};
+
+use super::link;
+use super::plan::{Dimension, Intent, Metric, OrderBy, OrderKey, QueryPlan, TimeRange};
+use super::reading::Cmp;
+
+// =====================================================================================
+// Building
+// =====================================================================================
+
+/// How one ambiguity was settled, for building.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum Chosen {
+    /// An option's effect.
+    Effect(super::Effect),
+    /// A custom constraint.
+    Custom(Constraint),
+}
+
+/// Where an ambiguity's choice goes in the plan.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum Slot {
+    /// A filter on rows of `anchor` (term constraints, values, cohorts).
+    Filter { anchor: String, negated: bool },
+    /// The attribute of grouping `n`.
+    Dimension(usize),
+    /// The metric (attribute, aggregation or measure).
+    Metric,
+    /// The attribute of comparison `n`.
+    Comparison(usize),
+    /// The date column of the time range.
+    TimeAttribute,
+    /// List column `n`.
+    Column(usize),
+    /// The entity.
+    Entity,
+    /// The whole plan (intent, reference).
+    Plan,
+    /// A ranking.
+    Rank,
+    /// The time window of a trend, rate or average.
+    TimeWindow,
+}
+
+/// The metric for a measure.
+pub(crate) fn measure_metric(model: &SemanticModel, mx: usize) -> Metric {
+    let m = &model.measures[mx];
+    let label = match m.unit.as_deref() {
+        Some(u) if u != "percent" => format!("{} ({})", m.label, unit_symbol(u)),
+        Some(_) => format!("{} (%)", m.label),
+        None => m.label.clone(),
+    };
+    Metric {
+        agg: m.agg,
+        attribute: m.attribute.clone(),
+        condition: m.condition.clone().or_else(|| m.filter.clone()),
+        label,
+    }
+}
+
+/// A count of the entity's rows.
+pub(crate) fn count_metric(model: &SemanticModel, entity: &str) -> Metric {
+    let label = model.entity(entity).map_or_else(
+        || "Rows".to_owned(),
+        |e| format!("Number of {}", plural(&e.label)),
+    );
+    Metric {
+        agg: MeasureAgg::Count,
+        attribute: None,
+        condition: None,
+        label,
+    }
+}
+
+/// An aggregate of an attribute.
+pub(crate) fn agg_metric(model: &SemanticModel, agg: MeasureAgg, attribute: &str) -> Metric {
+    let attr = model.attribute(attribute);
+    let name = attr.map_or_else(|| attribute.to_owned(), |r| attribute_label(&r.attribute.name));
+    let unit = attr.and_then(|r| r.attribute.unit.clone());
+    let dated = attr.is_some_and(|r| r.attribute.ty == AttributeType::Date);
+    let word = match agg {
+        MeasureAgg::Min if dated => "Earliest",
+        MeasureAgg::Max if dated => "Latest",
+        MeasureAgg::Avg => "Average",
+        MeasureAgg::Median => "Median",
+        MeasureAgg::Sum => "Total",
+        MeasureAgg::Min => "Minimum",
+        MeasureAgg::Max => "Maximum",
+        MeasureAgg::Count | MeasureAgg::CountDistinct => "Number of",
+        MeasureAgg::Share => "Share of",
+    };
+    let label = match unit {
+        _ if agg == MeasureAgg::CountDistinct => format!("Number of different {}", plural(&name)),
+        Some(u) => format!("{word} {name} ({})", unit_symbol(&u)),
+        None => format!("{word} {name}"),
+    };
+    Metric {
+        agg,
+        attribute: Some(attribute.to_owned()),
+        condition: None,
+        label,
+    }
+}
+
+/// "latest_area" → "latest area".
+pub(crate) fn attribute_label(name: &str) -> String {
+    name.replace('_', " ")
+}
+
+/// "Wound" → "wounds".
+pub(crate) fn plural(label: &str) -> String {
+    let l = label.to_lowercase();
+    if l.ends_with('y') && !l.ends_with("ay") {
+        format!("{}ies", &l[..l.len() - 1])
+    } else {
+        format!("{l}s")
+    }
+}
+
+/// The attribute a grouping by `attribute` should show: a foreign key to an entity with
+/// a display attribute groups by that name when the default join path goes through it.
+pub(crate) fn display_dimension(model: &SemanticModel, plan_entity: &str, attribute: &str) -> String {
+    let Some(r) = model.attribute(attribute) else {
+        return attribute.to_owned();
+    };
+    if r.attribute.role != AttributeRole::ForeignKey {
+        return attribute.to_owned();
+    }
+    let Some(join) = model.joins.iter().find(|j| j.from == attribute) else {
+        return attribute.to_owned();
+    };
+    let target = join.to_entity();
+    let Some(display) = model.entity(target).and_then(|e| e.display_attribute.clone()) else {
+        return attribute.to_owned();
+    };
+    // the path the renderer takes from the plan's entity must use this join
+    let owner = r.entity.name.as_str();
+    let path_ok = model
+        .join_path(plan_entity, target)
+        .is_some_and(|p| p.iter().any(|s| s.join.from == attribute))
+        || (owner == plan_entity && model.join_path(plan_entity, target).is_some_and(|p| p.len() == 1));
+    if path_ok {
+        format!("{target}.{display}")
+    } else {
+        attribute.to_owned()
+    }
+}
+
+/// Fills in what a constraint leaves to "the question's entity" when it modifies another
+/// entity, so its meaning does not change with the plan's entity.
+pub(crate) fn anchor(model: &SemanticModel, c: Constraint, anchor: &str) -> Constraint {
+    let default_dim = || {
+        model
+            .entity(anchor)
+            .and_then(|e| e.default_time_dimension.clone())
+    };
+    match c {
+        Constraint::TimeWindow {
+            dimension: None,
+            last,
+        } => Constraint::TimeWindow {
+            dimension: default_dim(),
+            last,
+        },
+        Constraint::OlderThan { dimension: None, age } => Constraint::OlderThan {
+            dimension: default_dim(),
+            age,
+        },
+        Constraint::RelatedCount {
+            per: None,
+            related,
+            op,
+            value,
+            within,
+        } => Constraint::RelatedCount {
+            per: Some(anchor.to_owned()),
+            related,
+            op,
+            value,
+            within,
+        },
+        Constraint::All { of } => Constraint::All {
+            of: of.into_iter().map(|c| self::anchor(model, c, anchor)).collect(),
+        },
+        Constraint::Any { of } => Constraint::Any {
+            of: of.into_iter().map(|c| self::anchor(model, c, anchor)).collect(),
+        },
+        Constraint::Not { of } => Constraint::Not {
+            of: Box::new(self::anchor(model, *of, anchor)),
+        },
+        other => own_value(model, other, anchor),
+    }
+}
+
+/// A parent's "latest" value said of the rows it is derived from is their own value:
+/// "assessments … that recorded high exudate" read with a term defined on
+/// `wounds.latest_exudate` means each assessment's `assessments.exudate`.
+fn own_value(model: &SemanticModel, c: Constraint, anchor: &str) -> Constraint {
+    let base = |attribute: &str| -> Option<String> {
+        match &model.attribute(attribute)?.attribute.derived {
+            Some(Derived::Latest { attribute: base, .. })
+                if split_qualified(base).is_some_and(|(e, _)| e == anchor) =>
+            {
+                Some(base.clone())
+            }
+            _ => None,
+        }
+    };
+    match c {
+        Constraint::Compare {
+            attribute,
+            op,
+            value,
+            unit,
+        } => Constraint::Compare {
+            attribute: base(&attribute).unwrap_or(attribute),
+            op,
+            value,
+            unit,
+        },
+        Constraint::InSet { attribute, values } => Constraint::InSet {
+            attribute: base(&attribute).unwrap_or(attribute),
+            values,
+        },
+        Constraint::Between {
+            attribute,
+            min,
+            max,
+            unit,
+        } => Constraint::Between {
+            attribute: base(&attribute).unwrap_or(attribute),
+            min,
+            max,
+            unit,
+        },
+        other => other,
+    }
+}
+
+/// Applies a typed plan change (from a term option or a custom answer).
+pub(crate) fn apply_change(model: &SemanticModel, plan: &mut QueryPlan, change: &PlanChange) {
+    match change {
+        PlanChange::ChooseAttribute { .. } => {}
+        PlanChange::ChooseEntity { entity } => {
+            if model.entity(entity).is_some() {
+                plan.entity = entity.clone();
+                for m in &mut plan.metrics {
+                    if m.agg == MeasureAgg::Count && m.attribute.is_none() {
+                        *m = count_metric(model, entity);
+                    }
+                }
+            }
+        }
+        PlanChange::ChooseMeasure { measure } => {
+            if let Some(mx) = model.measures.iter().position(|m| m.name == *measure) {
+                plan.entity = model.measures[mx].entity.clone();
+                let metric = measure_metric(model, mx);
+                if plan.metrics.is_empty() {
+                    plan.metrics.push(metric);
+                } else {
+                    plan.metrics[0] = metric;
+                }
+                if plan.intent == Intent::List {
+                    plan.intent = Intent::Aggregate;
+                }
+            }
+        }
+        PlanChange::ChooseAggregation { aggregation } => {
+            choose_aggregation(model, plan, *aggregation);
+        }
+        PlanChange::SetLimit { n } => plan.limit = Some(*n),
+        PlanChange::Sort {
+            attribute,
+            order,
+            limit,
+        } => {
+            if let Some((e, _)) = split_qualified(attribute)
+                && plan.metrics.is_empty()
+                && plan.dimensions.is_empty()
+                && e != plan.entity
+                && model
+                    .join_path(&plan.entity, e)
+                    .is_some_and(|p| p.iter().any(|s| !s.forward))
+            {
+                // sorting patients by a wound attribute: rank the wounds instead
+                plan.entity = e.to_owned();
+            }
+            // rows sorted by an attribute: a list with an order and a limit (a Rank plan
+            // ranks groups by a metric)
+            plan.intent = Intent::List;
+            plan.metrics.clear();
+            plan.dimensions.clear();
+            plan.order = vec![OrderBy {
+                key: OrderKey::Attribute {
+                    attribute: attribute.clone(),
+                },
+                order: *order,
+            }];
+            if let Some(n) = limit {
+                plan.limit = Some(*n);
+            }
+        }
+        PlanChange::Rank {
+            measure,
+            per,
+            order,
+            limit,
+        } => {
+            let Some(mx) = model.measures.iter().position(|m| m.name == *measure) else {
+                return;
+            };
+            plan.intent = Intent::Rank;
+            plan.entity = model.measures[mx].entity.clone();
+            plan.metrics = vec![measure_metric(model, mx)];
+            let dim = model
+                .entity(per)
+                .map(|e| {
+                    format!(
+                        "{}.{}",
+                        e.name,
+                        e.display_attribute.clone().unwrap_or_else(|| e.key.clone())
+                    )
+                })
+                .unwrap_or_default();
+            plan.dimensions = vec![Dimension::Attribute { attribute: dim }];
+            plan.order = vec![OrderBy {
+                key: OrderKey::Metric { index: 0 },
+                order: *order,
+            }];
+            plan.limit = Some(*limit);
+            plan.columns.clear();
+        }
+        PlanChange::SetGrain { grain, dimension } => {
+            let attr = dimension
+                .as_deref()
+                .and_then(|d| model.time_dimension(d))
+                .map(|d| d.attribute.clone())
+                .or_else(|| plan.time_range.as_ref().map(|t| t.attribute.clone()))
+                .or_else(|| {
+                    model
+                        .default_time_dimension(&plan.entity)
+                        .map(|d| d.attribute.clone())
+                });
+            let Some(attribute) = attr else { return };
+            plan.intent = Intent::Trend;
+            plan.dimensions.retain(|d| !matches!(d, Dimension::Time { .. }));
+            plan.dimensions.insert(
+                0,
+                Dimension::Time {
+                    attribute,
+                    grain: *grain,
+                },
+            );
+            if plan.metrics.is_empty() {
+                plan.metrics.push(count_metric(model, &plan.entity));
+            }
+            plan.order.clear();
+        }
+    }
+}
+
+fn choose_aggregation(model: &SemanticModel, plan: &mut QueryPlan, aggregation: Aggregation) {
+    let Some(metric) = plan.metrics.first().cloned() else {
+        return;
+    };
+    let attr = metric.attribute.clone();
+    let new = match aggregation {
+        Aggregation::Latest | Aggregation::First => {
+            let Some(a) = attr else { return };
+            let wound_level = if aggregation == Aggregation::Latest {
+                latest_of(model, &a)
+            } else {
+                first_of(model, &a)
+            };
+            let Some(w) = wound_level else { return };
+            plan.entity = "wounds".into();
+            agg_metric(
+                model,
+                if metric.agg == MeasureAgg::Median {
+                    MeasureAgg::Median
+                } else {
+                    MeasureAgg::Avg
+                },
+                &w,
+            )
+        }
+        Aggregation::Mean => match attr {
+            Some(a) => agg_metric(model, MeasureAgg::Avg, &a),
+            None => return,
+        },
+        Aggregation::Median => match attr {
+            Some(a) => agg_metric(model, MeasureAgg::Median, &a),
+            None => return,
+        },
+        Aggregation::Min | Aggregation::Max | Aggregation::Sum => match attr {
+            Some(a) => agg_metric(
+                model,
+                match aggregation {
+                    Aggregation::Min => MeasureAgg::Min,
+                    Aggregation::Max => MeasureAgg::Max,
+                    _ => MeasureAgg::Sum,
+                },
+                &a,
+            ),
+            None => return,
+        },
+        Aggregation::Count => count_metric(model, &plan.entity),
+    };
+    plan.metrics[0] = new;
+}
+
+/// Computes `[today - span, today + 1)`.
+pub(crate) fn window_range(today: NaiveDate, last: Span) -> (NaiveDate, NaiveDate) {
+    use chrono::{Days, Months};
+    let start = match last.unit {
+        SpanUnit::Days => today.checked_sub_days(Days::new(u64::from(last.n))),
+        SpanUnit::Weeks => today.checked_sub_days(Days::new(u64::from(last.n) * 7)),
+        SpanUnit::Months => today.checked_sub_months(Months::new(last.n)),
+        SpanUnit::Years => today.checked_sub_months(Months::new(last.n.saturating_mul(12))),
+    }
+    .unwrap_or_else(super::time::beginning);
+    (start, today.succ_opt().unwrap_or(today))
+}
+
+/// The date attribute a time range uses by default for an entity.
+pub(crate) fn default_time_attribute(model: &SemanticModel, entity: &str) -> Option<String> {
+    model
+        .default_time_dimension(entity)
+        .map(|d| d.attribute.clone())
+        .or_else(|| {
+            // clinics and clinicians: their wounds' or assessments' dates
+            let via = match entity {
+                "clinics" => "wounds",
+                "clinicians" => "assessments",
+                _ => return None,
+            };
+            model.default_time_dimension(via).map(|d| d.attribute.clone())
+        })
+}
+
+/// The constraint a comparison becomes, for a chosen attribute.
+pub(crate) fn comparison_constraint(model: &SemanticModel, c: &Cmp, attribute: &str) -> Constraint {
+    let attr = model.attribute(attribute);
+    let attr_unit = attr.and_then(|r| r.attribute.unit.clone());
+    let integer = attr.is_some_and(|r| r.attribute.ty == AttributeType::Integer);
+    let conv = |v: f64| -> f64 {
+        match (c.unit.as_deref(), attr_unit.as_deref()) {
+            (Some(u), Some(au)) => link::convert(v, u, au).unwrap_or(v),
+            _ => v,
+        }
+    };
+    let lit = |v: f64| {
+        if integer && v.fract() == 0.0 {
+            Value::Integer(v as i64)
+        } else {
+            Value::Real(v)
+        }
+    };
+    let constraint = match c.upper {
+        Some(u) => Constraint::Between {
+            attribute: attribute.to_owned(),
+            min: lit(conv(c.value)),
+            max: lit(conv(u)),
+            unit: attr_unit,
+        },
+        None => Constraint::Compare {
+            attribute: attribute.to_owned(),
+            op: c.op,
+            value: lit(conv(c.value)),
+            unit: attr_unit,
+        },
+    };
+    negate(constraint, c.negated)
+}
+
+/// Puts filters on the same one-to-many related entity into one `all`, so "patients with
+/// a stage 4 pressure injury" means one wound that is both.
+pub(crate) fn consolidate(model: &SemanticModel, plan: &mut QueryPlan) {
+    let mut groups: Vec<(String, Vec<usize>)> = Vec::new();
+    for (i, f) in plan.filters.iter().enumerate() {
+        let (Constraint::Compare { attribute, .. }
+        | Constraint::InSet { attribute, .. }
+        | Constraint::Between { attribute, .. }) = f
+        else {
+            continue;
+        };
+        let Some((e, _)) = split_qualified(attribute) else {
+            continue;
+        };
+        if e == plan.entity {
+            continue;
+        }
+        let many = model
+            .join_path(&plan.entity, e)
+            .is_some_and(|p| p.iter().any(|s| !s.forward));
+        if !many {
+            continue;
+        }
+        match groups.iter_mut().find(|(g, _)| g == e) {
+            Some((_, v)) => v.push(i),
+            None => groups.push((e.to_owned(), vec![i])),
+        }
+    }
+    let mut remove: Vec<usize> = Vec::new();
+    for (_, idx) in groups.iter().filter(|(_, v)| v.len() >= 2) {
+        let of: Vec<Constraint> = idx.iter().map(|&i| plan.filters[i].clone()).collect();
+        plan.filters[idx[0]] = Constraint::All { of };
+        remove.extend(idx.iter().skip(1));
+    }
+    remove.sort_unstable();
+    for i in remove.into_iter().rev() {
+        plan.filters.remove(i);
+    }
+}
+
+/// Adds a filter, replacing filters on the same attribute when `replace` is set.
+pub(crate) fn add_filter(plan: &mut QueryPlan, c: Constraint, replace: bool) {
+    if plan.filters.contains(&c) {
+        return;
+    }
+    if replace {
+        let attrs: Vec<String> = c.attributes().into_iter().map(str::to_owned).collect();
+        if !attrs.is_empty() {
+            plan.filters
+                .retain(|f| !f.attributes().iter().any(|a| attrs.iter().any(|x| x == a)));
+        }
+    }
+    plan.filters.push(c);
+}
+
+/// The time range for an entity or an explicit dimension.
+pub(crate) fn time_range(start: NaiveDate, end: NaiveDate, attribute: String) -> TimeRange {
+    TimeRange {
+        attribute,
+        start,
+        end,
+    }
+}
+
+/// Sorts: the ranking order of a ranked plan.
+pub(crate) fn rank_order(order: SortOrder) -> Vec<OrderBy> {
+    vec![OrderBy {
+        key: OrderKey::Metric { index: 0 },
+        order,
+    }]
+}
+
+/// The grain of a trend when none was said.
+pub(crate) const DEFAULT_GRAIN: Grain = Grain::Month;
+
+/// The wound-level "latest" attribute reading a per-visit attribute.
+pub(crate) fn latest_of(model: &SemanticModel, per_visit: &str) -> Option<String> {
+    derived_of(model, per_visit, true)
+}
+
+/// The wound-level "first" attribute reading a per-visit attribute.
+pub(crate) fn first_of(model: &SemanticModel, per_visit: &str) -> Option<String> {
+    derived_of(model, per_visit, false)
+}
+
+fn derived_of(model: &SemanticModel, per_visit: &str, latest: bool) -> Option<String> {
+    let wounds = model.entity("wounds")?;
+    wounds
+        .attributes
+        .iter()
+        .find(|a| match &a.derived {
+            Some(Derived::Latest { attribute, .. }) if latest => attribute == per_visit,
+            Some(Derived::First { attribute, .. }) if !latest => attribute == per_visit,
+            _ => false,
+        })
+        .map(|a| format!("wounds.{}", a.name))
+        .or_else(|| {
+            if latest || per_visit != "assessments.area" {
+                None
+            } else {
+                Some("wounds.initial_area".into())
+            }
+        })
+}
+
+pub(crate) fn intent_name(i: Intent) -> &'static str {
+    match i {
+        Intent::List => "list",
+        Intent::Count => "count",
+        Intent::Aggregate => "aggregate",
+        Intent::GroupBy => "group_by",
+        Intent::Rank => "rank",
+        Intent::Trend => "trend",
+        Intent::Compare => "compare",
+    }
+}
+
+/// Negates a constraint (booleans flip; others are wrapped in `not`).
+pub(crate) fn negate(c: Constraint, negated: bool) -> Constraint {
+    if !negated {
+        return c;
+    }
+    match c {
+        Constraint::Compare {
+            attribute,
+            op: CompareOp::Eq,
+            value: Value::Bool(b),
+            unit,
+        } => Constraint::Compare {
+            attribute,
+            op: CompareOp::Eq,
+            value: Value::Bool(!b),
+            unit,
+        },
+        Constraint::Compare {
+            attribute,
+            op: CompareOp::Eq,
+            value,
+            unit,
+        } => Constraint::Compare {
+            attribute,
+            op: CompareOp::Ne,
+            value,
+            unit,
+        },
+        Constraint::Not { of } => *of,
+        other => Constraint::Not { of: Box::new(other) },
+    }
+}
+
+/// Makes intent, metrics and groupings agree.
+pub(crate) fn normalise_intent(model: &SemanticModel, plan: &mut QueryPlan) {
+    let has_time_dim = plan
+        .dimensions
+        .iter()
+        .any(|d| matches!(d, Dimension::Time { .. }));
+    match plan.intent {
+        Intent::List => {
+            if plan.dimensions.is_empty()
+                && let Some(m) = plan.metrics.first()
+                && m.agg == MeasureAgg::Count
+                && let Some(c) = m.condition.clone()
+            {
+                add_filter(plan, c, false);
+            }
+            if !plan.dimensions.is_empty() {
+                plan.intent = if has_time_dim {
+                    Intent::Trend
+                } else {
+                    Intent::GroupBy
+                };
+                if plan.metrics.is_empty() {
+                    plan.metrics.push(count_metric(model, &plan.entity));
+                }
+            } else {
+                plan.metrics.clear();
+            }
+        }
+        Intent::Count | Intent::Aggregate => {
+            if plan.metrics.is_empty() {
+                plan.metrics.push(count_metric(model, &plan.entity));
+            }
+            if !plan.dimensions.is_empty() {
+                plan.intent = if has_time_dim {
+                    Intent::Trend
+                } else {
+                    Intent::GroupBy
+                };
+            } else if plan.intent == Intent::Count
+                && plan.metrics.first().is_some_and(|m| m.agg != MeasureAgg::Count)
+            {
+                plan.intent = Intent::Aggregate;
+            } else if plan.intent == Intent::Aggregate
+                && plan
+                    .metrics
+                    .first()
+                    .is_some_and(|m| m.agg == MeasureAgg::Count && m.attribute.is_none())
+            {
+                plan.intent = Intent::Count;
+            }
+        }
+        Intent::GroupBy => {
+            if plan.metrics.is_empty() {
+                plan.metrics.push(count_metric(model, &plan.entity));
+            }
+            if plan.dimensions.is_empty() {
+                plan.intent =
+                    if plan.metrics[0].agg == MeasureAgg::Count && plan.metrics[0].attribute.is_none() {
+                        Intent::Count
+                    } else {
+                        Intent::Aggregate
+                    };
+            } else if has_time_dim && plan.dimensions.len() == 1 {
+                plan.intent = Intent::Trend;
+            }
+        }
+        Intent::Trend => {
+            if plan.metrics.is_empty() {
+                plan.metrics.push(count_metric(model, &plan.entity));
+            }
+            if !has_time_dim {
+                plan.intent = if plan.dimensions.is_empty() {
+                    Intent::Aggregate
+                } else {
+                    Intent::GroupBy
+                };
+            }
+        }
+        Intent::Compare => {
+            if plan.metrics.is_empty() {
+                plan.metrics.push(count_metric(model, &plan.entity));
+            }
+            if plan.dimensions.is_empty() {
+                plan.intent = Intent::Aggregate;
+            }
+        }
+        Intent::Rank => {
+            if plan
+                .order
+                .iter()
+                .any(|o| matches!(o.key, OrderKey::Attribute { .. }))
+            {
+                // rows by an attribute: a sorted list
+                plan.intent = Intent::List;
+                plan.metrics.clear();
+                plan.dimensions.clear();
+            } else if plan.order.is_empty() {
+                if !plan.metrics.is_empty() && !plan.dimensions.is_empty() {
+                    plan.order = rank_order(SortOrder::Desc);
+                } else if plan.metrics.is_empty() {
+                    // nothing to rank by yet: a list (the ranking question picks a key)
+                    plan.intent = Intent::List;
+                } else {
+                    plan.intent = Intent::Aggregate;
+                }
+            }
+            if plan.limit.is_none() && !plan.order.is_empty() {
+                plan.limit = Some(10);
+            }
+        }
+    }
+    if plan.intent != Intent::Rank {
+        plan.order.retain(|o| {
+            matches!(o.key, OrderKey::Metric { .. }) && !plan.metrics.is_empty()
+                || matches!(o.key, OrderKey::Attribute { .. })
+        });
+    }
+    if plan.intent == Intent::List {
+        plan.order.retain(|o| matches!(o.key, OrderKey::Attribute { .. }));
+    }
+}

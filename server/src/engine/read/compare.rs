@@ -1,0 +1,412 @@
+//! Comparisons ("area over 10", "older than 80"), two values of one attribute compared
+//! or either of them, and threshold gaps ("more visits than usual").
+
+use crate::semantic::{CompareOp, Constraint, Derived, TermKind, Value, split_qualified};
+
+use crate::engine::link::{Comparison, EXACT, Subject};
+use crate::engine::plan_ops::{latest_of, negate};
+use crate::engine::reading::{
+    Cmp, CmpSubject, CompareSpec, Ctx, Dim, DimSpec, EntitySource, Filter, MetricSpec, Reading, ThresholdGap,
+};
+use crate::engine::{LinkMethod, LinkedPiece, PieceKind, TextSpan};
+
+use super::negation::negated_at;
+use super::state::{State, qualified};
+
+/// Mentions inside comparisons belong to them.
+pub(super) fn claim_comparison_words(ctx: &Ctx<'_>, st: &mut State) {
+    let ms = ctx.mentions;
+    // mentions inside comparisons belong to them
+    for c in ctx.comparisons {
+        for (mi, m) in ms.iter().enumerate() {
+            if m.first < c.last && c.first < m.last && Some(mi) != c.subject_mention {
+                // the subject mention is consumed below with its role
+                st.used[mi] = true;
+            }
+        }
+    }
+    for c in ctx.comparisons {
+        if let Some(mi) = c.subject_mention {
+            st.used[mi] = true;
+        }
+    }
+}
+
+/// Comparisons ("area over 10", "older than 80").
+pub(super) fn comparisons(ctx: &Ctx<'_>, st: &mut State) {
+    for c in ctx.comparisons {
+        read_comparison(ctx, &mut st.r, c);
+    }
+}
+
+/// Two values of one attribute: compared ("DFUs vs VLUs") or either of them.
+pub(super) fn two_values(ctx: &Ctx<'_>, st: &mut State) {
+    let model = ctx.model;
+    let ms = ctx.mentions;
+    let mention_covering = |k: usize| ctx.mention_covering(k);
+    if ctx.cues.compare.is_some() || ctx.cues.words <= 12 {
+        let mut by_attr: Vec<(String, Vec<Value>)> = Vec::new();
+        for f in &st.r.filters {
+            if let Constraint::Compare {
+                attribute,
+                op: CompareOp::Eq,
+                value,
+                ..
+            } = &f.constraint
+            {
+                match by_attr.iter_mut().find(|(a, _)| a == attribute) {
+                    Some((_, vs)) => vs.push(value.clone()),
+                    None => by_attr.push((attribute.clone(), vec![value.clone()])),
+                }
+            }
+        }
+        if let Some((a, vs)) = by_attr.into_iter().find(|(_, vs)| vs.len() >= 2) {
+            st.r.filters.retain(|f| !matches!(&f.constraint, Constraint::Compare { attribute, op: CompareOp::Eq, .. } if *attribute == a));
+            if ctx.cues.compare.is_some() {
+                st.r.compare = Some(CompareSpec {
+                    attribute: a,
+                    values: vs,
+                });
+            } else {
+                // "DFUs and VLUs": either of them
+                let first = st.r.pieces.iter().position(|p| p.target == a).unwrap_or(0);
+                let _ = first;
+                st.r.filters.push(Filter {
+                    constraint: Constraint::InSet {
+                        attribute: a,
+                        values: vs,
+                    },
+                    first: 0,
+                    span: TextSpan::default(),
+                });
+            }
+        }
+    }
+    if ctx.cues.compare.is_some() && st.r.compare.is_none() && st.r.dims.is_empty() {
+        // "compare clinics": the entity named after "compare" is the grouping
+        if let Some((ci, _)) = ctx.cues.compare
+            && let Some(mi) = (ci + 1..ctx.tokens.len()).find_map(mention_covering)
+            && let Some(e) = ms[mi].entity()
+        {
+            let ent = &model.entities[e];
+            if st.r.entity.as_deref() == Some(ent.name.as_str())
+                && ent.display_attribute.is_some()
+                && matches!(st.r.metric, MetricSpec::None)
+            {
+                // "compare clinics" alone: count wounds per clinic
+            }
+            if let Some(d) = &ent.display_attribute
+                && st.r.entity.as_deref() != Some(ent.name.as_str())
+            {
+                st.r.dims.push(Dim {
+                    spec: DimSpec::Attribute(format!("{}.{}", ent.name, d)),
+                    span: ms[mi].span,
+                });
+            }
+        }
+    }
+}
+
+/// A threshold without a number: "more visits than usual", "pain higher than normal",
+/// "a bmi over the limit", "above the threshold", "too many visits".
+pub(super) fn read_gaps(ctx: &Ctx<'_>, r: &mut Reading, used: &mut [bool]) {
+    let ms = ctx.mentions;
+    let norm = |w: &str| {
+        matches!(
+            w,
+            "usual"
+                | "normal"
+                | "average"
+                | "expected"
+                | "typical"
+                | "baseline"
+                | "standard"
+                | "avg"
+                | "mean"
+        )
+    };
+    let limit = |w: &str| {
+        matches!(
+            w,
+            "threshold"
+                | "limit"
+                | "cutoff"
+                | "cut"
+                | "target"
+                | "norm"
+                | "normal"
+                | "range"
+                | "average"
+                | "usual"
+        )
+    };
+    let up = |w: &str| {
+        matches!(
+            w,
+            "more"
+                | "higher"
+                | "greater"
+                | "bigger"
+                | "larger"
+                | "longer"
+                | "worse"
+                | "older"
+                | "over"
+                | "above"
+                | "exceeding"
+                | "beyond"
+                | "many"
+                | "much"
+                | "high"
+                | "long"
+                | "big"
+                | "large"
+                | "often"
+        )
+    };
+    let down = |w: &str| {
+        matches!(
+            w,
+            "fewer"
+                | "less"
+                | "lower"
+                | "smaller"
+                | "shorter"
+                | "better"
+                | "below"
+                | "under"
+                | "few"
+                | "little"
+                | "low"
+                | "short"
+                | "small"
+        )
+    };
+    for k in 0..ctx.tokens.len() {
+        // (operator position, last token, subject searched after the operator until)
+        let found = if ctx.w(k) == "than" {
+            let j = if ctx.w(k + 1) == "the" { k + 2 } else { k + 1 };
+            if !norm(ctx.w(j)) {
+                continue;
+            }
+            (k.saturating_sub(4)..k)
+                .rev()
+                .find(|&i| up(ctx.w(i)) || down(ctx.w(i)))
+                .map(|op_at| (op_at, j + 1, k))
+        } else if matches!(
+            ctx.w(k),
+            "above" | "over" | "below" | "under" | "exceeding" | "beyond" | "outside"
+        ) && ctx.w(k + 1) == "the"
+            && limit(ctx.w(k + 2))
+        {
+            Some((k, k + 3, k))
+        } else if ctx.w(k) == "too" && (up(ctx.w(k + 1)) || down(ctx.w(k + 1))) {
+            Some((k + 1, k + 2, k + 4))
+        } else {
+            None
+        };
+        let Some((op_at, end, until)) = found else {
+            continue;
+        };
+        let op = if down(ctx.w(op_at)) {
+            CompareOp::Lt
+        } else {
+            CompareOp::Gt
+        };
+        // the subject: a mention after the operator, or just before it
+        let inside = ms.iter().position(|m| {
+            m.first > op_at && m.last <= until.max(op_at + 1) + 1 && m.first < until.max(op_at + 2)
+        });
+        let before = ms.iter().rposition(|m| m.last <= op_at && m.last + 3 >= op_at);
+        let mut attribute = None;
+        let mut related = None;
+        for mi in inside.into_iter().chain(before) {
+            let m = &ms[mi];
+            let is_inside = Some(mi) == inside;
+            if let Some((e, a)) = m.attributes().next() {
+                attribute = Some(qualified(ctx.model, e, a));
+            } else if let Some(e) = m.entity().filter(|_| is_inside) {
+                related = Some(ctx.model.entities[e].name.clone());
+            } else if let Some(t) = m.terms().next()
+                && ctx.model.terms[t].kind == TermKind::Column
+            {
+                attribute = Some(match ctx.model.terms[t].id.as_str() {
+                    "length_column" | "duration_column" => "wounds.days_open".to_owned(),
+                    _ => "wounds.latest_area".to_owned(),
+                });
+            }
+            if attribute.is_some() || related.is_some() {
+                used[mi] = true;
+                break;
+            }
+        }
+        if attribute.is_none() && related.is_none() {
+            attribute = match ctx.w(op_at) {
+                "bigger" | "larger" | "smaller" | "big" | "large" | "small" => {
+                    Some("wounds.latest_area".to_owned())
+                }
+                "longer" | "shorter" | "older" | "long" | "short" => Some("wounds.days_open".to_owned()),
+                _ => None,
+            };
+        }
+        if attribute.is_none() && related.is_none() {
+            continue;
+        }
+        // a per-visit measurement said of wounds: their latest value
+        if let Some(a) = &attribute
+            && a.starts_with("assessments.")
+            && let Some(l) = latest_of(ctx.model, a)
+        {
+            attribute = Some(l);
+        }
+        // the words of the phrase ("usual" is also a dictionary word) belong to it
+        for (mi, m) in ms.iter().enumerate() {
+            if m.first >= op_at && m.first < end {
+                used[mi] = true;
+            }
+        }
+        r.gaps.push(ThresholdGap {
+            span: ctx.span_of(op_at.min(k), end),
+            op,
+            attribute,
+            related,
+        });
+    }
+}
+
+pub(super) fn read_comparison(ctx: &Ctx<'_>, r: &mut Reading, c: &Comparison) {
+    let model = ctx.model;
+    let entity = r.entity.clone().unwrap_or_else(|| "wounds".into());
+    let negated = negated_at(ctx, c.first);
+    let subject = match &c.subject {
+        Subject::Attribute(a) => {
+            let per_visit = split_qualified(a).is_some_and(|(e, _)| e == "assessments");
+            if per_visit
+                && matches!(entity.as_str(), "wounds" | "patients")
+                && let Some(latest) = latest_of(model, a)
+            {
+                match r.visit_hint {
+                    Some(true) => CmpSubject::Attribute(latest),
+                    Some(false) => CmpSubject::Attribute(a.clone()),
+                    None => CmpSubject::Aggregation {
+                        per_visit: a.clone(),
+                        latest,
+                    },
+                }
+            } else {
+                CmpSubject::Attribute(a.clone())
+            }
+        }
+        Subject::ColumnTerm(t) => CmpSubject::Column { term: *t },
+        Subject::Size => match model.terms.iter().position(|t| t.id == "size") {
+            Some(t) => CmpSubject::Column { term: t },
+            None => CmpSubject::Attribute("wounds.latest_area".into()),
+        },
+        Subject::Implied(e) => {
+            let unit = c.unit.as_deref();
+            match (e.as_str(), unit) {
+                ("patients", None | Some("years")) => CmpSubject::Attribute("patients.age".into()),
+                ("patients", Some("kg/m2")) => CmpSubject::Attribute("patients.bmi".into()),
+                (_, Some("days" | "weeks" | "months")) => CmpSubject::Attribute("wounds.days_open".into()),
+                (_, Some("points")) => CmpSubject::Attribute("wounds.latest_pain".into()),
+                ("clinics", None) => CmpSubject::Attribute("clinics.patient_count".into()),
+                ("clinicians", None) => CmpSubject::Attribute("clinicians.assessment_count".into()),
+                _ => match model.terms.iter().position(|t| t.id == "size") {
+                    Some(t) => CmpSubject::Column { term: t },
+                    None => CmpSubject::Attribute("wounds.latest_area".into()),
+                },
+            }
+        }
+        Subject::Related(rel) => {
+            // "more than 2 open wounds": a related count cannot carry the status
+            if let Some(mi) = c.subject_mention
+                && let Some(x) = ctx.mentions[mi].measure()
+                && model.measures[x].filter.is_some()
+            {
+                let span = ctx.mentions[mi].span;
+                r.notes.push((
+                    span,
+                    format!("counted all {rel}, not only \"{}\"", span.slice(ctx.question)),
+                ));
+            }
+            // "patients with more than 3 wounds": a count attribute of the entity, else a
+            // related count
+            let owner = r.entity.clone().unwrap_or_else(|| match rel.as_str() {
+                "wounds" => "patients".into(),
+                _ => "wounds".into(),
+            });
+            if r.entity.is_none() {
+                r.entity = Some(owner.clone());
+                r.entity_source = EntitySource::Implied;
+            }
+            let attr = model.entity(&owner).and_then(|e| {
+                e.attributes
+                    .iter()
+                    .find(|a| matches!(&a.derived, Some(Derived::CountRelated { entity }) if *entity == *rel))
+            });
+            match attr {
+                Some(a) => CmpSubject::Attribute(format!("{owner}.{}", a.name)),
+                None => {
+                    let n = c.value.max(0.0).round() as u32;
+                    let constraint = Constraint::RelatedCount {
+                        per: Some(owner.clone()),
+                        related: rel.clone(),
+                        op: c.op,
+                        value: n,
+                        within: None,
+                    };
+                    r.filters.push(Filter {
+                        constraint: negate(constraint, negated),
+                        first: c.first,
+                        span: c.span,
+                    });
+                    r.pieces.push(LinkedPiece {
+                        kind: PieceKind::Comparison,
+                        target: format!("{owner}→{rel}"),
+                        value: Some(Value::Integer(i64::from(n))),
+                        text: ctx.text(c.span),
+                        span: Some(c.span),
+                        how: LinkMethod::Exact,
+                        confidence: EXACT,
+                    });
+                    return;
+                }
+            }
+        }
+    };
+    // "took more than 60 days to heal": the healing time, not the time open
+    let heal_after = ctx.tokens[c.last.min(ctx.tokens.len())..]
+        .iter()
+        .take(4)
+        .any(|t| matches!(t.text.as_str(), "heal" | "healed" | "close" | "closed"));
+    let subject = match subject {
+        CmpSubject::Attribute(a) if a == "wounds.days_open" && heal_after => {
+            CmpSubject::Attribute("wounds.healing_days".into())
+        }
+        other => other,
+    };
+    let target = match &subject {
+        CmpSubject::Attribute(a) => a.clone(),
+        CmpSubject::Column { term } => model.terms[*term].id.clone(),
+        CmpSubject::Aggregation { per_visit, .. } => per_visit.clone(),
+    };
+    r.pieces.push(LinkedPiece {
+        kind: PieceKind::Comparison,
+        target,
+        value: Some(Value::Real(c.value)),
+        text: ctx.text(c.span),
+        span: Some(c.span),
+        how: LinkMethod::Exact,
+        confidence: EXACT,
+    });
+    r.cmps.push(Cmp {
+        subject,
+        op: c.op,
+        value: c.value,
+        upper: c.upper,
+        unit: c.unit.clone(),
+        span: c.span,
+        first: c.first,
+        negated,
+    });
+}

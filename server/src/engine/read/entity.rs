@@ -1,0 +1,203 @@
+//! The entity: named ("wounds"), implied by what the question says of it, or a fallback.
+
+use crate::semantic::{MeasureAgg, TermKind, split_qualified};
+
+use crate::engine::link::{DEFAULT, Subject};
+use crate::engine::reading::{CmpSubject, ColSpec, Ctx, DimSpec, EntitySource, MetricSpec};
+use crate::engine::vocab::Target;
+use crate::engine::{LinkMethod, LinkedPiece, PieceKind};
+
+use super::state::{State, piece};
+
+/// The entity named in the question ("wounds", "patients over 80").
+pub(super) fn named(ctx: &Ctx<'_>, st: &mut State) {
+    let model = ctx.model;
+    let ms = ctx.mentions;
+    st.explicit = ms
+        .iter()
+        .enumerate()
+        .filter(|(mi, m)| !st.used[*mi] && m.entity().is_some() && m.measure().is_none())
+        .filter(|(_, m)| {
+            // a column term that is also an entity word ("clinic") is the entity
+            !m.entries.iter().any(|e| matches!(e.target, Target::Value(..)))
+        })
+        .map(|(mi, m)| (mi, model.entities[m.entity().unwrap_or(0)].name.clone()))
+        .collect();
+    // the entity word of a comparison subject ("patients over 80") is the entity too
+    let implied_by_cmp = ctx.comparisons.iter().find_map(|c| match &c.subject {
+        Subject::Implied(e) => Some(e.clone()),
+        _ => None,
+    });
+    let earlier_named = st.r.entity_span.is_some_and(|s| {
+        st.explicit
+            .first()
+            .is_some_and(|(mi, _)| s.start < ms[*mi].span.start)
+    });
+    if let Some((mi, e)) = st.explicit.first().filter(|_| !earlier_named) {
+        st.r.entity = Some(e.clone());
+        st.r.entity_source = EntitySource::Named;
+        st.r.entity_span = Some(ms[*mi].span);
+        st.used[*mi] = true;
+        st.r.pieces
+            .push(piece(ctx, &ms[*mi], PieceKind::Entity, e.clone(), None));
+    } else if let Some(e) = implied_by_cmp.filter(|_| st.r.entity.is_none()) {
+        st.r.entity = Some(e.clone());
+        st.r.entity_source = EntitySource::Named;
+    }
+    if let Some(u) = &st.r.per_unit {
+        st.r.entity = Some(u.clone());
+        st.r.entity_source = EntitySource::Named;
+    }
+    // the remaining entity words are filters' context ("patients with wounds"): used
+    for (mi, _) in st.explicit.iter().skip(1) {
+        st.used[*mi] = true;
+    }
+}
+
+/// The entity, as far as it is known before the values are read (a value of another
+/// entity implies it: "open arterial ulcers with slough" are wounds).
+pub(super) fn provisional(ctx: &Ctx<'_>, st: &mut State) {
+    let model = ctx.model;
+    let ms = ctx.mentions;
+    // the entity, as far as it is known before the values are read (a value of another
+    // entity implies it: "open arterial ulcers with slough" are wounds)
+    let counted_rows = || {
+        // "assessments in september that …": a count measure's word said as rows names
+        // its entity
+        ms.iter().find_map(|m| {
+            m.measure()
+                .filter(|&mx| {
+                    model.measures[mx].agg == MeasureAgg::Count && model.measures[mx].filter.is_none()
+                })
+                .map(|mx| model.measures[mx].entity.clone())
+        })
+    };
+    st.provisional_entity = st.r.entity.clone().or_else(counted_rows).or_else(|| {
+        ms.iter()
+            .enumerate()
+            .filter(|(mi, _)| !st.used[*mi])
+            .find_map(|(_, m)| {
+                m.entries.iter().find_map(|e| match &e.target {
+                    Target::Value(a, _) if !a.starts_with("assessments.") => {
+                        split_qualified(a).map(|(e, _)| e.to_owned())
+                    }
+                    _ => None,
+                })
+            })
+    });
+}
+
+/// The entity when none was named: implied by filters, the metric, the ranking, "who",
+/// a term or a grouping; and whether a clinic or clinician is only the count's context.
+pub(super) fn fallback(ctx: &Ctx<'_>, st: &mut State) {
+    let model = ctx.model;
+    if st.r.entity.is_none() {
+        let implied =
+            st.r.filters
+                .iter()
+                .flat_map(|f| {
+                    f.constraint
+                        .attributes()
+                        .into_iter()
+                        .map(str::to_owned)
+                        .collect::<Vec<_>>()
+                })
+                .chain(
+                    st.r.values
+                        .iter()
+                        .flat_map(|v| v.hits.iter().map(|h| h.0.clone())),
+                )
+                .chain(st.r.cmps.iter().map(|c| match &c.subject {
+                    CmpSubject::Attribute(a) => a.clone(),
+                    CmpSubject::Column { .. } | CmpSubject::Aggregation { .. } => "wounds.id".to_owned(),
+                }))
+                .find_map(|a| split_qualified(&a).map(|(e, _)| e.to_owned()));
+        let from_metric = match &st.r.metric {
+            MetricSpec::Agg { attribute, .. } => split_qualified(attribute).map(|(e, _)| e.to_owned()),
+            _ => None,
+        };
+        if let Some(e) = from_metric.or(implied) {
+            st.r.entity = Some(e);
+            st.r.entity_source = EntitySource::Implied;
+        } else if let Some(e) = st.rank_subject.clone() {
+            st.r.entity = Some(e);
+            st.r.entity_source = EntitySource::Named;
+        } else if ctx.cues.who.is_some() {
+            st.r.entity = Some("patients".into());
+            st.r.entity_source = EntitySource::Who;
+        } else if let Some(t) =
+            st.r.terms
+                .iter()
+                .find(|t| model.terms[t.term].kind != TermKind::Measure)
+        {
+            let applies = &model.terms[t.term].applies_to;
+            st.r.term_entities = applies.clone();
+            if let Some(e) = applies.first() {
+                st.r.entity = Some(e.clone());
+                st.r.entity_source = EntitySource::Term;
+            }
+        } else if let Some(ColSpec::ColumnTerm { term, .. }) = st.r.columns.first() {
+            if let Some(e) = model.terms[*term].applies_to.first() {
+                st.r.entity = Some(e.clone());
+                st.r.entity_source = EntitySource::Term;
+            }
+        } else if let Some(e) = st.r.dims.iter().find_map(|d| match &d.spec {
+            DimSpec::Attribute(a) => split_qualified(a).map(|(e, _)| e.to_owned()),
+            DimSpec::ColumnTerm { .. } => None,
+        }) {
+            // "break down by etiology" with nothing else: that attribute's entity
+            st.r.entity = Some(e);
+            st.r.entity_source = EntitySource::Implied;
+        }
+    }
+    if st.r.entity_source == EntitySource::Implied
+        && matches!(st.r.entity.as_deref(), Some("clinics" | "clinicians"))
+    {
+        let context_word = |k: usize| matches!(ctx.w(k), "at" | "in" | "from" | "did" | "does" | "do" | "by");
+        let verb_after = |k: usize| {
+            matches!(
+                ctx.w(k),
+                "see"
+                    | "saw"
+                    | "seen"
+                    | "treat"
+                    | "treated"
+                    | "assess"
+                    | "assessed"
+                    | "visit"
+                    | "visited"
+                    | "do"
+                    | "did"
+                    | "have"
+                    | "had"
+            ) && !matches!(ctx.w(k + 1), "we" | "you" | "they" | "i" | "there")
+        };
+        st.r.count_context_only =
+            st.r.pieces
+                .iter()
+                .filter(|p| p.kind == PieceKind::Value)
+                .any(|p| {
+                    let Some(span) = p.span else { return false };
+                    let Some(k) = ctx.tokens.iter().position(|t| t.span.start == span.start) else {
+                        return false;
+                    };
+                    let last = ctx
+                        .tokens
+                        .iter()
+                        .rposition(|t| t.span.end == span.end)
+                        .unwrap_or(k);
+                    (k > 0 && context_word(k - 1)) || verb_after(last + 1)
+                });
+    }
+    if st.r.entity_source == EntitySource::Who && ctx.cues.who.is_some() {
+        st.r.pieces.push(LinkedPiece {
+            kind: PieceKind::Entity,
+            target: "patients".into(),
+            value: None,
+            text: ctx.w(ctx.cues.who.unwrap_or(0)).to_owned(),
+            span: ctx.cues.who.map(|k| ctx.span_of(k, k + 1)),
+            how: LinkMethod::Default,
+            confidence: DEFAULT,
+        });
+    }
+}

@@ -1,0 +1,138 @@
+//! Follow-ups: a refinement of the previous question in the thread ("only diabetic ones",
+//! "what about last year"), a follow-up relaxing a filter, and words that point back.
+
+use crate::semantic::PlanChange;
+
+use crate::engine::reading::{Ctx, EntitySource, Reading};
+use crate::engine::vocab::Target;
+
+use super::state::{State, mention_entity, qualified};
+
+/// "without the etiology filter": a follow-up relaxing a filter.
+pub(super) fn relaxed_filters(ctx: &Ctx<'_>, st: &mut State) {
+    let model = ctx.model;
+    let ms = ctx.mentions;
+    for k in 0..ctx.tokens.len() {
+        if !matches!(
+            ctx.w(k),
+            "filter" | "filters" | "condition" | "restriction" | "criterion"
+        ) {
+            continue;
+        }
+        if let Some(mi) = ms
+            .iter()
+            .position(|m| m.last == k || m.last + 1 == k && ctx.w(m.last) == "value")
+        {
+            let m = &ms[mi];
+            let mut attrs: Vec<String> = m.attributes().map(|(e, a)| qualified(model, e, a)).collect();
+            for e in &m.entries {
+                if let Target::Term(t) = e.target {
+                    for o in &model.terms[t].options {
+                        if let Some(PlanChange::ChooseAttribute { attribute }) = &o.change {
+                            attrs.push(attribute.clone());
+                        }
+                    }
+                }
+            }
+            if !attrs.is_empty() {
+                st.r.remove.extend(attrs);
+                st.used[mi] = true;
+            }
+        }
+    }
+}
+
+/// Words that point back ("those", "their", "that clinic") and what they point to.
+pub(super) fn pronouns(ctx: &Ctx<'_>, st: &mut State) {
+    let model = ctx.model;
+    let ms = ctx.mentions;
+    let mention_covering = |k: usize| ctx.mention_covering(k);
+    for &p in &ctx.cues.pronouns {
+        if st.r.visit_hint_at.is_some_and(|(a, b)| (a..b).contains(&p)) {
+            continue;
+        }
+        let before = ms
+            .iter()
+            .any(|m| m.last <= p && mention_entity(model, m).is_some())
+            || st.r.entity_source == EntitySource::Named
+                && st
+                    .r
+                    .entity_span
+                    .is_some_and(|s| s.end <= ctx.tokens[p].span.start);
+        let followed_by_noun = mention_covering(p + 1).is_some_and(|mi| ms[mi].entity().is_some());
+        let demonstrative = matches!(ctx.w(p), "that" | "this" | "those" | "these" | "ones" | "same");
+        // "the open ones" point back even after a value; a named entity is what they are
+        let before = if matches!(ctx.w(p), "ones" | "same") {
+            ms.iter().any(|m| m.last <= p && m.entity().is_some())
+        } else {
+            before
+        };
+        // "that clinic", "those patients" point back even with a noun; "it", "them",
+        // "their" point back unless something was named before them
+        let unresolved = if demonstrative {
+            !before || followed_by_noun
+        } else {
+            !before
+        };
+        if unresolved {
+            let end = if demonstrative && followed_by_noun {
+                mention_covering(p + 1).map_or(p + 1, |mi| ms[mi].last)
+            } else {
+                p + 1
+            };
+            st.r.unresolved_pronoun.get_or_insert(ctx.span_of(p, end));
+        }
+    }
+}
+
+/// A refinement of the previous question: its rows are the previous question's rows.
+pub(super) fn follow_up(ctx: &Ctx<'_>, st: &mut State) {
+    st.r.follow_up = ctx.previous.is_some() && is_follow_up(ctx, &st.r);
+    if st.r.follow_up
+        && let Some(prev) = ctx.previous
+        && (st.r.entity.is_none()
+            || matches!(
+                st.r.entity_source,
+                EntitySource::Term | EntitySource::Who | EntitySource::Implied
+            ))
+    {
+        // the fragment is about the previous question's rows
+        st.r.entity = Some(prev.entity.clone());
+        st.r.entity_source = EntitySource::Context;
+        st.r.term_entities.clear();
+    }
+}
+
+/// True when the question refines the previous one (there must be one).
+pub(crate) fn is_follow_up(ctx: &Ctx<'_>, r: &Reading) -> bool {
+    if ctx.previous.is_none() {
+        return false;
+    }
+    let c = ctx.cues;
+    if c.follow_lead || c.instead || c.more_about {
+        return true;
+    }
+    let points_back = c.pronouns.iter().any(|&p| {
+        !r.visit_hint_at.is_some_and(|(a, b)| (a..b).contains(&p))
+            && matches!(
+                ctx.tokens.get(p).map(|t| t.text.as_str()),
+                Some("those" | "these" | "them" | "they" | "ones" | "it" | "their" | "that" | "this")
+            )
+    });
+    if points_back && r.entity_source != EntitySource::Named {
+        return true;
+    }
+    let own_entity = matches!(r.entity_source, EntitySource::Named | EntitySource::Measure);
+    let new_intent =
+        c.count.is_some() || c.list.is_some() || c.agg.is_some() || c.rank.is_some() || c.share.is_some();
+    let has_content = !r.filters.is_empty()
+        || !r.terms.is_empty()
+        || !r.values.is_empty()
+        || !r.cmps.is_empty()
+        || r.time.is_some()
+        || !r.dims.is_empty()
+        || r.grain.is_some();
+    // a fragment with content and no intent of its own ("last year?"), or an intent with
+    // nothing to apply it to ("how many are there?")
+    (!own_entity && (new_intent != has_content)) || points_back && c.words <= 6
+}

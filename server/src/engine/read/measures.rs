@@ -1,0 +1,221 @@
+//! Measures and the metric: named measures, "number of …", "how many distinct …",
+//! shares ("what percentage of …"), the typical aggregation.
+
+use crate::semantic::{Aggregation, AttributeRole, Constraint, MeasureAgg, PlanChange, TermKind, Value};
+
+use crate::engine::PieceKind;
+use crate::engine::reading::{Ctx, EntitySource, Filter, MetricSpec, Reading};
+
+use super::state::{State, counted_entity_measure, groupable, piece, qualified};
+
+/// Measures named in the question ("healing rate", "number of visits").
+pub(super) fn measures(ctx: &Ctx<'_>, st: &mut State) {
+    let model = ctx.model;
+    let ms = ctx.mentions;
+    for (mi, m) in ms.iter().enumerate() {
+        if st.used[mi] {
+            continue;
+        }
+        // "number of visits", "visit count": count words and a word for what a
+        // count-of-related attribute counts say "count the visits" as much as "number of
+        // assessments" (which also names the measure), when nothing else is the subject
+        let other_subject = || {
+            ms.iter()
+                .enumerate()
+                .any(|(oi, o)| oi != mi && !st.used[oi] && (o.entity().is_some() || o.measure().is_some()))
+        };
+        let counted = m
+            .measure()
+            .is_none()
+            .then(|| counted_entity_measure(model, m))
+            .flatten()
+            .filter(|_| !other_subject());
+        if let Some(mx) = m.measure().or(counted) {
+            // "number of wounds" after "with"/"by" is the patients' attribute; as a
+            // question it is the count
+            let prev = ctx.w(m.first.wrapping_sub(1));
+            // "compare the number of patients at …" is the count
+            let compared = prev == "the" && matches!(ctx.w(m.first.wrapping_sub(2)), "compare" | "comparing");
+            let attr_reading = m.attributes().next().is_some()
+                && !compared
+                && (matches!(prev, "with" | "highest" | "most" | "lowest" | "fewest" | "the")
+                    || ctx.comparisons.iter().any(|c| c.subject_mention == Some(mi))
+                    || ctx.cues.agg.is_some() && model.measures[mx].agg == MeasureAgg::Count);
+            if attr_reading {
+                continue;
+            }
+            let m_def = &model.measures[mx];
+            let count_word = m.phrase.split(' ').any(|w| {
+                matches!(
+                    w,
+                    "number"
+                        | "count"
+                        | "many"
+                        | "numbers"
+                        | "caseload"
+                        | "headcount"
+                        | "volume"
+                        | "activity"
+                )
+            });
+            if m_def.agg == MeasureAgg::Count
+                && ctx.cues.count.is_none()
+                && ctx.cues.rank.is_none()
+                && !count_word
+            {
+                // "show their open wounds", "wounds healed in 2024": rows, not a count
+                if let Some(f) = &m_def.filter {
+                    st.r.filters.push(Filter {
+                        constraint: f.clone(),
+                        first: m.first,
+                        span: m.span,
+                    });
+                    // the status names the date column ("healed")
+                    if let Constraint::Compare {
+                        value: Value::Text(v),
+                        ..
+                    } = f
+                        && model.time_dimension(v).is_some()
+                    {
+                        st.time_dim.get_or_insert_with(|| v.clone());
+                    }
+                }
+                if st.r.entity.is_none() {
+                    st.r.entity = Some(m_def.entity.clone());
+                    st.r.entity_source = EntitySource::Named;
+                    st.r.entity_span = Some(m.span);
+                }
+                st.r.pieces
+                    .push(piece(ctx, m, PieceKind::Entity, m_def.entity.clone(), None));
+                st.used[mi] = true;
+                continue;
+            }
+            st.measures.push((mi, mx));
+            st.used[mi] = true;
+        }
+    }
+}
+
+/// The first measure is the metric; its entity is the entity.
+pub(super) fn metric(ctx: &Ctx<'_>, st: &mut State) {
+    let model = ctx.model;
+    let ms = ctx.mentions;
+    if let Some(&(mi, mx)) = st.measures.first() {
+        st.r.metric = MetricSpec::Measure(mx);
+        st.r.metric_span = Some(ms[mi].span);
+        st.r.pieces.push(piece(
+            ctx,
+            &ms[mi],
+            PieceKind::Measure,
+            model.measures[mx].name.clone(),
+            None,
+        ));
+        st.r.entity = Some(model.measures[mx].entity.clone());
+        st.r.entity_source = EntitySource::Measure;
+    }
+}
+
+/// A share: "what percentage of wounds are infected".
+pub(super) fn share(ctx: &Ctx<'_>, st: &mut State) {
+    if let Some((s, _)) = ctx.cues.share {
+        let split = (s + 1..ctx.tokens.len()).find(|&k| {
+            matches!(
+                ctx.w(k),
+                "that"
+                    | "which"
+                    | "who"
+                    | "are"
+                    | "were"
+                    | "is"
+                    | "was"
+                    | "have"
+                    | "has"
+                    | "had"
+                    | "got"
+                    | "became"
+                    | "ended"
+            ) && k > s + 2
+        });
+        st.r.share_from = split.or_else(|| {
+            // no verb: the last filter or term is the condition
+            let last_filter = st.r.filters.iter().map(|f| f.first).max();
+            let last_term = st.r.terms.iter().map(|t| t.first).max();
+            last_filter.max(last_term)
+        });
+        if !matches!(st.r.metric, MetricSpec::Measure(_)) {
+            st.r.metric = MetricSpec::Share;
+        }
+    }
+}
+
+/// The aggregation a dictionary word like "typical" defaults to (median), when the
+/// question has one.
+pub(super) fn typical_agg(ctx: &Ctx<'_>) -> Option<MeasureAgg> {
+    ctx.mentions.iter().flat_map(|m| m.terms()).find_map(|t| {
+        let term = &ctx.model.terms[t];
+        if term.kind != TermKind::Aggregation || matches!(term.id.as_str(), "average" | "total") {
+            return None;
+        }
+        match term.default_option()?.change.as_ref()? {
+            PlanChange::ChooseAggregation {
+                aggregation: Aggregation::Median,
+            } => Some(MeasureAgg::Median),
+            PlanChange::ChooseAggregation {
+                aggregation: Aggregation::Mean,
+            } => Some(MeasureAgg::Avg),
+            _ => None,
+        }
+    })
+}
+
+/// "how many distinct wound locations", "number of different etiologies", "count of
+/// unique clinicians": how many different values the attribute takes.
+pub(super) fn read_distinct(ctx: &Ctx<'_>, r: &mut Reading, used: &mut [bool]) {
+    let model = ctx.model;
+    let counting = ctx.cues.count.is_some();
+    for k in 0..ctx.tokens.len() {
+        if !matches!(ctx.w(k), "distinct" | "different" | "unique" | "separate") || !counting {
+            continue;
+        }
+        let Some((mi, m)) = ctx
+            .mentions
+            .iter()
+            .enumerate()
+            .find(|(mi, m)| m.first == k + 1 && !used[*mi])
+        else {
+            continue;
+        };
+        let attribute = m
+            .attributes()
+            .find(|&(e, a)| groupable(model, e, a))
+            .map(|(e, a)| (model.entities[e].name.clone(), qualified(model, e, a)));
+        // "distinct patients": the entity's own rows, counted once each
+        let attribute = attribute.or_else(|| {
+            m.entity().and_then(|e| {
+                let ent = &model.entities[e];
+                ent.attributes
+                    .iter()
+                    .find(|a| a.role == AttributeRole::Key)
+                    .map(|a| (ent.name.clone(), format!("{}.{}", ent.name, a.name)))
+            })
+        });
+        let Some((entity, attribute)) = attribute else {
+            continue;
+        };
+        if m.entity().is_some() {
+            // counting an entity's rows is already distinct
+            continue;
+        }
+        used[mi] = true;
+        r.metric = MetricSpec::Agg {
+            agg: MeasureAgg::CountDistinct,
+            attribute: attribute.clone(),
+        };
+        r.metric_span = Some(ctx.span_of(k, m.last));
+        r.entity = Some(entity.clone());
+        r.entity_source = EntitySource::Named;
+        r.pieces
+            .push(piece(ctx, m, PieceKind::Attribute, attribute, None));
+        return;
+    }
+}

@@ -1,0 +1,91 @@
+//! Stage 5 — reading: what each linked phrase does in the question.
+//!
+//! [`read`] decides the role of every linked phrase — the entity counted or listed, the
+//! metric, groupings ("by clinic"), filters (values, booleans, comparisons, dictionary
+//! terms with the entity they modify), the time range and its date column, a ranking, list
+//! columns, a comparison between values, words that point back, words nothing matches —
+//! and collects the linked pieces with their confidences (F4). The result, a
+//! [`Reading`], is what the ambiguity detectors look at and what [`super::draft`] builds
+//! the plan from.
+//!
+//! [`read`] is the list of steps, in order; each step is in the file of its concept:
+//!
+//! | file | what becomes a plan piece there |
+//! |---|---|
+//! | `entity.rs` | the entity named, implied, or left to a fallback |
+//! | `measures.rs` | measures, the metric, "how many distinct …", shares |
+//! | `groupings.rs` | "by clinic", "per region", sort keys |
+//! | `ranking.rs` | "top 5 …", superlatives, "which etiology has the highest …" |
+//! | `values.rs` | values, booleans, attributes, per-visit values |
+//! | `terms.rs` | dictionary terms and the entity each modifies |
+//! | `time.rs` | the time range, its date column, the trend grain |
+//! | `compare.rs` | comparisons ("area over 10"), two values compared, threshold gaps |
+//! | `negation.rs` | "not", "no wounds", "never", "regardless of", "not seen in 2 weeks" |
+//! | `durations.rs` | days between two dates, "healed within 90 days" |
+//! | `visits.rs` | "at the latest assessment", "at any visit" |
+//! | `ids.rs` | a record named by its key ("wound id 100") |
+//! | `names.rs` | words that look like names the model does not know |
+//! | `follow_up.rs` | refinements of the previous question, words that point back |
+//! | `intent.rs` | the intent and the metric it needs |
+//!
+//! What no step used is accounted for by [`super::coverage`].
+//!
+//! Pure. Only model names and typed literals come out of it, never question text (an
+//! identifier typed after its name, "MRN CL0000042", is a typed value).
+
+mod compare;
+mod durations;
+mod entity;
+mod follow_up;
+mod groupings;
+mod ids;
+mod intent;
+mod measures;
+mod names;
+mod negation;
+pub(crate) mod ranking;
+mod state;
+mod terms;
+mod time;
+mod values;
+mod visits;
+
+use super::reading::{Ctx, Reading};
+use state::State;
+
+/// Reads the question: each step gives roles to the mentions the earlier ones left.
+pub(crate) fn read(ctx: &Ctx<'_>) -> Reading {
+    let mut st = State::new(ctx);
+    compare::claim_comparison_words(ctx, &mut st);
+    ranking::claim_rank_words(ctx, &mut st);
+    follow_up::relaxed_filters(ctx, &mut st);
+    visits::read_visit_hint(ctx, &mut st.r, &mut st.used);
+    ids::read_ids(ctx, &mut st.r);
+    measures::read_distinct(ctx, &mut st.r, &mut st.used);
+    negation::read_regardless(ctx, &mut st.used);
+    durations::days_between_step(ctx, &mut st);
+    negation::read_not_seen(ctx, &mut st.r, &mut st.used, &mut st.consumed_time);
+    compare::read_gaps(ctx, &mut st.r, &mut st.used);
+    groupings::groupings(ctx, &mut st);
+    measures::measures(ctx, &mut st);
+    ranking::rank(ctx, &mut st);
+    entity::named(ctx, &mut st);
+    measures::metric(ctx, &mut st);
+    negation::read_having_related(ctx, &mut st.r, &st.explicit);
+    durations::read_healed_within(ctx, &mut st.r);
+    names::read_unknown_names(ctx, &mut st.r);
+    entity::provisional(ctx, &mut st);
+    values::values(ctx, &mut st);
+    compare::comparisons(ctx, &mut st);
+    entity::fallback(ctx, &mut st);
+    follow_up::pronouns(ctx, &mut st);
+    follow_up::follow_up(ctx, &mut st);
+    terms::anchor_terms(ctx, &mut st);
+    ranking::ranking_term(ctx, &mut st);
+    time::time_terms(ctx, &mut st);
+    time::range(ctx, &mut st);
+    compare::two_values(ctx, &mut st);
+    measures::share(ctx, &mut st);
+    intent::intent(ctx, &mut st);
+    st.r
+}

@@ -1,0 +1,246 @@
+//! Negation and absence: "not", "non-", "without", "never" before what they negate;
+//! "patients with no wounds" (no related rows); "regardless of diabetes" (no filter);
+//! "not assessed in 2 weeks" (no visit in a window).
+
+use crate::semantic::{CompareOp, Constraint, SemanticModel, Span, SpanUnit, Value};
+
+use crate::engine::PieceKind;
+use crate::engine::link::Mention;
+use crate::engine::reading::{Ctx, Filter, Reading};
+use crate::engine::tokenize::TokenKind;
+
+use super::state::{piece, qualified};
+
+/// True when token `k` is negated ("not", "non", "without", "no", "excluding").
+pub(super) fn negated_at(ctx: &Ctx<'_>, first: usize) -> bool {
+    let neg = &ctx.cues.negations;
+    let is_neg = |k: usize| neg.contains(&k);
+    if first == 0 {
+        return false;
+    }
+    // "not diabetic", "without any", "other than", "not marked as diabetic", "aren't
+    // getting any better", "who have never been infected": the negation may stand a few
+    // linking words before what it negates
+    let mut k = first;
+    for _ in 0..4 {
+        if k == 0 {
+            return false;
+        }
+        k -= 1;
+        if is_neg(k) {
+            return true;
+        }
+        if !matches!(
+            ctx.w(k),
+            "a" | "an"
+                | "any"
+                | "than"
+                | "the"
+                | "marked"
+                | "flagged"
+                | "recorded"
+                | "listed"
+                | "coded"
+                | "labelled"
+                | "labeled"
+                | "classed"
+                | "classified"
+                | "documented"
+                | "known"
+                | "as"
+                | "been"
+                | "being"
+                | "be"
+                | "currently"
+                | "getting"
+                | "yet"
+                | "ever"
+                | "had"
+                | "have"
+                | "has"
+                | "got"
+                | "with"
+        ) {
+            return false;
+        }
+    }
+    false
+}
+
+/// An entity word other than the subject, said right after "with"/"having" or a negation,
+/// with nothing qualifying it: whether related rows exist at all. "patients with no
+/// wounds" → no related wounds; "patients with wounds" → at least one. Only across a
+/// one-to-many path (a patient's wounds, a clinic's patients).
+pub(super) fn read_having_related(ctx: &Ctx<'_>, r: &mut Reading, explicit: &[(usize, String)]) {
+    let model = ctx.model;
+    let Some(subject) = r.entity.clone() else {
+        return;
+    };
+    for (mi, e) in explicit {
+        let m = &ctx.mentions[*mi];
+        if *e == subject || m.first == 0 {
+            continue;
+        }
+        let one_to_many = model
+            .join_path(&subject, e)
+            .is_some_and(|p| !p.is_empty() && p.iter().all(|s| !s.forward));
+        // qualified ("wounds that are open", "wound id 4") or part of something else
+        let qualified = matches!(
+            ctx.w(m.last),
+            "that" | "which" | "who" | "where" | "whose" | "with" | "id" | "#" | "in" | "during" | "since"
+        ) || ctx
+            .tokens
+            .get(m.last)
+            .is_some_and(|t| t.kind == TokenKind::Number)
+            || ctx.times.iter().any(|t| t.first == m.last)
+            || ctx
+                .comparisons
+                .iter()
+                .any(|c| c.first < m.last && m.first < c.last);
+        if !one_to_many || qualified {
+            continue;
+        }
+        let mut k = m.first - 1;
+        while k > 0 && matches!(ctx.w(k), "any" | "a" | "an" | "single") {
+            k -= 1;
+        }
+        let negated = ctx.cues.negations.contains(&k);
+        let having = matches!(ctx.w(k), "with" | "having" | "have" | "has" | "had");
+        if !(negated || having) {
+            continue;
+        }
+        let (op, value) = if negated {
+            (CompareOp::Eq, 0)
+        } else {
+            (CompareOp::Gte, 1)
+        };
+        let span = ctx.span_of(k, m.last);
+        r.filters.push(Filter {
+            constraint: Constraint::RelatedCount {
+                per: None,
+                related: e.clone(),
+                op,
+                value,
+                within: None,
+            },
+            first: k,
+            span,
+        });
+    }
+}
+
+/// "whatever their status", "regardless of diabetes", "irrespective of clinic", "no
+/// matter their stage": the phrase after it is said so that it is *not* a filter.
+pub(super) fn read_regardless(ctx: &Ctx<'_>, used: &mut [bool]) {
+    for k in 0..ctx.tokens.len() {
+        let after = match (ctx.w(k), ctx.w(k + 1)) {
+            ("regardless" | "irrespective", "of") => k + 2,
+            ("whatever" | "whichever", "their" | "its" | "the") => k + 2,
+            ("whatever" | "whichever", _) => k + 1,
+            ("no", "matter") if matches!(ctx.w(k + 2), "their" | "its" | "the" | "what") => k + 3,
+            _ => continue,
+        };
+        let after = if matches!(ctx.w(after), "their" | "its" | "the" | "any") {
+            after + 1
+        } else {
+            after
+        };
+        for (mi, m) in ctx.mentions.iter().enumerate() {
+            if m.first == after && m.entity().is_none() {
+                used[mi] = true;
+            }
+        }
+    }
+}
+
+/// True when a mention names assessments or their date.
+pub(super) fn names_visit(model: &SemanticModel, m: &Mention) -> bool {
+    m.entity()
+        .is_some_and(|e| model.entities[e].name == "assessments")
+        || m.time_dimension()
+            .is_some_and(|d| matches!(model.time_dimensions[d].name.as_str(), "assessed" | "last_visit"))
+        || m.attributes()
+            .any(|(e, a)| qualified(model, e, a) == "assessments.assessed_on")
+        || m.terms().any(|t| model.terms[t].id == "overdue")
+}
+
+/// "not assessed in 2 weeks", "no assessment in the last 30 days", "not seen for a
+/// month": no related assessment within the span.
+pub(super) fn read_not_seen(
+    ctx: &Ctx<'_>,
+    r: &mut Reading,
+    used: &mut [bool],
+    consumed_time: &mut Option<usize>,
+) {
+    let ms = ctx.mentions;
+    for mi in 0..ms.len() {
+        let m = &ms[mi];
+        if used[mi] || !names_visit(ctx.model, m) {
+            continue;
+        }
+        let overdue = m.terms().any(|t| ctx.model.terms[t].id == "overdue");
+        let negated =
+            overdue || (m.first.saturating_sub(3)..m.first).any(|k| ctx.cues.negations.contains(&k));
+        if !negated {
+            continue;
+        }
+        let mut span = None;
+        if let Some((ti, t)) = ctx
+            .times
+            .iter()
+            .enumerate()
+            .find(|(_, t)| t.first >= m.last && t.first <= m.last + 1)
+        {
+            let days = (ctx.today - t.start).num_days().max(1) as u32;
+            span = Some(Span {
+                n: days,
+                unit: SpanUnit::Days,
+            });
+            *consumed_time = Some(ti);
+        } else {
+            let mut k = m.last;
+            while matches!(
+                ctx.w(k),
+                "in" | "for" | "within" | "over" | "the" | "last" | "past" | "a"
+            ) {
+                k += 1;
+            }
+            let n = ctx.tokens.get(k).and_then(|t| t.num).map(|v| v.max(1.0) as u32);
+            let (n, unit_at) = match n {
+                Some(n) => (n, k + 1),
+                None => (1, k),
+            };
+            let unit = match ctx.w(unit_at) {
+                "day" | "days" => Some(SpanUnit::Days),
+                "week" | "weeks" => Some(SpanUnit::Weeks),
+                "month" | "months" => Some(SpanUnit::Months),
+                "year" | "years" => Some(SpanUnit::Years),
+                _ => None,
+            };
+            if let Some(unit) = unit {
+                span = Some(Span { n, unit });
+            }
+        }
+        let Some(within) = span else { continue };
+        let constraint = Constraint::RelatedCount {
+            per: None,
+            related: "assessments".into(),
+            op: CompareOp::Eq,
+            value: 0,
+            within: Some(within),
+        };
+        r.filters.push(Filter {
+            constraint,
+            first: m.first,
+            span: m.span,
+        });
+        r.pieces.push(piece(
+            ctx,
+            m,
+            PieceKind::Comparison,
+            "assessments".into(),
+            Some(Value::Integer(0)),
+        ));
+        used[mi] = true;
+    }
+}

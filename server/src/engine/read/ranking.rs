@@ -1,0 +1,245 @@
+//! Rankings: "top 5 clinics by healing rate", superlatives ("oldest", "largest"), ranking
+//! words from the dictionary ("worst 3 VLUs"), "which etiology has the highest …".
+
+use crate::semantic::{MeasureAgg, SortOrder, TermKind};
+
+use crate::engine::reading::{Ctx, RankKey, RankSpec};
+
+use super::state::{State, groupable, mention_entity, qualified, sortable};
+
+/// A rank word that is also a value ("bottom") is a rank word.
+pub(super) fn claim_rank_words(ctx: &Ctx<'_>, st: &mut State) {
+    let model = ctx.model;
+    let ms = ctx.mentions;
+    // a rank word that is also a value ("bottom") is a rank word
+    if let Some(rc) = ctx.cues.rank {
+        for (mi, m) in ms.iter().enumerate() {
+            let ranking_term = m.terms().any(|t| model.terms[t].kind == TermKind::Ranking);
+            if m.first >= rc.first && m.last <= rc.last && !ranking_term {
+                st.used[mi] = true;
+            }
+        }
+    }
+}
+
+/// The ranking: its subject, key and size ("top 5 clinics by healing rate").
+pub(super) fn rank(ctx: &Ctx<'_>, st: &mut State) {
+    let model = ctx.model;
+    let ms = ctx.mentions;
+    let mention_covering = |k: usize| ctx.mention_covering(k);
+    if let Some(rc) = ctx.cues.rank {
+        // the entity right after the cue ("top 5 clinics") is the one ranked
+        if let Some(mi) = mention_covering(rc.last).or_else(|| mention_covering(rc.last + 1))
+            && let Some(e) = ms[mi].entity()
+            && !st.used[mi]
+            && !rc.by_count
+        {
+            st.rank_subject = Some(model.entities[e].name.clone());
+        }
+        if st.rank_subject.is_none() {
+            // "which clinic has the most …", "clinics with the highest …"
+            st.rank_subject = ms.iter().rev().filter(|m| m.last <= rc.first).find_map(|m| {
+                m.entity().map(|e| model.entities[e].name.clone()).or_else(|| {
+                    m.terms().next().and_then(|_| {
+                        m.phrase
+                            .split(' ')
+                            .find_map(|w| model.find_entity(w))
+                            .map(|e| e.name.clone())
+                    })
+                })
+            });
+        }
+        if st.rank_subject.is_none() && rc.by_count && ctx.cues.who.is_some() {
+            st.rank_subject = Some("patients".into());
+        }
+        let count_measure_after = st
+            .measures
+            .iter()
+            .find(|(mi, mx)| ms[*mi].first >= rc.last && model.measures[*mx].agg == MeasureAgg::Count)
+            .map(|&(_, mx)| mx);
+        let superlative_attr = rc.superlative.map(|s| {
+            let subject = st
+                .rank_subject
+                .clone()
+                .or_else(|| st.r.entity.clone())
+                .unwrap_or_else(|| "patients".into());
+            match (s, subject.as_str()) {
+                ("oldest" | "youngest", "patients") => "patients.age",
+                ("oldest" | "youngest" | "longest", _) => "wounds.days_open",
+                ("deepest", _) => "wounds.latest_depth",
+                ("heaviest", _) => "patients.bmi",
+                _ => "wounds.latest_area",
+            }
+        });
+        let key = if let Some(a) = superlative_attr {
+            RankKey::Attribute(a.to_owned())
+        } else if let Some(mi) = st.rank_key_mention {
+            let m = &ms[mi];
+            if let Some(mx) = m.measure() {
+                RankKey::Measure(mx)
+            } else if let Some((e, a)) = m.attributes().next() {
+                RankKey::Attribute(qualified(model, e, a))
+            } else {
+                RankKey::None
+            }
+        } else if let (true, Some(mx)) = (rc.by_count, count_measure_after) {
+            RankKey::Measure(mx)
+        } else if rc.by_count {
+            // "the most open wounds": count of the entity after the cue
+            let after = (rc.last..ctx.tokens.len()).find_map(|k| {
+                mention_covering(k).filter(|&mi| !st.used[mi] && mention_entity(model, &ms[mi]).is_some())
+            });
+            match after.and_then(|mi| mention_entity(model, &ms[mi])) {
+                Some(e) => RankKey::CountOf(e),
+                None => RankKey::None,
+            }
+        } else if let Some((mi, mx)) = st
+            .measures
+            .first()
+            .copied()
+            .filter(|(mi, _)| ms[*mi].first >= rc.last)
+        {
+            // "highest healing rate"
+            let _ = mi;
+            RankKey::Measure(mx)
+        } else {
+            // "highest pain": the attribute right after the cue
+            let after = mention_covering(rc.last).filter(|&mi| !st.used[mi]);
+            match after.and_then(|mi| {
+                ms[mi]
+                    .attributes()
+                    .find(|&(e, a)| sortable(model, e, a))
+                    .map(|x| (mi, x))
+            }) {
+                Some((mi, (e, a))) => {
+                    st.used[mi] = true;
+                    RankKey::Attribute(qualified(model, e, a))
+                }
+                None => RankKey::None,
+            }
+        };
+        if let RankKey::Measure(mx) = key {
+            st.measures.retain(|&(_, m)| m != mx);
+            if st.measures.is_empty() {
+                // keep the measure as the metric too
+                if let Some(mi) = st.rank_key_mention {
+                    st.measures.push((mi, mx));
+                }
+            }
+        }
+        let n_before_subject = rc.n.or_else(|| {
+            ms.iter()
+                .filter(|m| m.last <= rc.first && m.entity().is_some())
+                .filter_map(|m| m.first.checked_sub(1))
+                .find_map(|k| {
+                    ctx.tokens
+                        .get(k)
+                        .filter(|t| {
+                            matches!(
+                                t.kind,
+                                crate::engine::tokenize::TokenKind::Number
+                                    | crate::engine::tokenize::TokenKind::NumberWord
+                            )
+                        })
+                        .and_then(|t| t.num)
+                })
+                .filter(|v| *v >= 1.0 && *v <= 1000.0 && v.fract() == 0.0)
+                .map(|v| v as u32)
+        });
+        st.r.rank = Some(RankSpec {
+            n: n_before_subject,
+            order: rc.order,
+            key,
+            subject: st.rank_subject.clone(),
+            span: ctx.span_of(rc.first, rc.last),
+        });
+    }
+}
+
+/// "worst 3 VLUs": a ranking word the dictionary defines for other entities still asks
+/// for a ranking, by what is not said.
+pub(super) fn ranking_term(ctx: &Ctx<'_>, st: &mut State) {
+    let model = ctx.model;
+    let ms = ctx.mentions;
+    if st.r.rank.is_none() {
+        let entity = st.r.entity.clone().unwrap_or_else(|| "wounds".into());
+        if let Some(pos) = st.r.terms.iter().position(|t| {
+            let term = &model.terms[t.term];
+            term.kind == TermKind::Ranking
+                && !term.applies_to.contains(&t.anchor)
+                && !term.applies_to.contains(&entity)
+        }) {
+            let t = st.r.terms.remove(pos);
+            let m = &ms[t.mention];
+            let num = |k: usize| {
+                ctx.tokens
+                    .get(k)
+                    .filter(|x| {
+                        matches!(
+                            x.kind,
+                            crate::engine::tokenize::TokenKind::Number
+                                | crate::engine::tokenize::TokenKind::NumberWord
+                        )
+                    })
+                    .and_then(|x| x.num)
+                    .filter(|v| (1.0..=1000.0).contains(v) && v.fract() == 0.0)
+                    .map(|v| v as u32)
+            };
+            let n = num(m.last).or_else(|| m.first.checked_sub(1).and_then(num));
+            let order = if matches!(
+                m.phrase.as_str(),
+                "smallest" | "tiniest" | "quiet" | "quietest" | "least busy"
+            ) {
+                SortOrder::Asc
+            } else {
+                SortOrder::Desc
+            };
+            let last = if num(m.last).is_some() { m.last + 1 } else { m.last };
+            st.r.rank = Some(RankSpec {
+                n,
+                order,
+                key: RankKey::None,
+                subject: Some(entity),
+                span: ctx.span_of(m.first, last),
+            });
+        }
+    }
+}
+
+/// "which etiology has the highest average pain score", "what location had the most
+/// wounds": the answer is a value of the attribute named after "which" — the groups of
+/// that attribute ranked by the metric, the first one. `(attribute, order)`.
+pub(crate) fn which_attribute_extreme(ctx: &Ctx<'_>) -> Option<(String, SortOrder)> {
+    let model = ctx.model;
+    let first = ctx.tokens.iter().position(|t| t.is_wordlike())?;
+    if !matches!(ctx.w(first), "which" | "what") {
+        return None;
+    }
+    let m = ctx.mentions.iter().find(|m| m.first == first + 1)?;
+    if m.entity().is_some() || m.measure().is_some() {
+        return None;
+    }
+    let (e, a) = m.attributes().next()?;
+    if !groupable(model, e, a) {
+        return None;
+    }
+    let rank = ctx.cues.rank?;
+    let linking = (m.last..rank.first).all(|k| {
+        matches!(
+            ctx.w(k),
+            "has"
+                | "had"
+                | "have"
+                | "is"
+                | "was"
+                | "shows"
+                | "showed"
+                | "with"
+                | "gets"
+                | "got"
+                | "the"
+                | "sees"
+        )
+    });
+    (linking && rank.first > m.last).then(|| (qualified(model, e, a), rank.order))
+}
