@@ -1317,7 +1317,7 @@ pub(crate) fn time_options(model: &SemanticModel, entity: &str) -> Vec<(String, 
         .and_then(|e| e.default_time_dimension.clone());
     let children: Vec<&str> = match entity {
         "wounds" => vec!["assessments"],
-        "patients" => vec!["wounds"],
+        "patients" => vec!["wounds", "assessments"],
         "clinics" => vec!["wounds", "assessments"],
         "clinicians" => vec!["assessments"],
         _ => vec![],
@@ -1343,6 +1343,45 @@ pub(crate) fn time_options(model: &SemanticModel, entity: &str) -> Vec<(String, 
     out
 }
 
+/// The related entity (one-to-many from `entity`, with a date of its own) whose rows the
+/// question's filters are about: the last such step on the way to a filtered attribute
+/// ("patients" → wounds → **assessments** → clinicians for "seen by a physician"), or the
+/// visits when the question speaks of "an assessment showing …".
+fn filtered_child_with_date(model: &SemanticModel, entity: &str, r: &Reading) -> Option<String> {
+    let mut found: Option<String> = None;
+    for f in &r.filters {
+        for a in f.constraint.attributes() {
+            let Some((e, _)) = split_qualified(a) else {
+                continue;
+            };
+            if e == entity {
+                continue;
+            }
+            let Some(path) = model.join_path(entity, e) else {
+                continue;
+            };
+            let mut at;
+            let mut child = None;
+            for step in &path {
+                at = if step.forward {
+                    step.join.to_entity().to_owned()
+                } else {
+                    step.join.from_entity().to_owned()
+                };
+                if !step.forward && model.default_time_dimension(&at).is_some() {
+                    child = Some(at.clone());
+                }
+            }
+            if child.is_some() {
+                found = child;
+            }
+        }
+    }
+    found.or_else(|| {
+        (r.visit_hint == Some(false) && entity != "assessments").then(|| "assessments".to_owned())
+    })
+}
+
 /// A time range or trend whose date column was not said.
 pub(crate) fn time_column(ctx: &Ctx<'_>, r: &Reading, d: &mut Detected) {
     let entity = entity_of(r);
@@ -1364,9 +1403,19 @@ pub(crate) fn time_column(ctx: &Ctx<'_>, r: &Reading, d: &mut Detected) {
     if !needs {
         return;
     }
-    let opts = time_options(ctx.model, &entity);
+    let mut opts = time_options(ctx.model, &entity);
     if opts.len() < 2 {
         return;
+    }
+    // "patients seen by a physician in the last 30 days", "wounds with slough at an
+    // assessment in 2025": the range is about the related rows the filters are on
+    if let Some(child) = filtered_child_with_date(ctx.model, &entity, r)
+        && let Some(i) = opts
+            .iter()
+            .position(|(_, _, a)| split_qualified(a).is_some_and(|(e, _)| e == child))
+    {
+        let preferred = opts.remove(i);
+        opts.insert(0, preferred);
     }
     let options: Vec<AmbiguityOption> = opts
         .iter()

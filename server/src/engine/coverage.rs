@@ -79,6 +79,9 @@ classed classified known
 /// ("filter", "latest", "ever", "per", month names, number words …).
 const KNOWN_WORDS: &str = "
 regardless irrespective whatever whichever matter descending ascending desc asc
+using based located treating occur occurs occurred occurring happen happens happened
+homes home facility facilities centre centres center centers unit units body site sites
+theyre thats theres whos were weve youre its itll
 a about above abscess across activity actually after again against age aged aggregate
 all almost also altogether am amount an and annual annually any approximately apr april
 are area arent around as assess assessed assessment assessments assmnt assmnts assmt
@@ -255,6 +258,8 @@ pub(crate) fn of_question(ctx: &Ctx<'_>, r: &Reading, asked: &[TextSpan]) -> Cov
     ranges.extend(c.agg.map(|(a, b, _)| (a, b)));
     ranges.extend(c.rank.map(|rc| (rc.first, rc.last)));
     ranges.extend(r.visit_hint_at);
+    ranges.extend(r.consumed.iter().copied());
+    ranges.extend(c.sort_instruction.map(|(a, b, _)| (a, b)));
     let mut spans: Vec<TextSpan> = Vec::new();
     spans.extend(asked.iter().copied());
     spans.extend(r.unknown_names.iter().copied());

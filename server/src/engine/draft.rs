@@ -419,6 +419,14 @@ pub(crate) fn build(ctx: &Ctx<'_>, r: &Reading, det: &Detected, chosen: &[Chosen
     }
     normalise_intent(model, &mut plan);
     consolidate(model, &mut plan);
+    // "listed from most to fewest": order a grouped answer by its figure, every row kept
+    if let Some(order) = r.sort
+        && !plan.metrics.is_empty()
+        && !plan.dimensions.is_empty()
+        && plan.limit.is_none()
+    {
+        plan.order = rank_order(order);
+    }
     plan
 }
 
@@ -429,6 +437,9 @@ fn apply_rank(model: &SemanticModel, plan: &mut QueryPlan, r: &Reading, rank: &R
             && !p.text.to_lowercase().ends_with('s')
             && rank.subject.as_deref() == Some(p.target.as_str())
     });
+    if rank.skip > 0 {
+        plan.offset = Some(rank.skip);
+    }
     match &rank.key {
         RankKey::None => {}
         RankKey::Measure(mx) => {
@@ -470,8 +481,24 @@ fn apply_rank(model: &SemanticModel, plan: &mut QueryPlan, r: &Reading, rank: &R
                 key: OrderKey::Attribute { attribute: a },
                 order: rank.order,
             }];
-            plan.limit = Some(rank.n.unwrap_or(10));
+            plan.limit = Some(rank.n.unwrap_or(if singular_which { 1 } else { 10 }));
             plan.intent = Intent::List;
+        }
+        RankKey::CountBy { attribute, counted } => {
+            plan.entity = counted.clone();
+            plan.metrics = vec![count_metric(model, counted)];
+            plan.dimensions = vec![Dimension::Attribute {
+                attribute: attribute.clone(),
+            }];
+            plan.columns.clear();
+            plan.order = rank_order(rank.order);
+            let one = rank.n.is_none()
+                && !r
+                    .pieces
+                    .iter()
+                    .any(|p| p.target == *attribute && p.text.ends_with('s'));
+            plan.limit = Some(rank.n.unwrap_or(if one { 1 } else { 10 }));
+            plan.intent = Intent::Rank;
         }
         RankKey::CountOf(e2) => {
             let subject = rank

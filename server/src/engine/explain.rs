@@ -378,10 +378,23 @@ pub fn restate(model: &SemanticModel, plan: &QueryPlan) -> String {
                 "lowest"
             };
             let n = plan.limit.map_or_else(String::new, |n| format!("{n} "));
-            format!(
-                "Listing the {n}{subject} with the {word} {}",
-                attr_name(model, &plan.entity, &attr)
-            )
+            match plan.offset.filter(|&o| o > 0 && plan.limit == Some(1)) {
+                Some(o) => format!(
+                    "Listing the {} with the {}-{word} {}",
+                    subject.trim_end_matches('s'),
+                    ordinal(o + 1),
+                    attr_name(model, &plan.entity, &attr)
+                ),
+                None if plan.limit == Some(1) => format!(
+                    "Listing the {} with the {word} {}",
+                    subject.trim_end_matches('s'),
+                    attr_name(model, &plan.entity, &attr)
+                ),
+                None => format!(
+                    "Listing the {n}{subject} with the {word} {}",
+                    attr_name(model, &plan.entity, &attr)
+                ),
+            }
         }
         Intent::List => format!("Listing {subject}"),
         Intent::Rank => {
@@ -400,7 +413,10 @@ pub fn restate(model: &SemanticModel, plan: &QueryPlan) -> String {
             if plan.limit == Some(1) {
                 let most = if word == "Top" { "highest" } else { "lowest" };
                 let one = per.trim_end_matches('s');
-                format!("The {one} with the {most} {by}")
+                match plan.offset.filter(|&o| o > 0) {
+                    Some(o) => format!("The {one} with the {}-{most} {by}", ordinal(o + 1)),
+                    None => format!("The {one} with the {most} {by}"),
+                }
             } else {
                 let per = if per.ends_with('s') { per } else { plural(&per) };
                 format!("{word}{n} {per} by {by}")
@@ -485,6 +501,18 @@ fn capitalise(s: &str) -> String {
     match c.next() {
         Some(f) => f.to_uppercase().collect::<String>() + c.as_str(),
         None => String::new(),
+    }
+}
+
+/// "second", "third" … "10th".
+fn ordinal(n: u32) -> String {
+    match n {
+        1 => "first".into(),
+        2 => "second".into(),
+        3 => "third".into(),
+        4 => "fourth".into(),
+        5 => "fifth".into(),
+        n => format!("{n}th"),
     }
 }
 

@@ -27,6 +27,8 @@ pub struct RankCue {
     pub by_count: bool,
     /// A superlative that says what to rank by ("oldest", "deepest").
     pub superlative: Option<&'static str>,
+    /// "second-highest", "3rd most": how many ranked rows come before the one asked for.
+    pub skip: u32,
 }
 
 /// Structural words of the question, by token position.
@@ -58,6 +60,9 @@ pub struct Cues {
     pub per_at: Vec<usize>,
     /// Tokens just after "sorted/ordered/ranked by" (a ranking key).
     pub sort_at: Vec<usize>,
+    /// An ordering said as an instruction ("listed from most to fewest", "highest first",
+    /// "in descending order"): token range and direction. Not a ranking: every row stays.
+    pub sort_instruction: Option<(usize, usize, SortOrder)>,
     /// Negation words.
     pub negations: Vec<usize>,
     /// Pronouns pointing back ("it", "them", "those" …).
@@ -82,11 +87,102 @@ fn w(tokens: &[Token], k: usize) -> &str {
 
 fn count_at(tokens: &[Token], k: usize) -> Option<u32> {
     let t = tokens.get(k)?;
-    if !matches!(t.kind, TokenKind::Number | TokenKind::NumberWord) {
+    if !matches!(t.kind, TokenKind::Number | TokenKind::NumberWord) || t.text.ends_with(char::is_alphabetic) {
         return None;
     }
     let v = t.num?;
     ((1.0..=1000.0).contains(&v) && v.fract() == 0.0).then_some(v as u32)
+}
+
+/// An ordinal of 2 or more at token `k` ("second", "3rd"): its number.
+fn ordinal_at(tokens: &[Token], k: usize) -> Option<u32> {
+    let t = tokens.get(k)?;
+    let n = match t.text.as_str() {
+        "second" => 2,
+        "third" => 3,
+        "fourth" => 4,
+        "fifth" => 5,
+        "sixth" => 6,
+        "seventh" => 7,
+        "eighth" => 8,
+        "ninth" => 9,
+        "tenth" => 10,
+        other => {
+            // "2nd", "3rd": the tokenizer keeps the suffix on ordinal numbers
+            let digits = other.strip_suffix("nd").or_else(|| other.strip_suffix("rd"));
+            let digits = digits.or_else(|| other.strip_suffix("th"));
+            digits
+                .and_then(|d| d.parse::<u32>().ok())
+                .filter(|&n| (2..=100).contains(&n))?
+        }
+    };
+    Some(n)
+}
+
+/// An ordering said as an instruction, not a ranking: "from most to fewest", "highest to
+/// lowest", "largest first", "in descending order", "descending".
+fn sort_instruction(tokens: &[Token]) -> Option<(usize, usize, SortOrder)> {
+    let high = |s: &str| {
+        matches!(
+            s,
+            "most" | "highest" | "largest" | "biggest" | "greatest" | "max" | "high" | "big" | "top"
+        )
+    };
+    let low = |s: &str| {
+        matches!(
+            s,
+            "least" | "fewest" | "lowest" | "smallest" | "min" | "low" | "small" | "bottom"
+        )
+    };
+    for k in 0..tokens.len() {
+        let word = w(tokens, k);
+        // "from most to fewest", "highest to lowest"
+        if (high(word) || low(word)) && w(tokens, k + 1) == "to" {
+            let other = w(tokens, k + 2);
+            if high(word) && low(other) || low(word) && high(other) {
+                let first = if w(tokens, k.wrapping_sub(1)) == "from" {
+                    k - 1
+                } else {
+                    k
+                };
+                let order = if high(word) {
+                    SortOrder::Desc
+                } else {
+                    SortOrder::Asc
+                };
+                return Some((first, k + 3, order));
+            }
+        }
+        // "highest first", "most first", "smallest first"
+        if (high(word) || low(word)) && w(tokens, k + 1) == "first" {
+            let order = if high(word) {
+                SortOrder::Desc
+            } else {
+                SortOrder::Asc
+            };
+            return Some((k, k + 2, order));
+        }
+        // "in descending order", "descending", "desc"
+        if matches!(
+            word,
+            "descending" | "desc" | "ascending" | "asc" | "decreasing" | "increasing"
+        ) && (matches!(w(tokens, k + 1), "order" | "") || w(tokens, k.wrapping_sub(1)) == "in")
+        {
+            let order = if matches!(word, "descending" | "desc" | "decreasing") {
+                SortOrder::Desc
+            } else {
+                SortOrder::Asc
+            };
+            let first = if w(tokens, k.wrapping_sub(1)) == "in" {
+                k - 1
+            } else {
+                k
+            };
+            let last = if w(tokens, k + 1) == "order" { k + 2 } else { k + 1 };
+            return Some((first, last, order));
+        }
+    }
+    None
 }
 
 /// "largest wound size at Lakeview", "highest pain score this year", "smallest initial
@@ -183,10 +279,12 @@ pub fn cues(tokens: &[Token], in_phrase: impl Fn(usize) -> bool) -> Cues {
         ..Cues::default()
     };
     let first_word = tokens.iter().position(|t| t.is_wordlike()).unwrap_or(0);
+    c.sort_instruction = sort_instruction(tokens);
+    let instruction = c.sort_instruction;
     for k in 0..tokens.len() {
         let word = w(tokens, k);
         let next = w(tokens, k + 1);
-        let free = !in_phrase(k);
+        let free = !in_phrase(k) && !instruction.is_some_and(|(a, b, _)| a <= k && k < b);
         match word {
             "how" if matches!(next, "many" | "much") => {
                 c.count.get_or_insert(k);
@@ -265,8 +363,10 @@ pub fn cues(tokens: &[Token], in_phrase: impl Fn(usize) -> bool) -> Cues {
                 _ => None,
             };
             if let Some((order, by_count)) = rank {
+                // "second-highest", "the 3rd most": one row, after the ones ranked before it
+                let ordinal = ordinal_at(tokens, k.wrapping_sub(1));
                 let n_after = count_at(tokens, k + 1);
-                let n_before = count_at(tokens, k.wrapping_sub(1));
+                let n_before = count_at(tokens, k.wrapping_sub(1)).filter(|_| ordinal.is_none());
                 let n = n_after.or(n_before);
                 let first = if n_before.is_some() && n_after.is_none() {
                     k - 1
@@ -279,6 +379,10 @@ pub fn cues(tokens: &[Token], in_phrase: impl Fn(usize) -> bool) -> Cues {
                     || (word == "most" && next == "of")
                     || (word == "least" && next == "one");
                 if !not_rank {
+                    let (first, n, skip) = match ordinal {
+                        Some(o) => (k - 1, Some(1), o - 1),
+                        None => (first, n, 0),
+                    };
                     c.rank = Some(RankCue {
                         first,
                         last,
@@ -286,6 +390,7 @@ pub fn cues(tokens: &[Token], in_phrase: impl Fn(usize) -> bool) -> Cues {
                         order,
                         by_count,
                         superlative: None,
+                        skip,
                     });
                 }
             }
@@ -297,6 +402,7 @@ pub fn cues(tokens: &[Token], in_phrase: impl Fn(usize) -> bool) -> Cues {
                     order: SortOrder::Desc,
                     by_count: false,
                     superlative: None,
+                    skip: 0,
                 });
             }
             let superlative = match word {
@@ -310,15 +416,21 @@ pub fn cues(tokens: &[Token], in_phrase: impl Fn(usize) -> bool) -> Cues {
             if let Some((s, order)) = superlative
                 && c.rank.is_none()
             {
-                let n_before = count_at(tokens, k.wrapping_sub(1));
-                let first = if n_before.is_some() { k - 1 } else { k };
+                let ordinal = ordinal_at(tokens, k.wrapping_sub(1));
+                let n_before = count_at(tokens, k.wrapping_sub(1)).filter(|_| ordinal.is_none());
+                let first = if n_before.is_some() || ordinal.is_some() {
+                    k - 1
+                } else {
+                    k
+                };
                 c.rank = Some(RankCue {
                     first,
                     last: k + 1,
-                    n: n_before,
+                    n: if ordinal.is_some() { Some(1) } else { n_before },
                     order,
                     by_count: false,
                     superlative: Some(s),
+                    skip: ordinal.map_or(0, |o| o - 1),
                 });
             }
         }

@@ -518,31 +518,51 @@ pub fn comparisons(
                 continue;
             }
         }
-        // "pain 10", "bmi 35": a number right after a numeric attribute
+        // "pain 10", "bmi 35", "a pain score of 9", "pain of 9 or 10": a number (or two
+        // consecutive whole numbers) right after a numeric attribute
+        let linked = |k: usize| matches!(w(k), "of" | "is" | "was" | "at" | "=" | "scored" | "score");
+        let upper_of = |v: f64| {
+            (w(i + 1) == "or"
+                && number(tokens, i + 2) == Some(v + 1.0)
+                && v.fract() == 0.0
+                && !matches!(
+                    w(i + 3),
+                    "more" | "higher" | "above" | "over" | "greater" | "less" | "fewer"
+                ))
+            .then_some(v + 1.0)
+        };
         if op.is_none()
             && let Some(v) = number(tokens, i)
             && mention_at(i).is_none()
             && i > 0
-            && let Some(mi) = mentions.iter().position(|m| m.last == i)
-            && !matches!(w(i + 1), "or" | "and" | "+" | "plus")
+            && let Some(mi) = mentions
+                .iter()
+                .position(|m| m.last == i || m.last + 1 == i && linked(i - 1))
+            && (!matches!(w(i + 1), "or" | "and" | "+" | "plus") || upper_of(v).is_some())
             && unit_at(tokens, i + 1).is_none_or(|(u, _)| !matches!(u, "days" | "weeks" | "months" | "years"))
             && let Some(subject @ (Subject::Attribute(_) | Subject::ColumnTerm(_))) =
                 attribute_subject(model, &mentions[mi], None)
         {
             let m = &mentions[mi];
+            let upper = upper_of(v);
+            let last = if upper.is_some() { i + 3 } else { i + 1 };
             out.push(Comparison {
                 first: m.first,
-                last: i + 1,
-                span: TextSpan::new(tokens[m.first].span.start, tokens[i].span.end),
+                last,
+                span: TextSpan::new(tokens[m.first].span.start, tokens[last - 1].span.end),
                 subject,
                 subject_mention: Some(mi),
-                op: CompareOp::Eq,
+                op: if upper.is_some() {
+                    CompareOp::Gte
+                } else {
+                    CompareOp::Eq
+                },
                 value: v,
-                upper: None,
+                upper,
                 unit: None,
                 comparative: None,
             });
-            i += 1;
+            i = last;
             continue;
         }
         let Some(mut op) = op else {

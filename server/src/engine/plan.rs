@@ -102,6 +102,9 @@ pub struct QueryPlan {
     pub order: Vec<OrderBy>,
     /// Row limit requested by the question (the executor also applies its own cap).
     pub limit: Option<u32>,
+    /// Rows skipped before the limit: "the second-highest" is `limit 1, offset 1`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub offset: Option<u32>,
     /// The date relative constraints ("last 30 days", "open > 90 days") are computed from.
     pub today: NaiveDate,
 }
@@ -119,6 +122,7 @@ impl QueryPlan {
             time_range: None,
             order: Vec::new(),
             limit: None,
+            offset: None,
             today,
         }
     }

@@ -604,7 +604,9 @@ pub(crate) fn intent_name(i: Intent) -> &'static str {
     }
 }
 
-/// Negates a constraint (booleans flip; others are wrapped in `not`).
+/// Negates a constraint (booleans flip; others are wrapped in `not`, which across a
+/// one-to-many step means "no related row matches": "patients who never had a pressure
+/// injury").
 pub(crate) fn negate(c: Constraint, negated: bool) -> Constraint {
     if !negated {
         return c;
@@ -619,17 +621,6 @@ pub(crate) fn negate(c: Constraint, negated: bool) -> Constraint {
             attribute,
             op: CompareOp::Eq,
             value: Value::Bool(!b),
-            unit,
-        },
-        Constraint::Compare {
-            attribute,
-            op: CompareOp::Eq,
-            value,
-            unit,
-        } => Constraint::Compare {
-            attribute,
-            op: CompareOp::Ne,
-            value,
             unit,
         },
         Constraint::Not { of } => *of,

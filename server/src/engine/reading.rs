@@ -54,6 +54,19 @@ impl Ctx<'_> {
         span.slice(self.question).to_owned()
     }
 
+    /// True when the comparison word compares two periods ("2024 vs 2025"): then it is
+    /// not a comparison of values.
+    pub(crate) fn compares_periods(&self) -> bool {
+        self.cues.compare.is_some_and(|(a, _)| {
+            self.times.iter().any(|t| t.last <= a) && self.times.iter().any(|t| t.first > a)
+        })
+    }
+
+    /// A comparison of values or groups was asked ("compare DFUs and VLUs").
+    pub(crate) fn compares_values(&self) -> bool {
+        self.cues.compare.is_some() && !self.compares_periods()
+    }
+
     /// The mention covering token `k`.
     pub(crate) fn mention_covering(&self, k: usize) -> Option<usize> {
         self.mentions.iter().position(|m| m.first <= k && k < m.last)
@@ -174,6 +187,9 @@ pub(crate) enum RankKey {
     Attribute(String),
     /// How many rows of another entity each subject row has ("the most open wounds").
     CountOf(String),
+    /// How many rows of `counted` each value of `attribute` has ("the most common
+    /// etiology", "which discipline recorded the most assessments").
+    CountBy { attribute: String, counted: String },
 }
 
 /// A ranking, read.
@@ -185,6 +201,8 @@ pub(crate) struct RankSpec {
     /// The entity ranked (clinics in "top 5 clinics by healing rate").
     pub subject: Option<String>,
     pub span: TextSpan,
+    /// Ranked rows skipped before the ones asked for ("the second-highest": 1).
+    pub skip: u32,
 }
 
 /// Two or more values of one attribute compared ("DFU vs VLU").
@@ -280,6 +298,11 @@ pub(crate) struct Reading {
     pub notes: Vec<(TextSpan, String)>,
     /// "days from onset to healed": the model's derived day count between two dates.
     pub days_between: Option<String>,
+    /// Token ranges a step read as part of what it did ("common" in "the most common
+    /// etiology", "one row per", "from most to fewest"), for the word accounting.
+    pub consumed: Vec<(usize, usize)>,
+    /// An ordering said as an instruction ("listed from most to fewest").
+    pub sort: Option<SortOrder>,
 }
 
 impl Reading {
@@ -320,6 +343,8 @@ impl Reading {
             change_term: None,
             notes: Vec::new(),
             days_between: None,
+            consumed: Vec::new(),
+            sort: None,
         }
     }
 }

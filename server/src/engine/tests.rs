@@ -321,13 +321,208 @@ fn negated_terms_and_values_are_negated() {
     let u = ask("list wounds that are not pressure injuries");
     assert!(plan(&u).filters.iter().any(|f| matches!(
         f,
-        Constraint::Compare {
-            op: CompareOp::Ne,
-            ..
-        }
+        Constraint::Not { of } if matches!(**of, Constraint::Compare { op: CompareOp::Eq, .. })
     )));
     let u = ask("count non-smokers");
     assert!(eq_filter(plan(&u), "patients.smoker", Value::Bool(false)));
+}
+
+/// The first filter (depth first) that is `not` of an equality on `attribute`.
+fn negated_eq(p: &QueryPlan, attribute: &str) -> bool {
+    p.filters.iter().any(|f| {
+        let mut found = false;
+        f.visit(&mut |c| {
+            if let Constraint::Not { of } = c
+                && matches!(&**of, Constraint::Compare { attribute: a, op: CompareOp::Eq, .. } if a == attribute)
+            {
+                found = true;
+            }
+        });
+        found
+    })
+}
+
+#[test]
+fn never_and_no_over_related_rows_mean_no_related_row_matches() {
+    // a value of a related entity, negated: `not` (rendered NOT EXISTS), not "some other value"
+    for (q, attribute) in [
+        (
+            "patients who have never had a pressure injury, how many",
+            "wounds.etiology",
+        ),
+        (
+            "list patients at Harborview Care Home who have no open wounds",
+            "wounds.status",
+        ),
+        (
+            "how many patients have never been assessed by a podiatrist",
+            "clinicians.discipline",
+        ),
+        ("clinics without any venous leg ulcers", "wounds.etiology"),
+    ] {
+        let u = ask(q);
+        let p = plan(&u);
+        assert!(negated_eq(p, attribute), "{q}: {:?}", p.filters);
+        assert!(
+            !p.filters.iter().any(|f| matches!(
+                f,
+                Constraint::Compare {
+                    op: CompareOp::Ne,
+                    ..
+                }
+            )),
+            "{q}: {:?}",
+            p.filters
+        );
+    }
+}
+
+#[test]
+fn both_values_of_related_rows_are_separate_rows() {
+    for q in [
+        "list pts with both a DFU and an arterial leg ulcer",
+        "how many patients have both a venous leg ulcer and a pressure injury",
+    ] {
+        let u = ask(q);
+        let p = plan(&u);
+        let singles = p
+            .filters
+            .iter()
+            .filter(|f| matches!(f, Constraint::Any { of } if of.len() == 1))
+            .count();
+        assert_eq!(singles, 2, "{q}: {:?}", p.filters);
+    }
+    // either of them stays one filter
+    let u = ask("list DFUs and VLUs");
+    assert!(
+        plan(&u)
+            .filters
+            .iter()
+            .any(|f| matches!(f, Constraint::InSet { .. }))
+    );
+}
+
+#[test]
+fn a_window_said_of_visits_applies_to_the_visits() {
+    for q in [
+        "how many wounds had at least one assessment showing necrotic tissue during 2025",
+        "list clinics with at least one assessment showing infection signs in the last 7 days",
+        "how many pts were seen by a physician in the last 30 days",
+        "how many wounds had infection signs at an assessment between 1 jan and 31 mar 2026",
+    ] {
+        let u = ask(q);
+        let p = plan(&u);
+        let range = p.time_range.as_ref().expect(q);
+        assert_eq!(range.attribute, "assessments.assessed_on", "{q}");
+        assert!(
+            p.filters
+                .iter()
+                .all(|f| f.attributes().iter().all(|a| !a.starts_with("wounds.latest_"))),
+            "{q}: a visit value, not the latest: {:?}",
+            p.filters
+        );
+        assert!(
+            !p.filters
+                .iter()
+                .any(|f| matches!(f, Constraint::RelatedCount { .. })),
+            "{q}: \"at least one assessment\" is which visit, not a count: {:?}",
+            p.filters
+        );
+    }
+}
+
+#[test]
+fn ordinals_skip_the_rows_ranked_before() {
+    for (q, skip) in [
+        ("clinic with the second-most registered patients", 1),
+        ("which discipline recorded the 2nd most assessments in 2026", 1),
+        ("3rd oldest patient", 2),
+    ] {
+        let u = ask(q);
+        let p = plan(&u);
+        assert_eq!(p.offset, Some(skip), "{q}: {p:?}");
+        assert_eq!(p.limit, Some(1), "{q}");
+    }
+    // "the 2 most common" is two rows, not the second
+    let u = ask("the 2 most common etiologies");
+    assert_eq!(plan(&u).offset, None);
+    assert_eq!(plan(&u).limit, Some(2));
+}
+
+#[test]
+fn most_common_values_are_ranked_by_their_row_count() {
+    let u = ask("most common wound location");
+    let p = plan(&u);
+    assert_eq!(p.intent, Intent::Rank, "{p:?}");
+    assert_eq!(
+        p.dimensions,
+        vec![Dimension::Attribute {
+            attribute: "wounds.location".into()
+        }]
+    );
+    assert_eq!(p.limit, Some(1));
+    let u = ask("which discipline recorded the most assessments");
+    let p = plan(&u);
+    assert_eq!(p.entity, "assessments");
+    assert_eq!(
+        p.dimensions,
+        vec![Dimension::Attribute {
+            attribute: "clinicians.discipline".into()
+        }]
+    );
+}
+
+#[test]
+fn layout_instructions_are_read_not_asked_about() {
+    // an ordering instruction keeps every row and orders them
+    let u = ask("count wounds by etiology, listed from most to fewest");
+    let p = plan(&u);
+    assert!(
+        u.ambiguities.iter().all(|a| a.kind != AmbiguityKind::UnknownWord),
+        "{:?}",
+        ids(&u)
+    );
+    assert_eq!(p.limit, None, "{p:?}");
+    assert_eq!(p.order.first().map(|o| o.order), Some(SortOrder::Desc));
+    // "one row per month" and two periods compared: both periods, by month
+    let u = ask("assessments sept 2026 vs oct 2026, one row per month");
+    let p = plan(&u);
+    assert!(
+        u.ambiguities.iter().all(|a| a.kind != AmbiguityKind::UnknownWord),
+        "{:?}",
+        ids(&u)
+    );
+    let range = p.time_range.as_ref().expect("range");
+    assert_eq!(
+        (range.start.to_string(), range.end.to_string()),
+        ("2026-09-01".into(), "2026-11-01".into())
+    );
+    assert!(
+        matches!(p.dimensions.first(), Some(Dimension::Time { .. })),
+        "{p:?}"
+    );
+    // what the plan cannot do is said, not dropped
+    let u = ask("avg bmi by mobility, round to 1 decimal");
+    assert!(
+        u.ambiguities.iter().all(|a| a.kind != AmbiguityKind::UnknownWord),
+        "{:?}",
+        ids(&u)
+    );
+    assert!(
+        u.assumptions.iter().any(|a| a.assumed.contains("round")),
+        "{:?}",
+        u.assumptions
+    );
+    // "include healed ones" widens instead of narrowing
+    let u = ask("list all wounds on the heel, include healed and amputated ones");
+    assert!(
+        plan(&u)
+            .filters
+            .iter()
+            .all(|f| !f.attributes().contains(&"wounds.status")),
+        "{:?}",
+        plan(&u).filters
+    );
 }
 
 // =====================================================================================

@@ -653,7 +653,16 @@ fn parse_at(tokens: &[Token], i: usize, today: NaiveDate) -> Option<TimeExpr> {
     // a bare year or month counts after "about" ("what about 2025") or as the whole
     // question ("2025?")
     let alone = i == 0 && tokens[k + d.len..].iter().all(|t| t.kind == TokenKind::Punct);
-    if d.weak && k == i && !alone && !(i > 0 && w(i - 1) == "about") {
+    // "2024 vs 2025", "sept 2026 vs oct 2026", "this year compared with 2024": the second
+    // period of a comparison
+    let prev = w(i.wrapping_sub(1));
+    let compared = matches!(prev, "vs" | "versus" | "against")
+        || matches!(prev, "to" | "with") && w(i.wrapping_sub(2)) == "compared"
+        || matches!(prev, "and" | "or")
+            && tokens
+                .get(i.wrapping_sub(2))
+                .is_some_and(|t| year_of(t).is_some() || month(&t.text).is_some());
+    if d.weak && k == i && !alone && !(i > 0 && w(i - 1) == "about") && !compared {
         return None;
     }
     // "may" as a verb: only a month with a preposition or a year

@@ -102,6 +102,14 @@ pub fn tokenize(question: &str) -> Vec<Token> {
                     .map(|&(_, c)| c.to_ascii_lowercase())
                     .collect();
                 if matches!(suffix.as_str(), "st" | "nd" | "rd" | "th") {
+                    // "2nd", "3rd", "4th" keep their suffix: an ordinal, not a count ("the
+                    // 2nd most" is one row, "the 2 most" two); `num` is the number
+                    if suffix != "st"
+                        && let Some(last) = out.last_mut()
+                    {
+                        last.text.push_str(&suffix);
+                        last.span = TextSpan::new(last.span.start, end_of(i + 2));
+                    }
                     i += 2;
                 }
             }

@@ -290,11 +290,13 @@ pub const TARGETS: Limits = Limits {
 /// `server/eval/README.md`). A change that makes any of them worse fails CI; raise them as
 /// the engine improves, until they reach [`TARGETS`].
 pub const BLIND_FLOORS: Limits = Limits {
-    // batch 1 (160 items), measured when committed
-    precision: 34.0 / 57.0 - 1e-9,
+    // batch 1 (160 items): measured untouched 34/57, 34/58, 20/102, 53/90, 5/78; raised
+    // as the general fixes landed (negation over related rows, visits in a window,
+    // "both", ordinals, counts per value, layout instructions, periods compared)
+    precision: 34.0 / 44.0 - 1e-9,
     recall: 34.0 / 58.0 - 1e-9,
-    clarify_clear: 20.0 / 102.0 + 1e-9,
-    exec_clear: 53.0 / 90.0 - 1e-9,
+    clarify_clear: 7.0 / 102.0 + 1e-9,
+    exec_clear: 76.0 / 90.0 - 1e-9,
     after_answer: 0.0,
     silent: 5.0 / 78.0 + 1e-9,
 };

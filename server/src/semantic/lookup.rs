@@ -292,12 +292,71 @@ impl SemanticModel {
             .filter(move |a| a.entities.iter().any(|e| e == entity))
     }
 
-    /// The shortest join path from one entity to another (empty when they are the
-    /// same). Ties go to the joins declared first in the file.
+    /// The join path from one entity to another (empty when they are the same): the
+    /// shortest one that does not go up to a shared parent and back down to its other
+    /// children, when such a path exists within two more steps. "Patients seen by a
+    /// podiatrist" reach clinicians through their wounds' assessments (who assessed
+    /// them), not through the clinic (who works where the patient is registered) — a
+    /// sibling-through-a-parent path only when nothing else connects them. Ties go to
+    /// the joins declared first in the file.
     pub fn join_path(&self, from: &str, to: &str) -> Option<Vec<JoinStep<'_>>> {
         if from == to {
             return self.entity(from).map(|_| Vec::new());
         }
+        let shortest = self.shortest_path(from, to)?;
+        if !up_then_down(&shortest) {
+            return Some(shortest);
+        }
+        let mut best: Option<Vec<JoinStep<'_>>> = None;
+        let mut path = Vec::new();
+        let mut seen = vec![from.to_owned()];
+        self.paths(from, to, shortest.len() + 2, &mut path, &mut seen, &mut |p| {
+            if !up_then_down(p) && best.as_ref().is_none_or(|b| p.len() < b.len()) {
+                best = Some(p.to_vec());
+            }
+        });
+        Some(best.unwrap_or(shortest))
+    }
+
+    /// Every simple path from `at` to `to` of at most `max` steps, in declaration order.
+    fn paths<'a>(
+        &'a self,
+        at: &str,
+        to: &str,
+        max: usize,
+        path: &mut Vec<JoinStep<'a>>,
+        seen: &mut Vec<String>,
+        found: &mut impl FnMut(&[JoinStep<'a>]),
+    ) {
+        if path.len() >= max {
+            return;
+        }
+        for join in &self.joins {
+            let (a, b) = (join.from_entity(), join.to_entity());
+            let (next, forward) = if a == at {
+                (b, true)
+            } else if b == at {
+                (a, false)
+            } else {
+                continue;
+            };
+            if seen.iter().any(|s| s == next) {
+                continue;
+            }
+            path.push(JoinStep { join, forward });
+            if next == to {
+                found(path);
+            } else {
+                seen.push(next.to_owned());
+                self.paths(next, to, max, path, seen, found);
+                seen.pop();
+            }
+            path.pop();
+        }
+    }
+
+    /// The shortest join path (breadth first).
+    fn shortest_path(&self, from: &str, to: &str) -> Option<Vec<JoinStep<'_>>> {
         let mut came_from: HashMap<&str, (&str, JoinStep<'_>)> = HashMap::new();
         let mut queue = VecDeque::from([from]);
         while let Some(at) = queue.pop_front() {
@@ -332,6 +391,14 @@ impl SemanticModel {
     }
 }
 
+/// True when a path goes up a many-to-one step and later down a one-to-many one: its
+/// ends are only related through a shared parent.
+fn up_then_down(path: &[JoinStep<'_>]) -> bool {
+    path.iter()
+        .position(|s| s.forward)
+        .is_some_and(|up| path[up..].iter().any(|s| !s.forward))
+}
+
 impl Entity {
     /// The attribute with this name.
     pub fn attribute(&self, name: &str) -> Option<&Attribute> {
@@ -363,6 +430,42 @@ mod tests {
 
     fn model() -> SemanticModel {
         SemanticModel::wound_care()
+    }
+
+    fn path_entities(m: &SemanticModel, from: &str, to: &str) -> Vec<String> {
+        let mut at = from.to_owned();
+        let mut out = vec![at.clone()];
+        for s in m.join_path(from, to).expect("a path") {
+            at = if s.forward {
+                s.join.to_entity()
+            } else {
+                s.join.from_entity()
+            }
+            .to_owned();
+            out.push(at.clone());
+        }
+        out
+    }
+
+    #[test]
+    fn join_paths_prefer_what_happened_over_a_shared_parent() {
+        let m = model();
+        // "patients seen by a podiatrist": through the visits, not the clinic
+        assert_eq!(
+            path_entities(&m, "patients", "clinicians"),
+            ["patients", "wounds", "assessments", "clinicians"]
+        );
+        assert_eq!(
+            path_entities(&m, "clinicians", "patients"),
+            ["clinicians", "assessments", "wounds", "patients"]
+        );
+        // direct joins stay direct
+        assert_eq!(path_entities(&m, "patients", "clinics"), ["patients", "clinics"]);
+        assert_eq!(path_entities(&m, "clinics", "patients"), ["clinics", "patients"]);
+        assert_eq!(
+            path_entities(&m, "wounds", "clinicians"),
+            ["wounds", "assessments", "clinicians"]
+        );
     }
 
     #[test]

@@ -12,7 +12,8 @@
 //! members of one conjunction that cross the same step share one `EXISTS` — so they
 //! must hold on the same related row, as the model's `Constraint` documentation says.
 //! A negation that crosses a one-to-many step means "no related row matches"
-//! (`NOT EXISTS`). This module must not put a literal into SQL text.
+//! (`NOT EXISTS`), and an `any` of a single member is placed on related rows of its own
+//! (`EXISTS` of its own: "both a DFU and an arterial ulcer" are two wounds). This module must not put a literal into SQL text.
 
 use chrono::NaiveDate;
 
@@ -370,6 +371,9 @@ fn group_key<'m>(pred: &Pred<'m>) -> Option<GroupKey<'m>> {
     match pred {
         Pred::Leaf { route, .. } => first_fan_out(route).map(|k| route[..=k].to_vec()),
         Pred::Not(_) => None,
+        // an `any` of one member holds on related rows of its own ("both a DFU and an
+        // arterial ulcer": two wounds, not one wound that is both)
+        Pred::Or(ps) if ps.len() == 1 => None,
         Pred::And(ps) | Pred::Or(ps) => {
             let mut keys = ps.iter().map(group_key);
             let first = keys.next()??;

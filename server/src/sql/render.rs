@@ -371,6 +371,14 @@ impl<'p, 'm> Builder<'p, 'm> {
         if let Some(l) = limit.filter(|_| many_rows) {
             text.push("\nLIMIT ").push_param(BoundValue::Int(l as i64));
         }
+        // "the second-highest": skip the rows ranked before it
+        if let Some(o) = self.plan.offset.filter(|&o| o > 0 && many_rows) {
+            if limit.is_none() {
+                // both dialects need a LIMIT before OFFSET; none means every row
+                text.push("\nLIMIT ").push_param(BoundValue::Int(i64::MAX));
+            }
+            text.push(" OFFSET ").push_param(BoundValue::Int(i64::from(o)));
+        }
         let dialect = self.dialect();
         let (sql, values) = text.finish(dialect);
         Ok(Rendered {

@@ -35,6 +35,10 @@ pub(super) fn claim_comparison_words(ctx: &Ctx<'_>, st: &mut State) {
 /// Comparisons ("area over 10", "older than 80").
 pub(super) fn comparisons(ctx: &Ctx<'_>, st: &mut State) {
     for c in ctx.comparisons {
+        // "at least one assessment showing …" said which visits, not how many
+        if st.r.visit_hint_at.is_some_and(|(a, b)| c.first < b && a < c.last) {
+            continue;
+        }
         read_comparison(ctx, &mut st.r, c);
     }
 }
@@ -44,7 +48,8 @@ pub(super) fn two_values(ctx: &Ctx<'_>, st: &mut State) {
     let model = ctx.model;
     let ms = ctx.mentions;
     let mention_covering = |k: usize| ctx.mention_covering(k);
-    if ctx.cues.compare.is_some() || ctx.cues.words <= 12 {
+    let both = ctx.tokens.iter().any(|t| t.text == "both");
+    if ctx.compares_values() || ctx.cues.words <= 12 || both {
         let mut by_attr: Vec<(String, Vec<Value>)> = Vec::new();
         for f in &st.r.filters {
             if let Constraint::Compare {
@@ -61,28 +66,63 @@ pub(super) fn two_values(ctx: &Ctx<'_>, st: &mut State) {
             }
         }
         if let Some((a, vs)) = by_attr.into_iter().find(|(_, vs)| vs.len() >= 2) {
-            st.r.filters.retain(|f| !matches!(&f.constraint, Constraint::Compare { attribute, op: CompareOp::Eq, .. } if *attribute == a));
-            if ctx.cues.compare.is_some() {
+            let is_a = |f: &Filter| matches!(&f.constraint, Constraint::Compare { attribute, op: CompareOp::Eq, .. } if *attribute == a);
+            let first =
+                st.r.filters
+                    .iter()
+                    .filter(|f| is_a(f))
+                    .map(|f| f.first)
+                    .min()
+                    .unwrap_or(0);
+            // "both a DFU and an arterial ulcer", "a VLU as well as a PI": each value on a
+            // related row of its own (one row cannot be both)
+            let both = ctx.tokens.iter().any(|t| t.text == "both")
+                || ctx
+                    .tokens
+                    .windows(3)
+                    .any(|w| w[0].text == "as" && w[1].text == "well" && w[2].text == "as")
+                || ctx
+                    .tokens
+                    .windows(2)
+                    .any(|w| w[0].text == "and" && w[1].text == "also");
+            if both && !ctx.compares_values() {
+                let own = st.r.entity.as_deref().or(st.provisional_entity.as_deref());
+                let related = split_qualified(&a).is_some_and(|(e, _)| Some(e) != own);
+                if related {
+                    let members: Vec<Filter> = st.r.filters.iter().filter(|f| is_a(f)).cloned().collect();
+                    st.r.filters.retain(|f| !is_a(f));
+                    for f in members {
+                        st.r.filters.push(Filter {
+                            constraint: Constraint::Any {
+                                of: vec![f.constraint],
+                            },
+                            first: f.first,
+                            span: f.span,
+                        });
+                    }
+                    return;
+                }
+            }
+            st.r.filters.retain(|f| !is_a(f));
+            if ctx.compares_values() {
                 st.r.compare = Some(CompareSpec {
                     attribute: a,
                     values: vs,
                 });
             } else {
                 // "DFUs and VLUs": either of them
-                let first = st.r.pieces.iter().position(|p| p.target == a).unwrap_or(0);
-                let _ = first;
                 st.r.filters.push(Filter {
                     constraint: Constraint::InSet {
                         attribute: a,
                         values: vs,
                     },
-                    first: 0,
+                    first,
                     span: TextSpan::default(),
                 });
             }
         }
     }
-    if ctx.cues.compare.is_some() && st.r.compare.is_none() && st.r.dims.is_empty() {
+    if ctx.compares_values() && st.r.compare.is_none() && st.r.dims.is_empty() {
         // "compare clinics": the entity named after "compare" is the grouping
         if let Some((ci, _)) = ctx.cues.compare
             && let Some(mi) = (ci + 1..ctx.tokens.len()).find_map(mention_covering)

@@ -6,7 +6,9 @@ use crate::semantic::{Aggregation, AttributeRole, Constraint, MeasureAgg, PlanCh
 use crate::engine::PieceKind;
 use crate::engine::reading::{Ctx, EntitySource, Filter, MetricSpec, Reading};
 
+use super::negation::negated_at;
 use super::state::{State, counted_entity_measure, groupable, piece, qualified};
+use crate::engine::plan_ops::negate;
 
 /// Measures named in the question ("healing rate", "number of visits").
 pub(super) fn measures(ctx: &Ctx<'_>, st: &mut State) {
@@ -65,8 +67,10 @@ pub(super) fn measures(ctx: &Ctx<'_>, st: &mut State) {
             {
                 // "show their open wounds", "wounds healed in 2024": rows, not a count
                 if let Some(f) = &m_def.filter {
+                    // "patients with no open wounds": no related row is one
+                    let negated = negated_at(ctx, m.first);
                     st.r.filters.push(Filter {
-                        constraint: f.clone(),
+                        constraint: negate(f.clone(), negated),
                         first: m.first,
                         span: m.span,
                     });

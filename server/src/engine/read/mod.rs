@@ -26,6 +26,7 @@
 //! | `ids.rs` | a record named by its key ("wound id 100") |
 //! | `names.rs` | words that look like names the model does not know |
 //! | `follow_up.rs` | refinements of the previous question, words that point back |
+//! | `instructions.rs` | layout said in the question: "one row per month", "from most to fewest", "include healed ones" |
 //! | `intent.rs` | the intent and the metric it needs |
 //!
 //! What no step used is accounted for by [`super::coverage`].
@@ -39,6 +40,7 @@ mod entity;
 mod follow_up;
 mod groupings;
 mod ids;
+mod instructions;
 mod intent;
 mod measures;
 mod names;
@@ -85,6 +87,7 @@ pub(crate) fn read(ctx: &Ctx<'_>) -> Reading {
     time::time_terms(ctx, &mut st);
     time::range(ctx, &mut st);
     compare::two_values(ctx, &mut st);
+    instructions::instructions(ctx, &mut st);
     measures::share(ctx, &mut st);
     intent::intent(ctx, &mut st);
     st.r

@@ -22,7 +22,7 @@ pub(super) fn negated_at(ctx: &Ctx<'_>, first: usize) -> bool {
     // getting any better", "who have never been infected": the negation may stand a few
     // linking words before what it negates
     let mut k = first;
-    for _ in 0..4 {
+    for _ in 0..6 {
         if k == 0 {
             return false;
         }
@@ -60,6 +60,14 @@ pub(super) fn negated_at(ctx: &Ctx<'_>, first: usize) -> bool {
                 | "has"
                 | "got"
                 | "with"
+                | "by"
+                | "assessed"
+                | "seen"
+                | "treated"
+                | "visited"
+                | "reviewed"
+                | "managed"
+                | "diagnosed"
         ) {
             return false;
         }

@@ -1,7 +1,9 @@
 //! Rankings: "top 5 clinics by healing rate", superlatives ("oldest", "largest"), ranking
 //! words from the dictionary ("worst 3 VLUs"), "which etiology has the highest …".
 
-use crate::semantic::{MeasureAgg, SortOrder, TermKind};
+use crate::semantic::{AttributeType, MeasureAgg, SortOrder, TermKind, split_qualified};
+
+use crate::engine::intent as cues;
 
 use crate::engine::reading::{Ctx, RankKey, RankSpec};
 
@@ -71,7 +73,10 @@ pub(super) fn rank(ctx: &Ctx<'_>, st: &mut State) {
                 _ => "wounds.latest_area",
             }
         });
-        let key = if let Some(a) = superlative_attr {
+        let count_by = count_by_attribute(ctx, st, rc);
+        let key = if let Some((attribute, counted)) = count_by {
+            RankKey::CountBy { attribute, counted }
+        } else if let Some(a) = superlative_attr {
             RankKey::Attribute(a.to_owned())
         } else if let Some(mi) = st.rank_key_mention {
             let m = &ms[mi];
@@ -152,6 +157,7 @@ pub(super) fn rank(ctx: &Ctx<'_>, st: &mut State) {
             key,
             subject: st.rank_subject.clone(),
             span: ctx.span_of(rc.first, rc.last),
+            skip: rc.skip,
         });
     }
 }
@@ -201,6 +207,7 @@ pub(super) fn ranking_term(ctx: &Ctx<'_>, st: &mut State) {
                 key: RankKey::None,
                 subject: Some(entity),
                 span: ctx.span_of(m.first, last),
+                skip: 0,
             });
         }
     }
@@ -242,4 +249,73 @@ pub(crate) fn which_attribute_extreme(ctx: &Ctx<'_>) -> Option<(String, SortOrde
         )
     });
     (linking && rank.first > m.last).then(|| (qualified(model, e, a), rank.order))
+}
+
+/// Words after "most"/"least" that make it a count of rows per value ("the most common
+/// etiology", "the least frequent location").
+fn frequency_word(w: &str) -> bool {
+    matches!(
+        w,
+        "common" | "frequent" | "prevalent" | "popular" | "usual" | "often" | "frequently" | "commonly"
+    )
+}
+
+/// "the most common etiology", "which discipline recorded the most assessments", "what
+/// location has the fewest wounds": a ranking of an attribute's values by how many rows
+/// each has. The attribute is the one after the frequency word, or the one asked about
+/// with "which"/"what" before the cue; the rows counted are the entity named after the
+/// cue, else the attribute's own entity.
+fn count_by_attribute(ctx: &Ctx<'_>, st: &mut State, rc: cues::RankCue) -> Option<(String, String)> {
+    let model = ctx.model;
+    let ms = ctx.mentions;
+    let common = frequency_word(ctx.w(rc.last));
+    if !rc.by_count && !common {
+        return None;
+    }
+    let attribute_of = |mi: usize| {
+        let m = &ms[mi];
+        if st.used[mi] || m.entity().is_some() || m.measure().is_some() {
+            return None;
+        }
+        m.attributes()
+            .find(|&(e, a)| {
+                groupable(model, e, a) && model.entities[e].attributes[a].ty == AttributeType::Text
+            })
+            .map(|(e, a)| qualified(model, e, a))
+    };
+    let after = common
+        .then(|| ctx.mention_covering(rc.last + 1))
+        .flatten()
+        .and_then(|mi| attribute_of(mi).map(|a| (mi, a)));
+    let asked = || {
+        ms.iter().enumerate().find_map(|(mi, m)| {
+            let which = m.first > 0 && matches!(ctx.w(m.first - 1), "which" | "what")
+                || m.phrase.starts_with("which ")
+                || m.phrase.starts_with("what ");
+            (which && m.last <= rc.first)
+                .then(|| attribute_of(mi))
+                .flatten()
+                .map(|a| (mi, a))
+        })
+    };
+    let (mi, attribute) = after.or_else(asked)?;
+    st.used[mi] = true;
+    if common {
+        st.r.consumed.push((rc.last, rc.last + 1));
+    }
+    let own = split_qualified(&attribute).map(|(e, _)| e.to_owned())?;
+    // the rows counted: a count measure or entity named after the cue
+    let counted = st
+        .measures
+        .iter()
+        .find(|(m, mx)| ms[*m].first >= rc.last && model.measures[*mx].agg == MeasureAgg::Count)
+        .map(|&(_, mx)| model.measures[mx].entity.clone())
+        .or_else(|| {
+            ms.iter()
+                .enumerate()
+                .filter(|(oi, o)| !st.used[*oi] && o.first >= rc.last)
+                .find_map(|(_, o)| o.entity().map(|e| model.entities[e].name.clone()))
+        })
+        .unwrap_or(own);
+    Some((attribute, counted))
 }

@@ -2,7 +2,9 @@
 //! are spoken for, what earlier steps found for later ones, and how a mention becomes a
 //! linked piece.
 
-use crate::semantic::{AttributeRole, Derived, MeasureAgg, SemanticModel, Value, split_qualified};
+use crate::semantic::{
+    AttributeRole, CompareOp, Constraint, Derived, MeasureAgg, SemanticModel, Value, split_qualified,
+};
 
 use crate::engine::link::Mention;
 use crate::engine::plan_ops::attribute_label;
@@ -164,4 +166,38 @@ pub(super) fn draft_label(name: &str) -> String {
     let mut c = l.chars();
     c.next()
         .map_or_else(String::new, |f| f.to_uppercase().collect::<String>() + c.as_str())
+}
+
+/// True when `attribute` lies across a one-to-many step from `from` ("patients" →
+/// `wounds.etiology`): said with "never"/"no", it means no related row matches.
+pub(super) fn across_many(model: &SemanticModel, from: Option<&str>, attribute: &str) -> bool {
+    let (Some(from), Some((e, _))) = (from, split_qualified(attribute)) else {
+        return false;
+    };
+    e != from
+        && model
+            .join_path(from, e)
+            .is_some_and(|p| p.iter().any(|s| !s.forward))
+}
+
+/// `attribute = value`, negated: "never"/"no"/"without" a value of a related row is "no
+/// related row has it" (`not`); of the row itself, the other value (booleans) or `not`.
+pub(super) fn negated_equals(
+    model: &SemanticModel,
+    from: Option<&str>,
+    attribute: String,
+    value: Value,
+    negated: bool,
+) -> Constraint {
+    let eq = |value| Constraint::Compare {
+        attribute: attribute.clone(),
+        op: CompareOp::Eq,
+        value,
+        unit: None,
+    };
+    match value {
+        Value::Bool(b) if negated && !across_many(model, from, &attribute) => eq(Value::Bool(!b)),
+        v if negated => Constraint::Not { of: Box::new(eq(v)) },
+        v => eq(v),
+    }
 }

@@ -12,7 +12,7 @@ use crate::engine::{LinkMethod, PieceKind};
 
 use super::measures::typical_agg;
 use super::negation::negated_at;
-use super::state::{State, draft_label, piece, qualified, value_label};
+use super::state::{State, draft_label, negated_equals, piece, qualified, value_label};
 
 /// Values, booleans, attributes, terms and time dimensions.
 pub(super) fn values(ctx: &Ctx<'_>, st: &mut State) {
@@ -309,7 +309,7 @@ pub(super) fn values(ctx: &Ctx<'_>, st: &mut State) {
             let q = qualified(model, e, a);
             st.used[mi] = true;
             if attr.ty == AttributeType::Boolean
-                && ctx.cues.compare.is_none()
+                && !ctx.compares_values()
                 && q.starts_with("assessments.")
                 && matches!(st.provisional_entity.as_deref(), Some("wounds" | "patients"))
                 && let Some(latest) = latest_of(model, &q)
@@ -324,12 +324,13 @@ pub(super) fn values(ctx: &Ctx<'_>, st: &mut State) {
                 match st.r.visit_hint {
                     Some(hint) => {
                         let attribute = if hint { latest } else { q };
-                        let c = Constraint::Compare {
+                        let c = negated_equals(
+                            model,
+                            st.provisional_entity.as_deref(),
                             attribute,
-                            op: CompareOp::Eq,
-                            value: Value::Bool(!negated),
-                            unit: None,
-                        };
+                            Value::Bool(true),
+                            negated,
+                        );
                         st.r.filters.push(Filter {
                             constraint: c,
                             first: m.first,
@@ -348,7 +349,7 @@ pub(super) fn values(ctx: &Ctx<'_>, st: &mut State) {
                 }
                 continue;
             }
-            if attr.ty == AttributeType::Boolean && ctx.cues.compare.is_none() {
+            if attr.ty == AttributeType::Boolean && !ctx.compares_values() {
                 st.r.pieces.push(piece(
                     ctx,
                     m,
@@ -356,12 +357,13 @@ pub(super) fn values(ctx: &Ctx<'_>, st: &mut State) {
                     q.clone(),
                     Some(Value::Bool(!negated)),
                 ));
-                let c = Constraint::Compare {
-                    attribute: q,
-                    op: CompareOp::Eq,
-                    value: Value::Bool(!negated),
-                    unit: None,
-                };
+                let c = negated_equals(
+                    model,
+                    st.provisional_entity.as_deref(),
+                    q,
+                    Value::Bool(true),
+                    negated,
+                );
                 st.r.filters.push(Filter {
                     constraint: c,
                     first: m.first,

@@ -44,17 +44,49 @@ pub(super) fn read_visit_hint(ctx: &Ctx<'_>, r: &mut Reading, used: &mut [bool])
         if matches!(ctx.w(j), "the" | "their" | "its" | "each") {
             j += 1;
         }
+        let visit_word = |i: usize| {
+            matches!(
+                ctx.w(i),
+                "assessment" | "visit" | "review" | "measurement" | "reading" | "assessments" | "visits"
+            )
+        };
+        // "had an assessment showing …", "at least one assessment with …", "one or more
+        // visits recording …": a value of some visit, not of the latest one
+        let showing = |i: usize| {
+            matches!(
+                ctx.w(i),
+                "showing"
+                    | "with"
+                    | "recording"
+                    | "that"
+                    | "where"
+                    | "which"
+                    | "documenting"
+                    | "noting"
+                    | "of"
+                    | "reporting"
+                    | "having"
+                    | "flagging"
+                    | "in"
+                    | "during"
+                    | "between"
+                    | "from"
+                    | "since"
+            )
+        };
         let latest = match (ctx.w(j), ctx.w(j + 1)) {
             ("last" | "latest" | "newest" | "current", _) => Some((true, j + 1)),
             ("most", "recent") => Some((true, j + 2)),
             ("any" | "every" | "some", _) if j > k => Some((false, j + 1)),
+            ("a" | "an" | "one" | "some" | "any", _) if visit_word(j + 1) && showing(j + 2) => {
+                Some((false, j + 1))
+            }
+            ("at", "least") if ctx.w(j + 2) == "one" && visit_word(j + 3) => Some((false, j + 3)),
+            ("one", "or") if ctx.w(j + 2) == "more" && visit_word(j + 3) => Some((false, j + 3)),
             _ => None,
         };
         let Some((hint, at)) = latest else { continue };
-        if !matches!(
-            ctx.w(at),
-            "assessment" | "visit" | "review" | "measurement" | "reading" | "assessments" | "visits"
-        ) {
+        if !visit_word(at) {
             continue;
         }
         r.visit_hint = Some(hint);

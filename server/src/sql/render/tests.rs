@@ -282,3 +282,55 @@ fn identifiers_outside_plain_words_are_refused_even_from_the_model() {
     let err = render(&plan("wounds", Intent::Count), &m, Dialect::Postgres).unwrap_err();
     assert_eq!(err.code(), "bad_identifier");
 }
+
+#[test]
+fn an_offset_skips_the_rows_ranked_before_in_both_dialects() {
+    let mut p = plan("patients", Intent::List);
+    p.order = vec![OrderBy {
+        key: OrderKey::Attribute {
+            attribute: "patients.age".into(),
+        },
+        order: SortOrder::Desc,
+    }];
+    p.limit = Some(1);
+    p.offset = Some(2);
+    for d in Dialect::ALL {
+        let r = render(&p, &model(), d).unwrap();
+        assert!(r.sql.contains("LIMIT") && r.sql.contains("OFFSET"), "{}", r.sql);
+        assert!(r.values.contains(&BoundValue::Int(2)), "{:?}", r.values);
+    }
+    // no offset on a one-row aggregate
+    let mut c = plan("patients", Intent::Count);
+    c.metrics = vec![Metric {
+        agg: MeasureAgg::Count,
+        attribute: None,
+        condition: None,
+        label: "n".into(),
+    }];
+    c.offset = Some(1);
+    let r = render(&c, &model(), Dialect::Sqlite).unwrap();
+    assert!(!r.sql.contains("OFFSET"), "{}", r.sql);
+}
+
+#[test]
+fn a_single_member_any_holds_on_related_rows_of_its_own() {
+    let eq = |v: &str| cmp("wounds.etiology", CompareOp::Eq, Value::Text(v.into()));
+    let mut p = plan("patients", Intent::List);
+    // one wound that is both: a single EXISTS with both conditions
+    p.filters = vec![eq("pressure_injury"), eq("venous_leg_ulcer")];
+    let r = render(&p, &model(), Dialect::Sqlite).unwrap();
+    assert_eq!(r.sql.matches("EXISTS").count(), 1, "{}", r.sql);
+    // "both a PI and a VLU": two wounds, two EXISTS
+    p.filters = vec![
+        Constraint::Any {
+            of: vec![eq("pressure_injury")],
+        },
+        Constraint::Any {
+            of: vec![eq("venous_leg_ulcer")],
+        },
+    ];
+    for d in Dialect::ALL {
+        let r = render(&p, &model(), d).unwrap();
+        assert_eq!(r.sql.matches("EXISTS").count(), 2, "{}", r.sql);
+    }
+}
