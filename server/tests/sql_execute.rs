@@ -351,6 +351,7 @@ async fn hand_picked_plans_match_values_computed_from_the_dataset() {
                 op: CompareOp::Gte,
                 value: 2,
                 within: Some(Span::days(30)),
+                condition: None,
             }],
         );
         let busy = t.wounds_where(|w| {
@@ -390,6 +391,64 @@ async fn hand_picked_plans_match_values_computed_from_the_dataset() {
         );
         let never = t.wounds_where(|w| !t.visits(w.id).iter().any(|a| a.infection_signs));
         assert_eq!(counted(db, &p).await, never, "{dialect:?} no infected assessment");
+
+        // A related count of only the rows a condition describes: wounds with at least 2
+        // assessments showing slough.
+        let p = count_of(
+            "wounds",
+            vec![Constraint::RelatedCount {
+                per: None,
+                related: "assessments".into(),
+                op: CompareOp::Gte,
+                value: 2,
+                within: None,
+                condition: Some(Box::new(cmp(
+                    "assessments.tissue_type",
+                    CompareOp::Eq,
+                    Value::Text("slough".into()),
+                ))),
+            }],
+        );
+        let sloughy = t.wounds_where(|w| {
+            t.visits(w.id)
+                .iter()
+                .filter(|a| a.tissue_type.as_str() == "slough")
+                .count()
+                >= 2
+        });
+        assert_eq!(
+            counted(db, &p).await,
+            sloughy,
+            "{dialect:?} related count with a condition"
+        );
+
+        // "both": two single-member `any` on the same related entity are two rows.
+        let p = count_of(
+            "wounds",
+            vec![
+                Constraint::Any {
+                    of: vec![cmp(
+                        "assessments.tissue_type",
+                        CompareOp::Eq,
+                        Value::Text("slough".into()),
+                    )],
+                },
+                Constraint::Any {
+                    of: vec![cmp(
+                        "assessments.tissue_type",
+                        CompareOp::Eq,
+                        Value::Text("necrotic".into()),
+                    )],
+                },
+            ],
+        );
+        let both = t.wounds_where(|w| {
+            let v = t.visits(w.id);
+            v.iter().any(|a| a.tissue_type.as_str() == "slough")
+                && v.iter().any(|a| a.tissue_type.as_str() == "necrotic")
+        });
+        assert!(both > 0, "the fixture has wounds with both");
+        assert_eq!(counted(db, &p).await, both, "{dialect:?} both, on separate rows");
 
         // Healing rate per clinic, best first, top 3.
         let mut p = plan("wounds", Intent::Rank);

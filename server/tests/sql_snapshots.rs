@@ -278,6 +278,7 @@ fn every_constraint_kind() {
                 op: CompareOp::Gte,
                 value: 4,
                 within: Some(Span::days(30)),
+                condition: None,
             },
         ),
         (

@@ -1966,6 +1966,7 @@ pub(crate) fn thresholds(ctx: &Ctx<'_>, r: &Reading, d: &mut Detected) {
                 },
                 value,
                 within,
+                condition: None,
             };
             let month = Some(Span {
                 n: 30,

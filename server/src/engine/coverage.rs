@@ -82,6 +82,8 @@ regardless irrespective whatever whichever matter descending ascending desc asc
 using based located treating occur occurs occurred occurring happen happens happened
 homes home facility facilities centre centres center centers unit units body site sites
 theyre thats theres whos were weve youre its itll
+carry carried carrying out use uses used employ employs employed staff staffed single
+side alphabetically alphabetical cm2 mm2 diagnosed different distinct separate
 a about above abscess across activity actually after again against age aged aggregate
 all almost also altogether am amount an and annual annually any approximately apr april
 are area arent around as assess assessed assessment assessments assmnt assmnts assmt

@@ -189,9 +189,17 @@ pub fn describe(model: &SemanticModel, plan_entity: &str, c: &Constraint) -> Str
             op,
             value,
             within,
+            condition,
             ..
         } => {
-            let rel = entity_plural(model, related);
+            let rel = match condition {
+                Some(c) => format!(
+                    "{} ({})",
+                    entity_plural(model, related),
+                    describe(model, related, c)
+                ),
+                None => entity_plural(model, related),
+            };
             let base = match (op, value) {
                 (CompareOp::Eq, 0) => format!("no {rel}"),
                 (op, v) => format!("{} {v} {rel}", op.symbol()),
@@ -205,11 +213,33 @@ pub fn describe(model: &SemanticModel, plan_entity: &str, c: &Constraint) -> Str
             let parts: Vec<String> = of.iter().map(|c| describe(model, plan_entity, c)).collect();
             join_and(&parts)
         }
+        // a single member holds on related rows of its own: "a wound with etiology …"
+        Constraint::Any { of } if of.len() == 1 => describe(model, plan_entity, &of[0]),
         Constraint::Any { of } => {
             let parts: Vec<String> = of.iter().map(|c| describe(model, plan_entity, c)).collect();
             format!("({})", join_or(&parts))
         }
-        Constraint::Not { of } => format!("not ({})", describe(model, plan_entity, of)),
+        Constraint::Not { of } => match &**of {
+            // "not (etiology Pressure injury)" reads as "etiology not Pressure injury"; of
+            // related rows, "no wound with status Open"
+            Constraint::Compare {
+                attribute,
+                op: CompareOp::Eq,
+                value: v @ Value::Text(_),
+                ..
+            } => {
+                let related = split_qualified(attribute)
+                    .and_then(|(e, _)| model.join_path(plan_entity, e))
+                    .is_some_and(|p| p.iter().any(|s| !s.forward));
+                let name = attr_name(model, plan_entity, attribute);
+                if related {
+                    format!("no {name} {}", value_text(model, attribute, v))
+                } else {
+                    format!("{name} not {}", value_text(model, attribute, v))
+                }
+            }
+            other => format!("not ({})", describe(model, plan_entity, other)),
+        },
     }
 }
 

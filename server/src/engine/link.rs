@@ -11,7 +11,7 @@
 //! Linking only says what words *may* mean (a word can name several things); choosing a
 //! reading is the job of [`super::draft`] and [`super::ambiguity`]. Pure.
 
-use crate::semantic::{AttributeType, CompareOp, Derived, SemanticModel};
+use crate::semantic::{AttributeType, CompareOp, Derived, SemanticModel, split_qualified};
 
 use super::TextSpan;
 use super::tokenize::{Token, TokenKind, singular};
@@ -806,13 +806,36 @@ fn subject_after(
             m.last,
         );
     }
+    // "2 or more venous leg ulcers": a value names the rows counted (its entity), when it
+    // is a kind of record, not a measurement ("2 or more" of a pain score is not a count)
+    let valued = m.entries.iter().find_map(|e| match &e.target {
+        Target::Value(a, _) => split_qualified(a).map(|(e, _)| e.to_owned()),
+        _ => None,
+    });
+    if let Some(e) = valued.filter(|e| e != "patients" && e != "assessments") {
+        return (Some(Subject::Related(e)), Some(mi), m.last);
+    }
     (None, None, at)
 }
 
 fn attribute_subject(model: &SemanticModel, m: &Mention, unit: Option<&str>) -> Option<Subject> {
     // a column term (size, area, length …) wins: its options choose the attribute
     for t in m.terms() {
-        if model.terms[t].kind == crate::semantic::TermKind::Column {
+        let term = &model.terms[t];
+        // a column word whose options are all keys ("which clinic": treating or
+        // registered) is never the subject of a number
+        let keys_only = term.options.iter().all(|o| match &o.change {
+            Some(crate::semantic::PlanChange::ChooseAttribute { attribute }) => {
+                model.attribute(attribute).is_some_and(|r| {
+                    matches!(
+                        r.attribute.role,
+                        crate::semantic::AttributeRole::Key | crate::semantic::AttributeRole::ForeignKey
+                    )
+                })
+            }
+            _ => false,
+        });
+        if term.kind == crate::semantic::TermKind::Column && !keys_only {
             return Some(Subject::ColumnTerm(t));
         }
     }
@@ -820,7 +843,13 @@ fn attribute_subject(model: &SemanticModel, m: &Mention, unit: Option<&str>) -> 
     for (e, a) in m.attributes() {
         let attr = &model.entities[e].attributes[a];
         let comparable = attr.ty.is_ordered() || attr.ty == AttributeType::Integer;
-        if !comparable {
+        // a number is never compared with a key ("clinics with at least 150 registered
+        // patients" is not `patients.clinic_id >= 150`); an id is read as an id
+        let key = matches!(
+            attr.role,
+            crate::semantic::AttributeRole::Key | crate::semantic::AttributeRole::ForeignKey
+        );
+        if !comparable || key {
             continue;
         }
         if let (Some(u), Some(au)) = (unit, attr.unit.as_deref())

@@ -186,12 +186,14 @@ pub(crate) fn anchor(model: &SemanticModel, c: Constraint, anchor: &str) -> Cons
             op,
             value,
             within,
+            condition,
         } => Constraint::RelatedCount {
             per: Some(anchor.to_owned()),
             related,
             op,
             value,
             within,
+            condition,
         },
         Constraint::All { of } => Constraint::All {
             of: of.into_iter().map(|c| self::anchor(model, c, anchor)).collect(),

@@ -432,6 +432,68 @@ fn a_window_said_of_visits_applies_to_the_visits() {
 }
 
 #[test]
+fn a_count_of_related_rows_counts_only_the_ones_described() {
+    for (q, attribute) in [
+        ("clinics treating more than 150 open wounds", "wounds.status"),
+        (
+            "how many patients have had 2 or more venous leg ulcers",
+            "wounds.etiology",
+        ),
+        ("list patients with at least 4 open wounds", "wounds.status"),
+    ] {
+        let u = ask(q);
+        let p = plan(&u);
+        let rc = p.filters.iter().find_map(|f| match f {
+            Constraint::RelatedCount {
+                related, condition, ..
+            } => Some((related.clone(), condition.clone())),
+            _ => None,
+        });
+        let (related, condition) = rc.unwrap_or_else(|| panic!("{q}: {:?}", p.filters));
+        assert_eq!(related, "wounds", "{q}");
+        assert!(
+            condition.is_some_and(|c| c.attributes().contains(&attribute)),
+            "{q}: {:?}",
+            p.filters
+        );
+        // never a number compared with an age or a key
+        assert!(
+            p.filters.iter().all(|f| !f
+                .attributes()
+                .iter()
+                .any(|a| a.ends_with(".age") || a.ends_with("_id"))),
+            "{q}: {:?}",
+            p.filters
+        );
+    }
+    // a number is never compared with a key column
+    let u = ask("Which clinics have at least 150 registered patients?");
+    let p = plan(&u);
+    assert!(
+        p.filters
+            .iter()
+            .all(|f| !f.attributes().iter().any(|a| a.ends_with("clinic_id"))),
+        "{:?}",
+        p.filters
+    );
+}
+
+#[test]
+fn a_second_measure_of_related_rows_is_a_condition_never_dropped() {
+    let u = ask("how many patients have open wounds");
+    assert!(
+        plan(&u)
+            .filters
+            .iter()
+            .any(|f| f.attributes().contains(&"wounds.status")),
+        "{:?}",
+        plan(&u)
+    );
+    let u = ask("How many patients don't have any open wounds?");
+    assert!(negated_eq(plan(&u), "wounds.status"), "{:?}", plan(&u).filters);
+}
+
+#[test]
 fn ordinals_skip_the_rows_ranked_before() {
     for (q, skip) in [
         ("clinic with the second-most registered patients", 1),
@@ -2051,12 +2113,28 @@ fn healing_times_said_in_words_become_comparisons_on_the_healing_time() {
 
 #[test]
 fn what_the_plan_cannot_express_is_said_as_an_assumption() {
-    let u = ask("list pts with more than 2 open wounds");
+    // a tie-break the plan does not take is said, not dropped
+    let u = ask("count patients by clinic, ties broken by name");
     assert_eq!(u.decision, Decision::AnswerWithAssumptions);
     assert!(
         u.assumptions
             .iter()
-            .any(|a| a.source == AssumptionSource::LowConfidenceLink && a.assumed.contains("not only"))
+            .any(|a| a.source == AssumptionSource::LowConfidenceLink && a.assumed.contains("ties broken")),
+        "{:?}",
+        u.assumptions
+    );
+    // what it can express is not an assumption any more: "more than 2 open wounds"
+    let u = ask("list pts with more than 2 open wounds");
+    assert!(
+        plan(&u).filters.iter().any(|f| matches!(
+            f,
+            Constraint::RelatedCount {
+                condition: Some(_),
+                ..
+            }
+        )),
+        "{:?}",
+        plan(&u).filters
     );
 }
 

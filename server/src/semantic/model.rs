@@ -921,6 +921,10 @@ pub enum Constraint {
         /// Only related rows whose default time dimension lies within this span.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         within: Option<Span>,
+        /// Only related rows that match this constraint on their own attributes ("more
+        /// than 150 *open* wounds").
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        condition: Option<Box<Constraint>>,
     },
     /// Every member holds.
     All {

@@ -871,10 +871,25 @@ impl<'m> Validator<'m> {
                 op: _,
                 value: _,
                 within,
+                condition,
             } => {
                 let Some(rel) = self.entity(entry, related) else {
                     return;
                 };
+                if let Some(c) = condition {
+                    for a in c.attributes() {
+                        if !a.starts_with(&format!("{related}.")) {
+                            self.problem(
+                                entry,
+                                format!(
+                                    "the condition of a related count must be on {}, not {}",
+                                    q(related),
+                                    q(a)
+                                ),
+                            );
+                        }
+                    }
+                }
                 if let Some(w) = within {
                     self.span(entry, w);
                     if rel.default_time_dimension.is_none() {

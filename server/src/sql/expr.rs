@@ -371,7 +371,7 @@ fn attr_expr_at(
         }
         Derived::CountRelated { entity: related } => {
             let path = ctx.join_path(&entity.name, related)?;
-            count_related(ctx, alias, &path, None)
+            count_related(ctx, alias, &path, None, &mut |_, _| Ok(None))
         }
         Derived::PercentChange { from, to } => {
             let from = attr_expr_at(ctx, alias, ctx.local_attribute(entity, from)?, depth + 1)?;
@@ -481,15 +481,22 @@ pub(crate) fn pick_related(
 }
 
 /// `(SELECT COUNT(*) FROM … WHERE correlated [AND date BETWEEN window])`.
+/// Renders an extra condition on the counted row (aliased by the `Ident`), if any.
+pub(crate) type RowCondition<'f> = dyn FnMut(&mut Ctx<'_>, &Ident) -> Result<Option<Sql>, RenderError> + 'f;
+
 pub(crate) fn count_related(
     ctx: &mut Ctx<'_>,
     outer: &Ident,
     path: &[JoinStep<'_>],
     window: Option<(AttributeRef<'_>, NaiveDate)>,
+    on_row: &mut RowCondition<'_>,
 ) -> Result<Sql, RenderError> {
     let sub = correlated(ctx, outer, path)?;
     let mut s = Sql::text("(SELECT COUNT(*) FROM ");
     s.push_sql(sub.from).push(" WHERE ").push_sql(sub.correlation);
+    if let Some(cond) = on_row(ctx, &sub.last)? {
+        s.push(" AND ").push_sql(cond);
+    }
     if let Some((date_attr, start)) = window {
         if date_attr.entity.name != step_target(path.last().expect("non-empty path")) {
             return Err(RenderError::InvalidPlan {

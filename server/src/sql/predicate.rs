@@ -66,10 +66,12 @@ pub(crate) enum Leaf<'m> {
         op: CompareOp,
         pct: f64,
     },
-    /// Number of rows related through `path`, optionally dated within a window.
+    /// Number of rows related through `path`, optionally dated within a window and
+    /// matching a condition on their own attributes.
     RelatedCount {
         path: Vec<JoinStep<'m>>,
         window: Option<(AttributeRef<'m>, NaiveDate)>,
+        condition: Option<Box<Pred<'m>>>,
         op: CompareOp,
         value: u32,
     },
@@ -222,6 +224,7 @@ pub(crate) fn lower<'m>(ctx: &Ctx<'m>, base: &str, constraint: &Constraint) -> R
             op,
             value,
             within,
+            condition,
         } => {
             let per = per.as_deref().unwrap_or(base);
             let per_entity = ctx.entity(per)?;
@@ -230,11 +233,26 @@ pub(crate) fn lower<'m>(ctx: &Ctx<'m>, base: &str, constraint: &Constraint) -> R
                 Some(span) => Some((default_date(ctx, related)?, cutoff(ctx.today, *span)?)),
                 None => None,
             };
+            let condition = match condition {
+                Some(c) => {
+                    let pred = lower(ctx, related, c)?;
+                    if !local(&pred) {
+                        return Err(RenderError::InvalidPlan {
+                            reason: format!(
+                                "the condition of a count of {related} must be on their own attributes"
+                            ),
+                        });
+                    }
+                    Some(Box::new(pred))
+                }
+                None => None,
+            };
             Ok(Pred::Leaf {
                 route: ctx.join_path(base, per)?,
                 leaf: Leaf::RelatedCount {
                     path,
                     window,
+                    condition,
                     op: *op,
                     value: *value,
                 },
@@ -248,6 +266,41 @@ pub(crate) fn lower<'m>(ctx: &Ctx<'m>, base: &str, constraint: &Constraint) -> R
         )),
         Constraint::Not { of } => Ok(Pred::Not(Box::new(lower(ctx, base, of)?))),
     }
+}
+
+/// True when every leaf of `pred` is on the anchor row itself (no join).
+fn local(pred: &Pred<'_>) -> bool {
+    match pred {
+        Pred::Leaf { route, .. } => route.is_empty(),
+        Pred::And(ps) | Pred::Or(ps) => ps.iter().all(local),
+        Pred::Not(p) => local(p),
+    }
+}
+
+/// Renders a predicate whose leaves are all on the row aliased `row`.
+fn render_local(ctx: &mut Ctx<'_>, row: &Ident, pred: Pred<'_>) -> Result<Sql, RenderError> {
+    Ok(match pred {
+        Pred::Leaf { leaf, .. } => render_leaf(ctx, row, leaf)?,
+        Pred::And(ps) => {
+            let parts = ps
+                .into_iter()
+                .map(|p| render_local(ctx, row, p))
+                .collect::<Result<Vec<_>, _>>()?;
+            and_all(ctx, parts).parenthesized()
+        }
+        Pred::Or(ps) => {
+            let parts = ps
+                .into_iter()
+                .map(|p| render_local(ctx, row, p))
+                .collect::<Result<Vec<_>, _>>()?;
+            Sql::join(parts, " OR ").parenthesized()
+        }
+        Pred::Not(p) => {
+            let mut s = Sql::text("NOT ");
+            s.push_sql(render_local(ctx, row, *p)?.parenthesized());
+            s
+        }
+    })
 }
 
 /// The join path from `per` to another entity, which must be a different entity.
@@ -568,10 +621,15 @@ fn render_leaf(ctx: &mut Ctx<'_>, alias: &Ident, leaf: Leaf<'_>) -> Result<Sql, 
         Leaf::RelatedCount {
             path,
             window,
+            condition,
             op,
             value,
         } => {
-            s.push_sql(count_related(ctx, alias, &path, window)?)
+            let mut on_row = |ctx: &mut Ctx<'_>, row: &Ident| match &condition {
+                Some(p) => render_local(ctx, row, (**p).clone()).map(Some),
+                None => Ok(None),
+            };
+            s.push_sql(count_related(ctx, alias, &path, window, &mut on_row)?)
                 .push(op_sql(op));
             s.push_param(BoundValue::Int(i64::from(value)));
         }

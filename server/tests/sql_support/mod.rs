@@ -279,6 +279,7 @@ pub fn leaf_constraint(base: &'static str) -> BoxedStrategy<Constraint> {
                 op,
                 value,
                 within,
+                condition: None,
             },
         );
     Union::new(vec![

@@ -358,17 +358,14 @@ pub(super) fn read_comparison(ctx: &Ctx<'_>, r: &mut Reading, c: &Comparison) {
             }
         }
         Subject::Related(rel) => {
-            // "more than 2 open wounds": a related count cannot carry the status
-            if let Some(mi) = c.subject_mention
-                && let Some(x) = ctx.mentions[mi].measure()
-                && model.measures[x].filter.is_some()
-            {
-                let span = ctx.mentions[mi].span;
-                r.notes.push((
-                    span,
-                    format!("counted all {rel}, not only \"{}\"", span.slice(ctx.question)),
-                ));
-            }
+            // "more than 150 open wounds", "2 or more venous leg ulcers": only the related
+            // rows the words describe are counted
+            let condition = c.subject_mention.and_then(|mi| {
+                let m = &ctx.mentions[mi];
+                m.measure()
+                    .and_then(|x| model.measures[x].filter.clone())
+                    .or_else(|| related_value(model, rel, m))
+            });
             // "patients with more than 3 wounds": a count attribute of the entity, else a
             // related count
             let owner = r.entity.clone().unwrap_or_else(|| match rel.as_str() {
@@ -384,7 +381,7 @@ pub(super) fn read_comparison(ctx: &Ctx<'_>, r: &mut Reading, c: &Comparison) {
                     .iter()
                     .find(|a| matches!(&a.derived, Some(Derived::CountRelated { entity }) if *entity == *rel))
             });
-            match attr {
+            match attr.filter(|_| condition.is_none()) {
                 Some(a) => CmpSubject::Attribute(format!("{owner}.{}", a.name)),
                 None => {
                     let n = c.value.max(0.0).round() as u32;
@@ -394,6 +391,7 @@ pub(super) fn read_comparison(ctx: &Ctx<'_>, r: &mut Reading, c: &Comparison) {
                         op: c.op,
                         value: n,
                         within: None,
+                        condition: condition.map(Box::new),
                     };
                     r.filters.push(Filter {
                         constraint: negate(constraint, negated),
@@ -449,4 +447,39 @@ pub(super) fn read_comparison(ctx: &Ctx<'_>, r: &mut Reading, c: &Comparison) {
         first: c.first,
         negated,
     });
+}
+
+/// A value of the related entity said in the subject of a count ("2 or more venous leg
+/// ulcers": etiology is venous leg ulcer).
+fn related_value(
+    model: &crate::semantic::SemanticModel,
+    rel: &str,
+    m: &crate::engine::link::Mention,
+) -> Option<Constraint> {
+    let prefix = format!("{rel}.");
+    m.entries
+        .iter()
+        .find_map(|e| match &e.target {
+            crate::engine::vocab::Target::Value(a, v) if a.starts_with(&prefix) => {
+                Some(Constraint::Compare {
+                    attribute: a.clone(),
+                    op: CompareOp::Eq,
+                    value: v.clone(),
+                    unit: None,
+                })
+            }
+            _ => None,
+        })
+        .or_else(|| {
+            m.values
+                .iter()
+                .find(|h| h.attribute.starts_with(&prefix) && !h.prefix)
+                .map(|h| Constraint::Compare {
+                    attribute: h.attribute.clone(),
+                    op: CompareOp::Eq,
+                    value: Value::Text(h.value.clone()),
+                    unit: None,
+                })
+        })
+        .filter(|_| model.entity(rel).is_some())
 }

@@ -33,6 +33,22 @@ pub(super) fn named(ctx: &Ctx<'_>, st: &mut State) {
             .first()
             .is_some_and(|(mi, _)| s.start < ms[*mi].span.start)
     });
+    // "which clinic is treating wound 1500", "what clinic is pt 42 registered at": the
+    // entity asked about with "which"/"what" is the one answered, even as a column word
+    if !earlier_named
+        && st.r.rank.is_none()
+        && let Some((mi, e)) = asked_entity(ctx, st)
+    {
+        st.r.entity = Some(e.clone());
+        st.r.entity_source = EntitySource::Named;
+        st.r.entity_span = Some(ms[mi].span);
+        st.used[mi] = true;
+        st.r.pieces.push(piece(ctx, &ms[mi], PieceKind::Entity, e, None));
+        for (oi, _) in &st.explicit {
+            st.used[*oi] = true;
+        }
+        return;
+    }
     if let Some((mi, e)) = st.explicit.first().filter(|_| !earlier_named) {
         st.r.entity = Some(e.clone());
         st.r.entity_source = EntitySource::Named;
@@ -200,4 +216,31 @@ pub(super) fn fallback(ctx: &Ctx<'_>, st: &mut State) {
             confidence: DEFAULT,
         });
     }
+}
+
+/// The entity a question opens by asking for ("which clinic …", "what clinic …"), when
+/// another entity is also named in it ("… is treating wound 1500").
+fn asked_entity(ctx: &Ctx<'_>, st: &State) -> Option<(usize, String)> {
+    let ms = ctx.mentions;
+    let opening =
+        |k: usize| (0..k).all(|i| !ctx.tokens[i].is_wordlike() || matches!(ctx.w(i), "so" | "and" | "ok"));
+    let (mi, m) = ms.iter().enumerate().find(|(mi, m)| {
+        !st.used[*mi] && (m.phrase.starts_with("which ") || m.phrase.starts_with("what ")) && opening(m.first)
+            || m.first > 0
+                && matches!(ctx.w(m.first - 1), "which" | "what")
+                && opening(m.first - 1)
+                && !st.used[*mi]
+    })?;
+    let entity = m
+        .entity()
+        .map(|e| ctx.model.entities[e].name.clone())
+        .or_else(|| {
+            m.phrase
+                .split(' ')
+                .find_map(|w| ctx.model.find_entity(w))
+                .map(|e| e.name.clone())
+        })?;
+    // only when another entity is named too: otherwise the usual reading decides
+    let other = st.explicit.iter().any(|(oi, e)| *oi != mi && *e != entity);
+    other.then_some((mi, entity))
 }

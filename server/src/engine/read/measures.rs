@@ -60,9 +60,15 @@ pub(super) fn measures(ctx: &Ctx<'_>, st: &mut State) {
                         | "activity"
                 )
             });
+            // "how many patients don't have any open wounds": a negated count measure of
+            // related rows is a condition on the counted rows, not the thing counted
+            let negated_rows = m_def.agg == MeasureAgg::Count
+                && m_def.filter.is_some()
+                && !count_word
+                && negated_at(ctx, m.first)
+                && other_subject();
             if m_def.agg == MeasureAgg::Count
-                && ctx.cues.count.is_none()
-                && ctx.cues.rank.is_none()
+                && (ctx.cues.count.is_none() && ctx.cues.rank.is_none() || negated_rows)
                 && !count_word
             {
                 // "show their open wounds", "wounds healed in 2024": rows, not a count
@@ -98,12 +104,47 @@ pub(super) fn measures(ctx: &Ctx<'_>, st: &mut State) {
             st.used[mi] = true;
         }
     }
+    // "how many patients have open wounds", "patients with no open wounds": a later count
+    // measure of other, filtered rows is a condition on the counted rows
+    if st.measures.len() >= 2 {
+        let first_entity = model.measures[st.measures[0].1].entity.clone();
+        let mut keep = vec![st.measures[0]];
+        for &(mi, mx) in &st.measures[1..] {
+            let m_def = &model.measures[mx];
+            match &m_def.filter {
+                Some(f) if m_def.agg == MeasureAgg::Count && m_def.entity != first_entity => {
+                    let m = &ms[mi];
+                    st.r.filters.push(Filter {
+                        constraint: negate(f.clone(), negated_at(ctx, m.first)),
+                        first: m.first,
+                        span: m.span,
+                    });
+                    st.r.pieces
+                        .push(piece(ctx, m, PieceKind::Measure, m_def.name.clone(), None));
+                }
+                _ => keep.push((mi, mx)),
+            }
+        }
+        st.measures = keep;
+    }
 }
 
 /// The first measure is the metric; its entity is the entity.
 pub(super) fn metric(ctx: &Ctx<'_>, st: &mut State) {
     let model = ctx.model;
     let ms = ctx.mentions;
+    // only one measure is the metric: the others are said, never dropped
+    for &(mi, mx) in st.measures.iter().skip(1) {
+        let m = &ms[mi];
+        st.r.notes.push((
+            m.span,
+            format!(
+                "\"{}\": not used — one figure per answer ({} is not shown)",
+                ctx.text(m.span),
+                model.measures[mx].label
+            ),
+        ));
+    }
     if let Some(&(mi, mx)) = st.measures.first() {
         st.r.metric = MetricSpec::Measure(mx);
         st.r.metric_span = Some(ms[mi].span);

@@ -18,9 +18,20 @@ pub(super) fn read_unknown_names(ctx: &Ctx<'_>, r: &mut Reading) {
     // an identifier after its name ("MRN CL0000042") is a value as typed
     let mut identifiers: Vec<usize> = Vec::new();
     for m in ctx.mentions {
+        // "MRN CL0000042", or the entity's own word before a code: "pt CL0000137"
+        let own_identifier = || {
+            m.entity().and_then(|e| {
+                ctx.model.entities[e]
+                    .attributes
+                    .iter()
+                    .position(|x| x.role == AttributeRole::Identifier)
+                    .map(|a| (e, a))
+            })
+        };
         let Some((e, a)) = m
             .attributes()
             .find(|&(e, a)| ctx.model.entities[e].attributes[a].role == AttributeRole::Identifier)
+            .or_else(own_identifier)
         else {
             continue;
         };

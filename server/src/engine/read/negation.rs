@@ -130,6 +130,7 @@ pub(super) fn read_having_related(ctx: &Ctx<'_>, r: &mut Reading, explicit: &[(u
                 op,
                 value,
                 within: None,
+                condition: None,
             },
             first: k,
             span,
@@ -236,6 +237,7 @@ pub(super) fn read_not_seen(
             op: CompareOp::Eq,
             value: 0,
             within: Some(within),
+            condition: None,
         };
         r.filters.push(Filter {
             constraint,

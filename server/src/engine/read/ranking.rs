@@ -151,6 +151,19 @@ pub(super) fn rank(ctx: &Ctx<'_>, st: &mut State) {
                 .filter(|v| *v >= 1.0 && *v <= 1000.0 && v.fract() == 0.0)
                 .map(|v| v as u32)
         });
+        // "which clinic has the most wounds": one clinic
+        let singular_which = || {
+            ctx.tokens.iter().enumerate().any(|(k, t)| {
+                matches!(t.text.as_str(), "which" | "what")
+                    && k + 1 < rc.first
+                    && st.rank_subject.as_deref().is_some_and(|s| {
+                        let word = ctx.w(k + 1);
+                        crate::engine::tokenize::singular(word).is_none()
+                            && ctx.model.find_entity(word).is_some_and(|e| e.name == s)
+                    })
+            })
+        };
+        let n_before_subject = n_before_subject.or_else(|| singular_which().then_some(1));
         st.r.rank = Some(RankSpec {
             n: n_before_subject,
             order: rc.order,

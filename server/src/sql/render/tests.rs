@@ -334,3 +334,43 @@ fn a_single_member_any_holds_on_related_rows_of_its_own() {
         assert_eq!(r.sql.matches("EXISTS").count(), 2, "{}", r.sql);
     }
 }
+
+#[test]
+fn a_related_count_counts_only_rows_matching_its_condition() {
+    let mut p = plan("clinics", Intent::List);
+    p.filters = vec![Constraint::RelatedCount {
+        per: None,
+        related: "wounds".into(),
+        op: CompareOp::Gt,
+        value: 150,
+        within: None,
+        condition: Some(Box::new(cmp(
+            "wounds.status",
+            CompareOp::Eq,
+            Value::Text("open".into()),
+        ))),
+    }];
+    for d in Dialect::ALL {
+        let r = render(&p, &model(), d).unwrap();
+        assert!(
+            r.sql.contains("COUNT(*)") && r.sql.contains("status"),
+            "{}",
+            r.sql
+        );
+        assert!(
+            r.values.contains(&BoundValue::Text("open".into())),
+            "{:?}",
+            r.values
+        );
+    }
+    // a condition on another entity's attributes is refused, not rendered wrongly
+    p.filters = vec![Constraint::RelatedCount {
+        per: None,
+        related: "wounds".into(),
+        op: CompareOp::Gt,
+        value: 1,
+        within: None,
+        condition: Some(Box::new(cmp("patients.smoker", CompareOp::Eq, Value::Bool(true)))),
+    }];
+    assert!(matches!(err(&p), RenderError::InvalidPlan { .. }));
+}
