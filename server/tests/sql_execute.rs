@@ -450,6 +450,27 @@ async fn hand_picked_plans_match_values_computed_from_the_dataset() {
         assert!(both > 0, "the fixture has wounds with both");
         assert_eq!(counted(db, &p).await, both, "{dialect:?} both, on separate rows");
 
+        // "rounded to 1 decimal": the average BMI, rounded by the database.
+        let mut p = plan("patients", Intent::Aggregate);
+        p.metrics = vec![Metric {
+            agg: MeasureAgg::Avg,
+            attribute: Some("patients.bmi".into()),
+            condition: None,
+            label: "Average BMI".into(),
+        }];
+        p.round = Some(1);
+        let got = match &rows(db, &p).await[0][0] {
+            Cell::Real(v) => *v,
+            other => panic!("{dialect:?}: expected a real, got {other:?}"),
+        };
+        let n = t.data.patients.len() as f64;
+        let mean = t.data.patients.iter().map(|x| x.bmi).sum::<f64>() / n;
+        assert!(
+            (got * 10.0 - (got * 10.0).round()).abs() < 1e-6,
+            "{dialect:?}: {got} has one decimal"
+        );
+        assert!((got - mean).abs() <= 0.05 + 1e-9, "{dialect:?}: {got} vs {mean}");
+
         // Healing rate per clinic, best first, top 3.
         let mut p = plan("wounds", Intent::Rank);
         p.dimensions = vec![Dimension::Attribute {

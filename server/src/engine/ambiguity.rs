@@ -390,8 +390,15 @@ pub(crate) fn vague_terms(ctx: &Ctx<'_>, r: &Reading, d: &mut Detected) {
                 {
                     d.direct
                         .push((plan_ops::negate(c.clone(), tu.negated), anchor.clone()));
+                    continue;
                 }
-                continue;
+                // "recent infections at Lakeview" (a clinic): the term is about the
+                // related rows it applies to — asked about, never dropped
+                match term.applies_to.first() {
+                    // a ranking word for other rows is read as a ranking (read::ranking)
+                    Some(e) if term.kind != TermKind::Ranking => anchor = e.clone(),
+                    _ => continue,
+                }
             }
         }
         // "infected wounds ever": a word next to the term names one of its options
@@ -844,11 +851,19 @@ pub(crate) fn unknown_words(ctx: &Ctx<'_>, r: &Reading, cov: &Coverage, d: &mut 
         .entity(&entity)
         .map_or_else(|| entity.clone(), |e| plan_ops::plural(&e.label.to_lowercase()));
     for u in &cov.unexplained {
-        let words: Vec<&str> = ctx.tokens[u.first..u.last]
+        let mut words: Vec<&str> = ctx.tokens[u.first..u.last]
             .iter()
             .filter(|t| t.is_wordlike() && !is_known_word(&t.text))
             .map(|t| t.text.as_str())
             .collect();
+        if words.is_empty() {
+            // known words used in a way nothing reads ("large clinics")
+            words = ctx.tokens[u.first..u.last]
+                .iter()
+                .filter(|t| t.is_wordlike())
+                .map(|t| t.text.as_str())
+                .collect();
+        }
         let mut near: Vec<(usize, usize)> = Vec::new();
         for (ti, term) in model.terms.iter().enumerate() {
             let fits = term.applies_to.is_empty() || term.applies_to.contains(&entity);

@@ -137,9 +137,11 @@ pub(crate) fn account(
     tokens: &[Token],
     ranges: &[(usize, usize)],
     spans: &[TextSpan],
+    not_understood: &[(usize, usize)],
     question: &str,
 ) -> Coverage {
     let n = tokens.len();
+    let misread = |k: usize| not_understood.iter().any(|&(a, b)| a <= k && k < b);
     let mut read = vec![false; n];
     for &(a, b) in ranges {
         for r in read.iter_mut().take(b.min(n)).skip(a) {
@@ -156,6 +158,8 @@ pub(crate) fn account(
     let mut content_used = 0;
     for (k, t) in tokens.iter().enumerate() {
         let filler = match t.kind {
+            // a known word the question used in a way nothing reads ("large clinics")
+            TokenKind::Word if misread(k) => false,
             TokenKind::Word => {
                 t.text.chars().count() < 2 || is_known_word(&t.text) || is_apostrophe_part(tokens, k)
             }
@@ -171,7 +175,7 @@ pub(crate) fn account(
             continue;
         }
         content += 1;
-        if read[k] {
+        if read[k] && !misread(k) {
             content_used += 1;
         } else {
             explained[k] = false;
@@ -247,7 +251,13 @@ fn is_joiner(tokens: &[Token], k: usize, explained: &[bool]) -> bool {
 /// intent cues, the reading and the ambiguity detectors (`asked`: their spans) used.
 pub(crate) fn of_question(ctx: &Ctx<'_>, r: &Reading, asked: &[TextSpan]) -> Coverage {
     let mut ranges: Vec<(usize, usize)> = Vec::new();
-    ranges.extend(ctx.mentions.iter().map(|m| (m.first, m.last)));
+    ranges.extend(
+        ctx.mentions
+            .iter()
+            .enumerate()
+            .filter(|(mi, _)| !r.unused.contains(mi))
+            .map(|(_, m)| (m.first, m.last)),
+    );
     ranges.extend(ctx.times.iter().map(|t| (t.first, t.last)));
     ranges.extend(ctx.grains.iter().map(|g| (g.first, g.last)));
     ranges.extend(ctx.comparisons.iter().map(|c| (c.first, c.last)));
@@ -284,7 +294,12 @@ pub(crate) fn of_question(ctx: &Ctx<'_>, r: &Reading, asked: &[TextSpan]) -> Cov
             );
         }
     }
-    account(ctx.tokens, &ranges, &spans, ctx.question)
+    let not_understood: Vec<(usize, usize)> = r
+        .not_understood
+        .iter()
+        .map(|&mi| (ctx.mentions[mi].first, ctx.mentions[mi].last))
+        .collect();
+    account(ctx.tokens, &ranges, &spans, &not_understood, ctx.question)
 }
 
 /// Things clinicians ask about that this data does not hold, by the words that name them.

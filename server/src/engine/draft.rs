@@ -419,6 +419,7 @@ pub(crate) fn build(ctx: &Ctx<'_>, r: &Reading, det: &Detected, chosen: &[Chosen
     }
     normalise_intent(model, &mut plan);
     consolidate(model, &mut plan);
+    plan.round = r.round;
     // "listed from most to fewest": order a grouped answer by its figure, every row kept
     if let Some(order) = r.sort
         && !plan.metrics.is_empty()

@@ -502,6 +502,13 @@ pub fn restate(model: &SemanticModel, plan: &QueryPlan) -> String {
     if !dims.is_empty() {
         parts.push(format!("by {}", join_and(&dims)));
     }
+    if let Some(places) = plan.round {
+        parts.push(match places {
+            0 => "rounded to whole numbers".to_owned(),
+            1 => "rounded to 1 decimal".to_owned(),
+            n => format!("rounded to {n} decimals"),
+        });
+    }
     if plan.intent == Intent::List && !plan.columns.is_empty() {
         let cols: Vec<String> = plan
             .columns

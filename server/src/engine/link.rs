@@ -331,7 +331,7 @@ pub struct Comparison {
 }
 
 /// Operator phrases before a number, longest first: (words, operator, comparative word).
-const OPS_BEFORE: &[(&[&str], CompareOp)] = &[
+pub(crate) const OPS_BEFORE: &[(&[&str], CompareOp)] = &[
     (&["more", "than"], CompareOp::Gt),
     (&["greater", "than"], CompareOp::Gt),
     (&["higher", "than"], CompareOp::Gt),

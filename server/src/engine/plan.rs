@@ -105,6 +105,9 @@ pub struct QueryPlan {
     /// Rows skipped before the limit: "the second-highest" is `limit 1, offset 1`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub offset: Option<u32>,
+    /// Decimal places real figures are rounded to ("rounded to 1 decimal").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub round: Option<u8>,
     /// The date relative constraints ("last 30 days", "open > 90 days") are computed from.
     pub today: NaiveDate,
 }
@@ -123,6 +126,7 @@ impl QueryPlan {
             order: Vec::new(),
             limit: None,
             offset: None,
+            round: None,
             today,
         }
     }

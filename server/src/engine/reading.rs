@@ -303,6 +303,13 @@ pub(crate) struct Reading {
     pub consumed: Vec<(usize, usize)>,
     /// An ordering said as an instruction ("listed from most to fewest").
     pub sort: Option<SortOrder>,
+    /// Decimal places asked for ("round to 1 decimal").
+    pub round: Option<u8>,
+    /// Mentions no reading step gave a role (their words are not explained by them).
+    pub unused: Vec<usize>,
+    /// Mentions of known words used in a way nothing reads ("large clinics": "large" is
+    /// defined for wounds): unexplained even though the word is known.
+    pub not_understood: Vec<usize>,
 }
 
 impl Reading {
@@ -345,6 +352,9 @@ impl Reading {
             days_between: None,
             consumed: Vec::new(),
             sort: None,
+            unused: Vec::new(),
+            not_understood: Vec::new(),
+            round: None,
         }
     }
 }

@@ -563,15 +563,22 @@ fn layout_instructions_are_read_not_asked_about() {
         matches!(p.dimensions.first(), Some(Dimension::Time { .. })),
         "{p:?}"
     );
-    // what the plan cannot do is said, not dropped
+    // rounding is applied; a rounding it cannot read is said, not dropped
     let u = ask("avg bmi by mobility, round to 1 decimal");
     assert!(
         u.ambiguities.iter().all(|a| a.kind != AmbiguityKind::UnknownWord),
         "{:?}",
         ids(&u)
     );
+    assert_eq!(plan(&u).round, Some(1));
     assert!(
-        u.assumptions.iter().any(|a| a.assumed.contains("round")),
+        u.restatement.contains("rounded to 1 decimal"),
+        "{}",
+        u.restatement
+    );
+    let u = ask("avg bmi by mobility, rounded nicely");
+    assert!(
+        u.assumptions.iter().any(|a| a.assumed.contains("not rounded")),
         "{:?}",
         u.assumptions
     );

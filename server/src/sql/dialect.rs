@@ -11,7 +11,7 @@
 use chrono::{Days, Months, NaiveDate};
 use serde::{Deserialize, Serialize};
 
-use super::fragment::Sql;
+use super::fragment::{BoundValue, Sql};
 use crate::db::Backend;
 use crate::semantic::{AttributeType, Grain, Span, SpanUnit};
 
@@ -219,6 +219,29 @@ impl Dialect {
                 s.push("CAST(").push_sql(expr).push(" AS DOUBLE PRECISION)")
             }
         };
+        s
+    }
+
+    /// A real output rounded to `places` decimals ("rounded to 1 decimal"), still a
+    /// double on both backends. `places` is bound, never written into the SQL.
+    pub(crate) fn round(self, expr: Sql, places: u8) -> Sql {
+        let mut s = Sql::new();
+        match self {
+            Dialect::Sqlite => {
+                s.push("ROUND(")
+                    .push_sql(expr)
+                    .push(", ")
+                    .push_param(BoundValue::Int(i64::from(places)))
+                    .push(")");
+            }
+            Dialect::Postgres => {
+                s.push("CAST(ROUND(CAST(")
+                    .push_sql(expr)
+                    .push(" AS NUMERIC), CAST(")
+                    .push_param(BoundValue::Int(i64::from(places)))
+                    .push(" AS INTEGER)) AS DOUBLE PRECISION)");
+            }
+        }
         s
     }
 

@@ -579,6 +579,11 @@ impl<'p, 'm> Builder<'p, 'm> {
                     d.output(lookup, AttributeType::Real)
                 }
             };
+            // "rounded to 1 decimal": real figures only (counts are whole already)
+            let expr = match self.plan.round {
+                Some(places) if column.ty == AttributeType::Real => d.round(expr, places),
+                _ => expr,
+            };
             selected.push(Selected { expr, alias, column });
         }
 

@@ -483,3 +483,48 @@ fn related_value(
         })
         .filter(|_| model.entity(rel).is_some())
 }
+
+/// "which clinicians have recorded fewer than": a comparison word with no number after it
+/// is said back as what was not applied, never read as nothing.
+pub(super) fn dangling_operators(ctx: &Ctx<'_>, st: &mut State) {
+    for k in 0..ctx.tokens.len() {
+        let Some((words, _)) = crate::engine::link::OPS_BEFORE
+            .iter()
+            .find(|(words, _)| words.iter().enumerate().all(|(i, w)| ctx.w(k + i) == *w))
+        else {
+            continue;
+        };
+        // only the comparative forms that need a number ("fewer than", "at least")
+        if words.len() < 2 {
+            continue;
+        }
+        let after = k + words.len();
+        let has_number = (after..(after + 3).min(ctx.tokens.len())).any(|i| ctx.tokens[i].num.is_some());
+        let in_comparison = ctx.comparisons.iter().any(|c| c.first <= k && k < c.last);
+        let in_time = ctx.times.iter().any(|t| t.first <= k && k < t.last);
+        if has_number || in_comparison || in_time || ctx.cues.rank.is_some_and(|r| r.first <= k && k < r.last)
+        {
+            continue;
+        }
+        // "than usual", "than normal" are threshold gaps, read elsewhere
+        if st
+            .r
+            .gaps
+            .iter()
+            .any(|g| g.span.start <= ctx.tokens[k].span.start && ctx.tokens[k].span.end <= g.span.end)
+        {
+            continue;
+        }
+        let span = ctx.span_of(k, after);
+        if st.r.notes.iter().any(|(s, _)| *s == span) {
+            continue;
+        }
+        st.r.notes.push((
+            span,
+            format!(
+                "\"{}\": no number was given, so nothing was compared",
+                ctx.text(span)
+            ),
+        ));
+    }
+}

@@ -54,15 +54,25 @@ pub(super) fn instructions(ctx: &Ctx<'_>, st: &mut State) {
             {
                 last += 1;
             }
-            let span = ctx.span_of(k, last);
             st.r.consumed.push((k, last));
-            st.r.notes.push((
-                span,
-                format!(
-                    "\"{}\": numbers are shown as computed, not rounded",
-                    ctx.text(span)
-                ),
-            ));
+            let places = (k + 1..last).find_map(|i| ctx.tokens[i].num).or_else(|| {
+                (k + 1..last)
+                    .any(|i| matches!(w(i), "whole" | "integer" | "integers"))
+                    .then_some(0.0)
+            });
+            match places.filter(|p| (0.0..=6.0).contains(p) && p.fract() == 0.0) {
+                Some(p) => st.r.round = Some(p as u8),
+                None => {
+                    let span = ctx.span_of(k, last);
+                    st.r.notes.push((
+                        span,
+                        format!(
+                            "\"{}\": numbers are shown as computed, not rounded",
+                            ctx.text(span)
+                        ),
+                    ));
+                }
+            }
         }
         // "ties broken by name", "break ties alphabetically"
         if matches!(w(k), "ties" | "tie" | "tiebreak" | "tie-break")

@@ -79,6 +79,7 @@ pub(crate) fn read(ctx: &Ctx<'_>) -> Reading {
     entity::provisional(ctx, &mut st);
     values::values(ctx, &mut st);
     compare::comparisons(ctx, &mut st);
+    compare::dangling_operators(ctx, &mut st);
     entity::fallback(ctx, &mut st);
     follow_up::pronouns(ctx, &mut st);
     follow_up::follow_up(ctx, &mut st);
@@ -90,5 +91,6 @@ pub(crate) fn read(ctx: &Ctx<'_>) -> Reading {
     instructions::instructions(ctx, &mut st);
     measures::share(ctx, &mut st);
     intent::intent(ctx, &mut st);
+    st.r.unused = (0..st.used.len()).filter(|&mi| !st.used[mi]).collect();
     st.r
 }

@@ -1,15 +1,55 @@
 //! Dictionary terms and the entity each one modifies ("large wounds", "wounds that are
 //! large").
 
+use crate::semantic::{TermKind, split_qualified};
+
 use crate::engine::reading::{Ctx, Reading};
 
 use super::state::{State, mention_entity};
 
 /// Anchors each dictionary term to the entity it modifies.
 pub(super) fn anchor_terms(ctx: &Ctx<'_>, st: &mut State) {
+    let model = ctx.model;
     for i in 0..st.r.terms.len() {
         let anchor = term_anchor(ctx, &st.r, st.r.terms[i].mention);
         st.r.terms[i].anchor = anchor;
+    }
+    // "large clinics": a word the dictionary defines for other records, said right before
+    // an entity it does not apply to, is not understood — it is asked about as an unknown
+    // word, never applied to something else or dropped
+    let mut unknown = Vec::new();
+    st.r.terms.retain(|tu| {
+        let term = &model.terms[tu.term];
+        let m = &ctx.mentions[tu.mention];
+        // (a phrase that names its own records, "multiple wounds" of patients, is whole)
+        let names_entity = !m.phrase.split(' ').any(|w| model.find_entity(w).is_some())
+            && ctx
+                .mentions
+                .iter()
+                .any(|o| o.first == m.last && o.entity().is_some() && o.measure().is_none());
+        let local = term.options.iter().any(|o| {
+            o.constraint.as_ref().is_some_and(|c| {
+                let attrs = c.attributes();
+                !attrs.is_empty()
+                    && attrs
+                        .iter()
+                        .all(|a| split_qualified(a).is_some_and(|(e, _)| e == tu.anchor))
+            })
+        });
+        let foreign = names_entity
+            && !term.applies_to.is_empty()
+            && !term.applies_to.contains(&tu.anchor)
+            && !local
+            && term.kind != TermKind::Ranking
+            && term.kind != TermKind::Measure;
+        if foreign {
+            unknown.push(tu.mention);
+        }
+        !foreign
+    });
+    for mi in unknown {
+        st.used[mi] = false;
+        st.r.not_understood.push(mi);
     }
 }
 
