@@ -471,6 +471,45 @@ async fn hand_picked_plans_match_values_computed_from_the_dataset() {
         );
         assert!((got - mean).abs() <= 0.05 + 1e-9, "{dialect:?}: {got} vs {mean}");
 
+        // "locations with more than N open wounds": groups kept by their count (HAVING).
+        let mut per_location: BTreeMap<&str, i64> = BTreeMap::new();
+        for w in t.data.wounds.iter().filter(|w| w.status.as_str() == "open") {
+            *per_location.entry(w.location.as_str()).or_default() += 1;
+        }
+        let mut counts: Vec<i64> = per_location.values().copied().collect();
+        counts.sort_unstable();
+        // a cut between the smallest and largest group, so some groups stay and some go
+        let cut = counts[counts.len() / 2];
+        let mut p = count_of(
+            "wounds",
+            vec![cmp("wounds.status", CompareOp::Eq, Value::Text("open".into()))],
+        );
+        p.dimensions = vec![Dimension::Attribute {
+            attribute: "wounds.location".into(),
+        }];
+        p.having = Some(server::engine::plan::Having {
+            op: CompareOp::Gt,
+            value: cut as f64,
+        });
+        let want: BTreeMap<String, i64> = per_location
+            .iter()
+            .filter(|(_, n)| **n > cut)
+            .map(|(k, n)| ((*k).to_owned(), *n))
+            .collect();
+        assert!(
+            !want.is_empty() && want.len() < per_location.len(),
+            "the cut splits the groups"
+        );
+        let got: BTreeMap<String, i64> = rows(db, &p)
+            .await
+            .iter()
+            .map(|r| match &r[0] {
+                Cell::Text(k) => (k.clone(), int(&r[1])),
+                other => panic!("{dialect:?}: expected a location, got {other:?}"),
+            })
+            .collect();
+        assert_eq!(got, want, "{dialect:?} groups kept by their count");
+
         // Healing rate per clinic, best first, top 3.
         let mut p = plan("wounds", Intent::Rank);
         p.dimensions = vec![Dimension::Attribute {

@@ -13,7 +13,7 @@ use crate::semantic::{
 
 use super::PieceKind;
 use super::ambiguity::Detected;
-use super::plan::{Dimension, Intent, Metric, OrderBy, OrderKey, QueryPlan};
+use super::plan::{Dimension, Having, Intent, Metric, OrderBy, OrderKey, QueryPlan};
 use super::plan_ops::{
     Chosen, DEFAULT_GRAIN, Slot, add_filter, agg_metric, anchor, apply_change, comparison_constraint,
     consolidate, count_metric, default_time_attribute, display_dimension, latest_of, measure_metric,
@@ -427,6 +427,38 @@ pub(crate) fn build(ctx: &Ctx<'_>, r: &Reading, det: &Detected, chosen: &[Chosen
         && plan.limit.is_none()
     {
         plan.order = rank_order(order);
+    }
+    // "etiologies with more than 20 open wounds": one row per group, kept by its count
+    if let Some((op, value)) = r.having
+        && !plan.dimensions.is_empty()
+    {
+        if plan.metrics.is_empty() && plan.intent == Intent::List {
+            plan.intent = Intent::Count;
+        }
+        plan.having = Some(Having { op, value });
+    }
+    // "sorted by onset date, oldest first": a list (or the grouping it names) in that order
+    if let Some((attr, order)) = &r.sort_by
+        && plan.limit.is_none()
+    {
+        let attr = attr.clone().or_else(|| {
+            model
+                .default_time_dimension(&plan.entity)
+                .map(|d| d.attribute.clone())
+        });
+        let fits = |a: &str| match plan.intent {
+            Intent::List => true,
+            _ => plan
+                .dimensions
+                .iter()
+                .any(|d| matches!(d, Dimension::Attribute { attribute } if attribute == a)),
+        };
+        if let Some(a) = attr.filter(|a| fits(a)) {
+            plan.order = vec![OrderBy {
+                key: OrderKey::Attribute { attribute: a },
+                order: *order,
+            }];
+        }
     }
     plan
 }

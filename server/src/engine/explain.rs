@@ -13,7 +13,7 @@ use crate::semantic::{
 
 use super::plan::{Dimension, Intent, OrderKey, QueryPlan};
 use super::plan_ops::{attribute_label, plural};
-use crate::semantic::SortOrder;
+use crate::semantic::{AttributeType, SortOrder};
 
 fn entity_plural(model: &SemanticModel, entity: &str) -> String {
     model
@@ -389,10 +389,11 @@ pub fn restate(model: &SemanticModel, plan: &QueryPlan) -> String {
     let head = match plan.intent {
         Intent::Count => format!("Counting {subject}"),
         Intent::List | Intent::Rank
-            if plan
-                .order
-                .iter()
-                .any(|o| matches!(o.key, OrderKey::Attribute { .. })) =>
+            if plan.limit.is_some()
+                && plan
+                    .order
+                    .iter()
+                    .any(|o| matches!(o.key, OrderKey::Attribute { .. })) =>
         {
             let (attr, order) = plan
                 .order
@@ -501,6 +502,44 @@ pub fn restate(model: &SemanticModel, plan: &QueryPlan) -> String {
         .collect();
     if !dims.is_empty() {
         parts.push(format!("by {}", join_and(&dims)));
+    }
+    if let Some(h) = plan.having {
+        let what = match plan.metrics.first() {
+            Some(m) if m.agg != MeasureAgg::Count => metric_phrase(m),
+            _ => subject.clone(),
+        };
+        let op = match h.op {
+            CompareOp::Gt => "more than",
+            CompareOp::Gte => "at least",
+            CompareOp::Lt => "fewer than",
+            CompareOp::Lte => "at most",
+            CompareOp::Eq => "exactly",
+            CompareOp::Ne => "other than",
+        };
+        parts.push(format!("only groups with {op} {} {what}", trim_number(h.value)));
+    }
+    // an ordering of every row ("sorted by onset date, oldest first")
+    if plan.limit.is_none()
+        && plan.intent != Intent::Rank
+        && let Some(o) = plan.order.first()
+    {
+        let dated = |a: &str| model.attribute_type(a) == Some(AttributeType::Date);
+        parts.push(match &o.key {
+            OrderKey::Attribute { attribute } => format!(
+                "sorted by {}, {}",
+                attr_name(model, &plan.entity, attribute),
+                match (dated(attribute), o.order) {
+                    (true, SortOrder::Asc) => "oldest first",
+                    (true, SortOrder::Desc) => "newest first",
+                    (false, SortOrder::Asc) => "lowest first",
+                    (false, SortOrder::Desc) => "highest first",
+                }
+            ),
+            OrderKey::Metric { .. } => match o.order {
+                SortOrder::Asc => "lowest first".to_owned(),
+                SortOrder::Desc => "highest first".to_owned(),
+            },
+        });
     }
     if let Some(places) = plan.round {
         parts.push(match places {

@@ -63,6 +63,9 @@ pub struct Cues {
     /// An ordering said as an instruction ("listed from most to fewest", "highest first",
     /// "in descending order"): token range and direction. Not a ranking: every row stays.
     pub sort_instruction: Option<(usize, usize, SortOrder)>,
+    /// The instruction said it in time words ("oldest first", "most recent first"):
+    /// ascending means earliest date first.
+    pub sort_temporal: bool,
     /// Negation words.
     pub negations: Vec<usize>,
     /// Pronouns pointing back ("it", "them", "those" …).
@@ -122,6 +125,30 @@ fn ordinal_at(tokens: &[Token], k: usize) -> Option<u32> {
 /// An ordering said as an instruction, not a ranking: "from most to fewest", "highest to
 /// lowest", "largest first", "in descending order", "descending".
 fn sort_instruction(tokens: &[Token]) -> Option<(usize, usize, SortOrder)> {
+    temporal_sort(tokens).or_else(|| figure_sort(tokens))
+}
+
+/// "oldest first", "newest first", "most recent first", "earliest first".
+fn temporal_sort(tokens: &[Token]) -> Option<(usize, usize, SortOrder)> {
+    for k in 0..tokens.len() {
+        let (order, first) = match (w(tokens, k), w(tokens, k.wrapping_sub(1))) {
+            ("oldest" | "earliest", _) => (SortOrder::Asc, k),
+            ("newest" | "latest", _) => (SortOrder::Desc, k),
+            ("recent", "most") => (SortOrder::Desc, k - 1),
+            _ => continue,
+        };
+        if w(tokens, k + 1) == "first" {
+            return Some((first, k + 2, order));
+        }
+        if matches!(w(tokens, k + 1), "on" | "at") && w(tokens, k + 2) == "top" {
+            return Some((first, k + 3, order));
+        }
+    }
+    None
+}
+
+/// "from most to fewest", "highest count first", "in descending order".
+fn figure_sort(tokens: &[Token]) -> Option<(usize, usize, SortOrder)> {
     let high = |s: &str| {
         matches!(
             s,
@@ -153,14 +180,19 @@ fn sort_instruction(tokens: &[Token]) -> Option<(usize, usize, SortOrder)> {
                 return Some((first, k + 3, order));
             }
         }
-        // "highest first", "most first", "smallest first"
-        if (high(word) || low(word)) && w(tokens, k + 1) == "first" {
+        // "highest first", "most first", "smallest first", "highest count first"
+        let figure_word = matches!(
+            w(tokens, k + 1),
+            "count" | "counts" | "number" | "numbers" | "value" | "values" | "total" | "totals" | "figure"
+        );
+        let first_at = if figure_word { k + 2 } else { k + 1 };
+        if (high(word) || low(word)) && w(tokens, first_at) == "first" {
             let order = if high(word) {
                 SortOrder::Desc
             } else {
                 SortOrder::Asc
             };
-            return Some((k, k + 2, order));
+            return Some((k, first_at + 1, order));
         }
         // "in descending order", "descending", "desc"
         if matches!(
@@ -280,6 +312,7 @@ pub fn cues(tokens: &[Token], in_phrase: impl Fn(usize) -> bool) -> Cues {
     };
     let first_word = tokens.iter().position(|t| t.is_wordlike()).unwrap_or(0);
     c.sort_instruction = sort_instruction(tokens);
+    c.sort_temporal = c.sort_instruction.is_some() && temporal_sort(tokens).is_some();
     let instruction = c.sort_instruction;
     for k in 0..tokens.len() {
         let word = w(tokens, k);

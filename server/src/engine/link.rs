@@ -535,9 +535,11 @@ pub fn comparisons(
             && let Some(v) = number(tokens, i)
             && mention_at(i).is_none()
             && i > 0
-            && let Some(mi) = mentions
-                .iter()
-                .position(|m| m.last == i || m.last + 1 == i && linked(i - 1))
+            && let Some(mi) = mentions.iter().position(|m| {
+                m.last == i
+                    || m.last + 1 == i && linked(i - 1)
+                    || linked(i - 1) && latest_visit_phrase(tokens, i - 1) == Some(m.last)
+            })
             && (!matches!(w(i + 1), "or" | "and" | "+" | "plus") || upper_of(v).is_some())
             && unit_at(tokens, i + 1).is_none_or(|(u, _)| !matches!(u, "days" | "weeks" | "months" | "years"))
             && let Some(subject @ (Subject::Attribute(_) | Subject::ColumnTerm(_))) =
@@ -699,6 +701,33 @@ pub fn comparisons(
 /// The subject before an operator at `op_at`: an attribute or column term just before
 /// (skipping filler words), else one implied by a comparative or a unit, else the entity
 /// just before ("patients over 80").
+/// "at the latest assessment", "on the most recent visit" ending just before `end`: the
+/// token where the phrase starts. A value said of the latest visit is the latest value,
+/// which is what an attribute of a wound already means.
+fn latest_visit_phrase(tokens: &[Token], end: usize) -> Option<usize> {
+    let w = |k: usize| tokens.get(k).map_or("", |t| t.text.as_str());
+    if end < 3
+        || !matches!(
+            w(end - 1),
+            "assessment" | "assessments" | "visit" | "visits" | "review" | "measurement" | "check"
+        )
+    {
+        return None;
+    }
+    let mut k = end - 1;
+    let mut latest = false;
+    while k > 0 {
+        match w(k - 1) {
+            "latest" | "last" | "recent" | "current" | "newest" => latest = true,
+            "most" | "the" | "their" | "its" | "his" | "her" => {}
+            "at" | "on" | "in" | "from" | "during" if latest => return Some(k - 1),
+            _ => return None,
+        }
+        k -= 1;
+    }
+    None
+}
+
 fn subject_before(
     model: &SemanticModel,
     tokens: &[Token],
@@ -739,6 +768,10 @@ fn subject_before(
     while k > 0 && steps < 4 && fillers.contains(&w(k - 1)) && !mentions.iter().any(|m| m.last == k) {
         k -= 1;
         steps += 1;
+    }
+    // "pain score at the latest assessment was under 3": over the visit it was taken at
+    if let Some(before) = latest_visit_phrase(tokens, k) {
+        k = before;
     }
     if k > 0
         && let Some(mi) = mentions.iter().position(|m| m.last == k)

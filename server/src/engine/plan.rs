@@ -5,7 +5,7 @@
 //! plan are the semantic model's names (`entity`, `entity.attribute`,
 //! measure names), never table or column text from the question.
 
-use crate::semantic::{Constraint, Grain, MeasureAgg, SortOrder};
+use crate::semantic::{CompareOp, Constraint, Grain, MeasureAgg, SortOrder};
 use chrono::NaiveDate;
 use serde::{Deserialize, Serialize};
 
@@ -73,6 +73,13 @@ pub enum OrderKey {
     Attribute { attribute: String },
 }
 
+/// A condition on a group's figure (SQL `HAVING`).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Having {
+    pub op: CompareOp,
+    pub value: f64,
+}
+
 /// One sort key.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct OrderBy {
@@ -108,6 +115,10 @@ pub struct QueryPlan {
     /// Decimal places real figures are rounded to ("rounded to 1 decimal").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub round: Option<u8>,
+    /// Groups kept by their figure ("etiologies with more than 20 open wounds"): the first
+    /// metric (the row count when there is none) compared with a number. Grouped plans only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub having: Option<Having>,
     /// The date relative constraints ("last 30 days", "open > 90 days") are computed from.
     pub today: NaiveDate,
 }
@@ -127,6 +138,7 @@ impl QueryPlan {
             limit: None,
             offset: None,
             round: None,
+            having: None,
             today,
         }
     }

@@ -303,8 +303,13 @@ pub(crate) struct Reading {
     pub consumed: Vec<(usize, usize)>,
     /// An ordering said as an instruction ("listed from most to fewest").
     pub sort: Option<SortOrder>,
+    /// "sorted by onset date, oldest first": the rows are ordered by this attribute
+    /// (qualified) or, when `None` inside, by the entity's own date.
+    pub sort_by: Option<(Option<String>, SortOrder)>,
     /// Decimal places asked for ("round to 1 decimal").
     pub round: Option<u8>,
+    /// Groups kept by their count ("etiologies with more than 20 wounds").
+    pub having: Option<(CompareOp, f64)>,
     /// Mentions no reading step gave a role (their words are not explained by them).
     pub unused: Vec<usize>,
     /// Mentions of known words used in a way nothing reads ("large clinics": "large" is
@@ -352,9 +357,11 @@ impl Reading {
             days_between: None,
             consumed: Vec::new(),
             sort: None,
+            sort_by: None,
             unused: Vec::new(),
             not_understood: Vec::new(),
             round: None,
+            having: None,
         }
     }
 }

@@ -2639,3 +2639,147 @@ fn whatever_and_regardless_of_say_that_something_is_not_a_filter() {
     assert!(w.ambiguity("status@wounds").is_none());
     assert!(!has_filter(plan(&w), "wounds.status"));
 }
+
+#[test]
+fn absence_of_related_rows_is_read_through_linking_verbs() {
+    // "never recorded an assessment", "don't have a single bedbound patient", "never had a
+    // wound heal": no related row (of that kind), whatever words stand between
+    let u = ask("which clinicians have never recorded an assessment");
+    assert!(
+        plan(&u).filters.iter().any(|f| matches!(f,
+            Constraint::RelatedCount { related, op: CompareOp::Eq, value: 0, .. } if related == "assessments")),
+        "{:?}",
+        plan(&u).filters
+    );
+    let u = ask("how many clinics don't have a single bedbound patient registered?");
+    assert!(
+        plan(&u)
+            .filters
+            .iter()
+            .any(|f| matches!(f, Constraint::Not { .. })),
+        "{:?}",
+        plan(&u).filters
+    );
+    let u = ask("how many patients have never had a wound heal?");
+    let p = plan(&u);
+    assert!(
+        p.filters.iter().any(|f| matches!(f, Constraint::Not { .. })),
+        "{:?}",
+        p.filters
+    );
+    // not "patients with no wounds at all"
+    assert!(
+        !p.filters
+            .iter()
+            .any(|f| matches!(f, Constraint::RelatedCount { .. })),
+        "{:?}",
+        p.filters
+    );
+    // a period that ended before today is those dates, not "the last N days"
+    let u = ask("open wounds with no assessment between 1 Sept 2025 and 31 Oct 2025");
+    assert!(
+        plan(&u).filters.iter().any(|f| matches!(f,
+            Constraint::RelatedCount { within: None, condition: Some(c), .. }
+                if matches!(c.as_ref(), Constraint::Between { .. }))),
+        "{:?}",
+        plan(&u).filters
+    );
+}
+
+#[test]
+fn a_value_said_of_the_latest_visit_is_compared() {
+    for q in [
+        "wounds where the pain score at the latest assessment was 0",
+        "wounds whose pain score at their most recent visit was 0",
+    ] {
+        let u = ask(q);
+        assert!(
+            has_filter(plan(&u), "wounds.latest_pain"),
+            "{q}: {:?}",
+            plan(&u).filters
+        );
+        assert!(asked(&u).is_empty(), "{q}: {:?}", asked(&u));
+    }
+}
+
+#[test]
+fn a_bare_number_after_an_entity_word_is_its_id_not_its_code() {
+    let u = ask("how many wounds has patient 17 had?");
+    assert!(has_filter(plan(&u), "patients.id") || has_filter(plan(&u), "wounds.patient_id"));
+    assert!(!has_filter(plan(&u), "patients.mrn"), "{:?}", plan(&u).filters);
+}
+
+#[test]
+fn counts_said_with_a_period_count_the_rows_of_that_period() {
+    let u = ask("clinicians with over 200 assessments in 2025");
+    let p = plan(&u);
+    assert!(
+        p.filters.iter().any(|f| matches!(f,
+            Constraint::RelatedCount { related, value: 200, condition: Some(c), .. }
+                if related == "assessments" && matches!(c.as_ref(), Constraint::Between { attribute, .. } if attribute == "assessments.assessed_on"))),
+        "{:?}",
+        p.filters
+    );
+    assert!(p.time_range.is_none(), "{:?}", p.time_range);
+}
+
+#[test]
+fn sort_instructions_order_every_row() {
+    let u = ask("list open DFUs sorted by onset date, oldest first");
+    let p = plan(&u);
+    assert_eq!(p.limit, None);
+    assert_eq!(
+        p.order.first().map(|o| (&o.key, o.order)),
+        Some((
+            &OrderKey::Attribute {
+                attribute: "wounds.onset_date".into()
+            },
+            SortOrder::Asc
+        ))
+    );
+    assert!(u.restatement.contains("oldest first"), "{}", u.restatement);
+    // the oldest patients have the highest age
+    let p = plan(&ask("patients sorted by age, oldest first")).clone();
+    assert_eq!(p.order.first().map(|o| o.order), Some(SortOrder::Desc));
+    assert_eq!(p.limit, None);
+    // "highest count first" on a grouping orders by the figure, every group kept
+    let u = ask("number of wounds per etiology - one row per etiology, highest count first");
+    let p = plan(&u);
+    assert!(!p.dimensions.is_empty() && p.limit.is_none(), "{p:?}");
+    assert_eq!(p.order.first().map(|o| o.order), Some(SortOrder::Desc));
+    // the instruction's words are not a time term
+    let u = ask("list healed wounds, most recent first");
+    assert!(!ids(&u).iter().any(|i| i.starts_with("term:")), "{:?}", ids(&u));
+}
+
+#[test]
+fn values_kept_by_their_count_are_groups() {
+    for (q, dim) in [
+        ("etiologies with more than 20 open wounds", "wounds.etiology"),
+        (
+            "disciplines with fewer than 5 clinicians",
+            "clinicians.discipline",
+        ),
+        ("body locations with fewer than 10 wounds", "wounds.location"),
+    ] {
+        let u = ask(q);
+        let p = plan(&u);
+        assert_eq!(
+            p.dimensions,
+            vec![Dimension::Attribute {
+                attribute: dim.into()
+            }],
+            "{q}: {p:?}"
+        );
+        assert!(p.having.is_some(), "{q}: {p:?}");
+        assert!(u.restatement.contains("only groups with"), "{}", u.restatement);
+        assert!(crate::sql::render(p, model(), crate::sql::Dialect::Sqlite).is_ok());
+    }
+    assert!(has_filter(
+        plan(&ask("etiologies with more than 20 open wounds")),
+        "wounds.status"
+    ));
+    // a count per record stays a count per record
+    let p = plan(&ask("patients with more than 3 wounds")).clone();
+    assert!(p.having.is_none() && p.dimensions.is_empty(), "{p:?}");
+}

@@ -455,7 +455,7 @@ impl<'p, 'm> Builder<'p, 'm> {
             let (attr, expr) = self.attribute_expr(&attribute)?;
             order.push(self.sort_term(&selected[i].alias, expr, attr.attribute.ty, dir));
         }
-        Ok(self.assemble(Vec::new(), selected, conds, Vec::new(), order))
+        Ok(self.assemble(Vec::new(), selected, conds, Vec::new(), None, order))
     }
 
     /// A sort term: text by its expression (with the byte-order collation), anything
@@ -568,6 +568,32 @@ impl<'p, 'm> Builder<'p, 'm> {
                 column: s.column.clone(),
             })
             .collect();
+        let mut having = None;
+        if let Some(h) = self.plan.having {
+            if dims.is_empty() {
+                return Err(RenderError::InvalidPlan {
+                    reason: "a condition on groups needs a grouping".into(),
+                });
+            }
+            let Some((MetricSql::Aggregate(e), _, _)) = metrics.first() else {
+                return Err(RenderError::InvalidPlan {
+                    reason: "groups can be kept by a count, sum, average, minimum or maximum only".into(),
+                });
+            };
+            if !h.value.is_finite() {
+                return Err(RenderError::InvalidPlan {
+                    reason: "the groups' condition needs a number".into(),
+                });
+            }
+            let mut c = e.clone();
+            c.push(crate::sql::predicate::op_sql(h.op));
+            if h.value.fract() == 0.0 && h.value.abs() < 1e15 {
+                c.push_param(BoundValue::Int(h.value as i64));
+            } else {
+                c.push_param(BoundValue::Real(h.value));
+            }
+            having = Some(c);
+        }
         for (sql, alias, column) in metrics {
             let expr = match sql {
                 MetricSql::Aggregate(e) => e,
@@ -624,7 +650,7 @@ impl<'p, 'm> Builder<'p, 'm> {
                 order.push(self.sort_term(&s.alias, s.expr.clone(), *sql_ty, SortOrder::Asc));
             }
         }
-        Ok(self.assemble(ctes, selected, conds, group_by, order))
+        Ok(self.assemble(ctes, selected, conds, group_by, having, order))
     }
 
     /// One metric's aggregate and its output type.
@@ -839,6 +865,7 @@ impl<'p, 'm> Builder<'p, 'm> {
         selected: Vec<Selected>,
         conds: &[Sql],
         group_by: Vec<Sql>,
+        having: Option<Sql>,
         order: Vec<Sql>,
     ) -> (Sql, Vec<OutputColumn>) {
         let mut s = Sql::new();
@@ -864,6 +891,9 @@ impl<'p, 'm> Builder<'p, 'm> {
         s.push_sql(self.source_sql(conds));
         if !group_by.is_empty() {
             s.push("\nGROUP BY ").push_sql(Sql::join(group_by, ", "));
+        }
+        if let Some(h) = having {
+            s.push("\nHAVING ").push_sql(h);
         }
         if !order.is_empty() {
             s.push("\nORDER BY ").push_sql(Sql::join(order, ", "));

@@ -6,12 +6,13 @@ use crate::semantic::{CompareOp, Constraint, Derived, TermKind, Value, split_qua
 use crate::engine::link::{Comparison, EXACT, Subject};
 use crate::engine::plan_ops::{latest_of, negate};
 use crate::engine::reading::{
-    Cmp, CmpSubject, CompareSpec, Ctx, Dim, DimSpec, EntitySource, Filter, MetricSpec, Reading, ThresholdGap,
+    Cmp, CmpSubject, ColSpec, CompareSpec, Ctx, Dim, DimSpec, EntitySource, Filter, MetricSpec, Reading,
+    ThresholdGap,
 };
 use crate::engine::{LinkMethod, LinkedPiece, PieceKind, TextSpan};
 
 use super::negation::negated_at;
-use super::state::{State, qualified};
+use super::state::{State, groupable, piece, qualified};
 
 /// Mentions inside comparisons belong to them.
 pub(super) fn claim_comparison_words(ctx: &Ctx<'_>, st: &mut State) {
@@ -36,10 +37,15 @@ pub(super) fn claim_comparison_words(ctx: &Ctx<'_>, st: &mut State) {
 pub(super) fn comparisons(ctx: &Ctx<'_>, st: &mut State) {
     for c in ctx.comparisons {
         // "at least one assessment showing …" said which visits, not how many
-        if st.r.visit_hint_at.is_some_and(|(a, b)| c.first < b && a < c.last) {
+        // (its number is inside that phrase; "pain score at the latest assessment was 0"
+        // compares a value said after it)
+        if st.r.visit_hint_at.is_some_and(|(a, b)| a < c.last && c.last <= b) {
             continue;
         }
-        read_comparison(ctx, &mut st.r, c);
+        if group_threshold(ctx, st, c) {
+            continue;
+        }
+        read_comparison(ctx, &mut st.r, &mut st.consumed_time, c);
     }
 }
 
@@ -314,8 +320,15 @@ pub(super) fn read_gaps(ctx: &Ctx<'_>, r: &mut Reading, used: &mut [bool]) {
     }
 }
 
-pub(super) fn read_comparison(ctx: &Ctx<'_>, r: &mut Reading, c: &Comparison) {
+pub(super) fn read_comparison(
+    ctx: &Ctx<'_>,
+    r: &mut Reading,
+    consumed_time: &mut Option<usize>,
+    c: &Comparison,
+) {
     let model = ctx.model;
+    // "more than 200 assessments in 2025": the period says which related rows count
+    let window = |rel: &str| counted_window(ctx, rel, c.last);
     let entity = r.entity.clone().unwrap_or_else(|| "wounds".into());
     let negated = negated_at(ctx, c.first);
     let subject = match &c.subject {
@@ -381,9 +394,21 @@ pub(super) fn read_comparison(ctx: &Ctx<'_>, r: &mut Reading, c: &Comparison) {
                     .iter()
                     .find(|a| matches!(&a.derived, Some(Derived::CountRelated { entity }) if *entity == *rel))
             });
-            match attr.filter(|_| condition.is_none()) {
+            let dated = window(rel);
+            match attr.filter(|_| condition.is_none() && dated.is_none()) {
                 Some(a) => CmpSubject::Attribute(format!("{owner}.{}", a.name)),
                 None => {
+                    let condition = match (condition, dated) {
+                        (c, None) => c,
+                        (None, Some((ti, d))) => {
+                            *consumed_time = Some(ti);
+                            Some(d)
+                        }
+                        (Some(c), Some((ti, d))) => {
+                            *consumed_time = Some(ti);
+                            Some(Constraint::All { of: vec![c, d] })
+                        }
+                    };
                     let n = c.value.max(0.0).round() as u32;
                     let constraint = Constraint::RelatedCount {
                         per: Some(owner.clone()),
@@ -417,6 +442,41 @@ pub(super) fn read_comparison(ctx: &Ctx<'_>, r: &mut Reading, c: &Comparison) {
         .iter()
         .take(4)
         .any(|t| matches!(t.text.as_str(), "heal" | "healed" | "close" | "closed"));
+    // "clinicians with over 200 assessments in 2025": a count attribute said with a
+    // period counts only the related rows dated in it
+    if let CmpSubject::Attribute(a) = &subject
+        && let Some(rel) = crate::engine::link::counts_related(model, a)
+        && let Some((ti, dated)) = window(&rel)
+        && let Some((owner, _)) = split_qualified(a)
+    {
+        *consumed_time = Some(ti);
+        let n = c.value.max(0.0).round() as u32;
+        r.filters.push(Filter {
+            constraint: negate(
+                Constraint::RelatedCount {
+                    per: Some(owner.to_owned()),
+                    related: rel.clone(),
+                    op: c.op,
+                    value: n,
+                    within: None,
+                    condition: Some(Box::new(dated)),
+                },
+                negated,
+            ),
+            first: c.first,
+            span: c.span,
+        });
+        r.pieces.push(LinkedPiece {
+            kind: PieceKind::Comparison,
+            target: format!("{owner}→{rel}"),
+            value: Some(Value::Integer(i64::from(n))),
+            text: ctx.text(c.span),
+            span: Some(c.span),
+            how: LinkMethod::Exact,
+            confidence: EXACT,
+        });
+        return;
+    }
     let subject = match subject {
         CmpSubject::Attribute(a) if a == "wounds.days_open" && heal_after => {
             CmpSubject::Attribute("wounds.healing_days".into())
@@ -447,6 +507,116 @@ pub(super) fn read_comparison(ctx: &Ctx<'_>, r: &mut Reading, c: &Comparison) {
         first: c.first,
         negated,
     });
+}
+
+/// "etiologies with more than 20 open wounds", "disciplines with fewer than 5
+/// clinicians": the question's subject is a set of values (a groupable attribute said in
+/// the plural before any records), and the count keeps the groups — one row per value,
+/// kept by its count (SQL `HAVING`), never a count compared per record.
+fn group_threshold(ctx: &Ctx<'_>, st: &mut State, c: &Comparison) -> bool {
+    let model = ctx.model;
+    let Subject::Related(rel) = &c.subject else {
+        return false;
+    };
+    if c.upper.is_some() || st.r.entity.as_ref().is_some_and(|e| e != rel) || !st.r.dims.is_empty() {
+        return false;
+    }
+    // the attribute mention that opens the question ("etiologies", "body locations")
+    let Some((mi, m)) = ctx
+        .mentions
+        .iter()
+        .enumerate()
+        .find(|(_, m)| m.last <= c.first && m.entity().is_none() && m.measure().is_none())
+    else {
+        return false;
+    };
+    let before_other = ctx.mentions[..mi]
+        .iter()
+        .all(|o| o.entity().is_none() && o.measure().is_none());
+    let plural = ctx.tokens[m.last - 1].text.ends_with('s');
+    let joined = |e: usize| {
+        let name = &model.entities[e].name;
+        name == rel
+            || model
+                .join_path(rel, name)
+                .is_some_and(|p| !p.is_empty() && p.iter().all(|s| s.forward))
+    };
+    let Some(attribute) = m
+        .attributes()
+        .find(|&(e, a)| {
+            groupable(model, e, a)
+                && joined(e)
+                && !model.entities[e].attributes[a].ty.is_numeric()
+                && model.entities[e].attributes[a].ty != crate::semantic::AttributeType::Date
+        })
+        .map(|(e, a)| qualified(model, e, a))
+    else {
+        return false;
+    };
+    if !before_other || !plural || !matches!(ctx.w(m.last), "with" | "having" | "that" | "which" | "where") {
+        return false;
+    }
+    let condition = c.subject_mention.and_then(|si| {
+        let sm = &ctx.mentions[si];
+        sm.measure()
+            .and_then(|x| model.measures[x].filter.clone())
+            .or_else(|| related_value(model, rel, sm))
+    });
+    // (a column to show it was read as before the count is the grouping now)
+    st.r.columns
+        .retain(|col| !matches!(col, ColSpec::Attribute(a) if *a == attribute));
+    st.r.entity = Some(rel.clone());
+    st.r.entity_source = EntitySource::Implied;
+    st.used[mi] = true;
+    if let Some(si) = c.subject_mention {
+        st.used[si] = true;
+    }
+    st.r.pieces
+        .push(piece(ctx, m, PieceKind::Dimension, attribute.clone(), None));
+    st.r.dims.push(Dim {
+        spec: DimSpec::Attribute(attribute),
+        span: m.span,
+    });
+    if let Some(cond) = condition {
+        st.r.filters.push(Filter {
+            constraint: cond,
+            first: c.first,
+            span: c.span,
+        });
+    }
+    st.r.having = Some((c.op, c.value));
+    st.r.pieces.push(LinkedPiece {
+        kind: PieceKind::Comparison,
+        target: format!("{rel} per group"),
+        value: Some(Value::Real(c.value)),
+        text: ctx.text(c.span),
+        span: Some(c.span),
+        how: LinkMethod::Exact,
+        confidence: EXACT,
+    });
+    true
+}
+
+/// A period said right after a count of related rows ("200 assessments in 2025", "3
+/// wounds since January"): the time expression's index and the condition on the related
+/// rows' own date.
+fn counted_window(ctx: &Ctx<'_>, rel: &str, after: usize) -> Option<(usize, Constraint)> {
+    let dim = ctx.model.default_time_dimension(rel)?;
+    let (ti, t) = ctx.times.iter().enumerate().find(|(_, t)| {
+        !t.all_time
+            && (t.first == after
+                || t.first == after + 1 && matches!(ctx.w(after), "recorded" | "done" | "seen" | "opened"))
+    })?;
+    let last_day = t.end.pred_opt().unwrap_or(t.end).min(ctx.today);
+    Some((
+        ti,
+        Constraint::Between {
+            attribute: dim.attribute.clone(),
+            min: Value::Text(t.start.format("%Y-%m-%d").to_string()),
+            max: Value::Text(last_day.format("%Y-%m-%d").to_string()),
+            unit: None,
+        },
+    ))
 }
 
 /// A value of the related entity said in the subject of a count ("2 or more venous leg

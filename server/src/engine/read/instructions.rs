@@ -4,16 +4,54 @@
 //! done (an ordering, a grouping, dropping a filter the question only meant to include);
 //! what it cannot is said as a note, so no word is dropped silently.
 
-use crate::semantic::Constraint;
+use crate::semantic::{Constraint, SortOrder};
 
 use crate::engine::reading::Ctx;
 
-use super::state::State;
+use super::state::{State, qualified, sortable};
 
 /// Reads the layout instructions.
 pub(super) fn instructions(ctx: &Ctx<'_>, st: &mut State) {
-    if let Some((_, _, order)) = ctx.cues.sort_instruction {
-        st.r.sort = Some(order);
+    // the instruction's words are not qualifiers ("most recent first" is no time term)
+    if let Some((a, b, _)) = ctx.cues.sort_instruction {
+        let inside = |mi: usize| ctx.mentions[mi].first >= a && ctx.mentions[mi].last <= b;
+        st.r.terms.retain(|t| !inside(t.mention));
+        for mi in 0..ctx.mentions.len() {
+            if inside(mi) {
+                st.used[mi] = true;
+            }
+        }
+    }
+    // "sorted by onset date", "ordered by age, oldest first": every row, in that order
+    let sort_key = st
+        .rank_key_mention
+        .filter(|_| ctx.cues.rank.is_none() && !ctx.cues.sort_at.is_empty())
+        .and_then(|mi| {
+            ctx.mentions[mi]
+                .attributes()
+                .find(|&(e, a)| sortable(ctx.model, e, a))
+                .map(|(e, a)| qualified(ctx.model, e, a))
+        });
+    match (sort_key, ctx.cues.sort_instruction) {
+        (Some(attr), instruction) => {
+            let dated = ctx
+                .model
+                .attribute_type(&attr)
+                .is_some_and(|t| t == crate::semantic::AttributeType::Date);
+            let order = match instruction {
+                // "by age, oldest first": the oldest have the highest age
+                Some((_, _, o)) if ctx.cues.sort_temporal && !dated => match o {
+                    SortOrder::Asc => SortOrder::Desc,
+                    SortOrder::Desc => SortOrder::Asc,
+                },
+                Some((_, _, o)) => o,
+                None => SortOrder::Asc,
+            };
+            st.r.sort_by = Some((Some(attr), order));
+        }
+        (None, Some((_, _, order))) if ctx.cues.sort_temporal => st.r.sort_by = Some((None, order)),
+        (None, Some((_, _, order))) => st.r.sort = Some(order),
+        (None, None) => {}
     }
     let n = ctx.tokens.len();
     for k in 0..n {

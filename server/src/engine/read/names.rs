@@ -28,11 +28,10 @@ pub(super) fn read_unknown_names(ctx: &Ctx<'_>, r: &mut Reading) {
                     .map(|a| (e, a))
             })
         };
-        let Some((e, a)) = m
+        let named = m
             .attributes()
-            .find(|&(e, a)| ctx.model.entities[e].attributes[a].role == AttributeRole::Identifier)
-            .or_else(own_identifier)
-        else {
+            .find(|&(e, a)| ctx.model.entities[e].attributes[a].role == AttributeRole::Identifier);
+        let Some((e, a)) = named.or_else(own_identifier) else {
             continue;
         };
         let k = if matches!(ctx.w(m.last), "is" | "of" | "=" | "number" | "no" | ":") {
@@ -44,7 +43,10 @@ pub(super) fn read_unknown_names(ctx: &Ctx<'_>, r: &mut Reading) {
         let looks_like_id = t.is_wordlike()
             && t.text.chars().any(|c| c.is_ascii_digit())
             && t.text.chars().all(|c| c.is_ascii_alphanumeric());
-        if !looks_like_id || covered(k) {
+        // after the entity's own word a bare number is its record id ("patient 17"),
+        // read elsewhere; a code with letters is its identifier ("pt CL0000137")
+        let code = t.text.chars().any(|c| c.is_ascii_alphabetic());
+        if !looks_like_id || covered(k) || (named.is_none() && !code) {
             continue;
         }
         identifiers.push(k);

@@ -30,10 +30,21 @@ pub(super) fn negated_at(ctx: &Ctx<'_>, first: usize) -> bool {
         if is_neg(k) {
             return true;
         }
+        // "never had a wound heal", "no patient who is bedbound": over the records' word
+        if let Some(e) = ctx
+            .mentions
+            .iter()
+            .find(|m| m.last == k + 1 && m.entity().is_some() && m.measure().is_none() && m.first > 0)
+        {
+            k = e.first;
+            continue;
+        }
         if !matches!(
             ctx.w(k),
             "a" | "an"
                 | "any"
+                | "single"
+                | "one"
                 | "than"
                 | "the"
                 | "marked"
@@ -92,8 +103,14 @@ pub(super) fn read_having_related(ctx: &Ctx<'_>, r: &mut Reading, explicit: &[(u
         let one_to_many = model
             .join_path(&subject, e)
             .is_some_and(|p| !p.is_empty() && p.iter().all(|s| !s.forward));
-        // qualified ("wounds that are open", "wound id 4") or part of something else
-        let qualified = matches!(
+        // qualified ("wounds that are open", "wound id 4", "a wound heal") or part of
+        // something else
+        let qualified = ctx.mentions.iter().any(|o| {
+            o.first == m.last
+                && o.entity().is_none()
+                && o.measure().is_none()
+                && (!o.values.is_empty() || !o.entries.is_empty())
+        }) || matches!(
             ctx.w(m.last),
             "that" | "which" | "who" | "where" | "whose" | "with" | "id" | "#" | "in" | "during" | "since"
         ) || ctx
@@ -108,12 +125,20 @@ pub(super) fn read_having_related(ctx: &Ctx<'_>, r: &mut Reading, explicit: &[(u
         if !one_to_many || qualified {
             continue;
         }
+        // "with no wounds", "never recorded an assessment", "don't have a single
+        // patient", "who have had a wound": the cue stands a few linking words before
         let mut k = m.first - 1;
-        while k > 0 && matches!(ctx.w(k), "any" | "a" | "an" | "single") {
+        let mut negated = false;
+        let mut having = false;
+        loop {
+            let w = ctx.w(k);
+            negated |= ctx.cues.negations.contains(&k);
+            having |= matches!(w, "with" | "having" | "have" | "has" | "had");
+            if negated || k == 0 || m.first - k > 4 || !LINKING_RELATED.contains(&w) {
+                break;
+            }
             k -= 1;
         }
-        let negated = ctx.cues.negations.contains(&k);
-        let having = matches!(ctx.w(k), "with" | "having" | "have" | "has" | "had");
         if !(negated || having) {
             continue;
         }
@@ -137,6 +162,32 @@ pub(super) fn read_having_related(ctx: &Ctx<'_>, r: &mut Reading, explicit: &[(u
         });
     }
 }
+
+/// Words between a "with"/negation cue and the related records it is about.
+const LINKING_RELATED: &[&str] = &[
+    "any",
+    "a",
+    "an",
+    "single",
+    "one",
+    "recorded",
+    "done",
+    "performed",
+    "made",
+    "seen",
+    "assessed",
+    "treated",
+    "registered",
+    "had",
+    "have",
+    "has",
+    "got",
+    "ever",
+    "been",
+    "with",
+    "having",
+    "yet",
+];
 
 /// "whatever their status", "regardless of diabetes", "irrespective of clinic", "no
 /// matter their stage": the phrase after it is said so that it is *not* a filter.
@@ -194,17 +245,30 @@ pub(super) fn read_not_seen(
             continue;
         }
         let mut span = None;
+        let mut condition = None;
         if let Some((ti, t)) = ctx
             .times
             .iter()
             .enumerate()
             .find(|(_, t)| t.first >= m.last && t.first <= m.last + 1)
         {
-            let days = (ctx.today - t.start).num_days().max(1) as u32;
-            span = Some(Span {
-                n: days,
-                unit: SpanUnit::Days,
-            });
+            if t.end <= ctx.today {
+                // "no assessment between 1 Sept and 31 Oct": a period that ended before
+                // today is those dates, not "the last N days"
+                let last_day = t.end.pred_opt().unwrap_or(t.end);
+                condition = Some(Box::new(Constraint::Between {
+                    attribute: "assessments.assessed_on".into(),
+                    min: Value::Text(t.start.format("%Y-%m-%d").to_string()),
+                    max: Value::Text(last_day.format("%Y-%m-%d").to_string()),
+                    unit: None,
+                }));
+            } else {
+                let days = (ctx.today - t.start).num_days().max(1) as u32;
+                span = Some(Span {
+                    n: days,
+                    unit: SpanUnit::Days,
+                });
+            }
             *consumed_time = Some(ti);
         } else {
             let mut k = m.last;
@@ -230,14 +294,16 @@ pub(super) fn read_not_seen(
                 span = Some(Span { n, unit });
             }
         }
-        let Some(within) = span else { continue };
+        if span.is_none() && condition.is_none() {
+            continue;
+        }
         let constraint = Constraint::RelatedCount {
             per: None,
             related: "assessments".into(),
             op: CompareOp::Eq,
             value: 0,
-            within: Some(within),
-            condition: None,
+            within: span,
+            condition,
         };
         r.filters.push(Filter {
             constraint,
