@@ -2783,3 +2783,29 @@ fn values_kept_by_their_count_are_groups() {
     let p = plan(&ask("patients with more than 3 wounds")).clone();
     assert!(p.having.is_none() && p.dimensions.is_empty(), "{p:?}");
 }
+
+#[test]
+fn a_measurement_over_the_whole_history_uses_every_visit() {
+    for q in [
+        "max area ever recorded for wound 250",
+        "highest pain score of all time for wound 250",
+        "largest area across all assessments of wound 250",
+    ] {
+        let u = ask(q);
+        assert!(asked(&u).is_empty(), "{q}: {:?}", asked(&u));
+        let p = plan(&u);
+        assert!(
+            p.metrics.iter().any(|m| m
+                .attribute
+                .as_deref()
+                .is_some_and(|a| a.starts_with("assessments."))),
+            "{q}: {:?}",
+            p.metrics
+        );
+    }
+    // "ever had a pain score above 8": any visit, not the latest one
+    assert!(has_filter(
+        plan(&ask("wounds that have ever had a pain score above 8")),
+        "assessments.pain_score"
+    ));
+}

@@ -98,4 +98,16 @@ pub(super) fn read_visit_hint(ctx: &Ctx<'_>, r: &mut Reading, used: &mut [bool])
         }
         return;
     }
+    // "the largest area ever recorded", "highest pain of all time", "across all their
+    // assessments": a measurement over the whole history, every visit counts
+    let history = (0..ctx.tokens.len()).any(|k| {
+        matches!(ctx.w(k), "ever" | "all-time")
+            || ctx.w(k) == "all" && ctx.w(k + 1) == "time"
+            || matches!(ctx.w(k), "across" | "over" | "among")
+                && ctx.w(k + 1) == "all"
+                && (k + 2..k + 4).any(|i| matches!(ctx.w(i), "assessments" | "visits" | "measurements"))
+    });
+    if history {
+        r.visit_hint = Some(false);
+    }
 }
