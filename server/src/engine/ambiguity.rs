@@ -1432,6 +1432,47 @@ pub(crate) fn time_column(ctx: &Ctx<'_>, r: &Reading, d: &mut Detected) {
         let preferred = opts.remove(i);
         opts.insert(0, preferred);
     }
+    // "the most assessments in 2025", "wounds opened … patients seen in 2025": the records
+    // named right before the period are the ones it dates
+    if let Some(t) = &r.time
+        && let Some(k) = ctx.tokens.iter().position(|x| x.span.start == t.span.start)
+        && let Some(named) = ctx
+            .mentions
+            .iter()
+            .filter(|m| {
+                m.last == k
+                    || m.last + 1 == k
+                        && matches!(
+                            ctx.w(m.last),
+                            "in" | "during" | "since" | "from" | "recorded" | "done" | "seen"
+                        )
+            })
+            .find_map(|m| {
+                // the entity word, or what a count names ("number of assessments")
+                m.entity()
+                    .map(|e| ctx.model.entities[e].name.clone())
+                    .or_else(|| {
+                        m.attributes().find_map(|(e, a)| {
+                            crate::engine::link::counts_related(
+                                ctx.model,
+                                &format!(
+                                    "{}.{}",
+                                    ctx.model.entities[e].name, ctx.model.entities[e].attributes[a].name
+                                ),
+                            )
+                        })
+                    })
+                    .or_else(|| m.measure().map(|x| ctx.model.measures[x].entity.clone()))
+            })
+        && let Some(i) = opts.iter().position(|(_, _, a)| {
+            ctx.model
+                .default_time_dimension(&named)
+                .is_some_and(|d| d.attribute == *a)
+        })
+    {
+        let preferred = opts.remove(i);
+        opts.insert(0, preferred);
+    }
     let options: Vec<AmbiguityOption> = opts
         .iter()
         .enumerate()

@@ -2809,3 +2809,26 @@ fn a_measurement_over_the_whole_history_uses_every_visit() {
         "assessments.pain_score"
     ));
 }
+
+#[test]
+fn include_the_healed_ones_points_at_this_questions_records() {
+    let u = ask("how many pressure injuries are there? include the healed and amputated ones too");
+    assert!(asked(&u).is_empty(), "{:?}", asked(&u));
+    assert!(!has_filter(plan(&u), "wounds.status"), "{:?}", plan(&u).filters);
+    // with nothing named before, "the open ones" still points back
+    assert!(ids(&ask("show me the open ones")).contains(&"reference:ones"));
+}
+
+#[test]
+fn a_period_dates_the_records_named_right_before_it() {
+    let u = ask("clinic with the highest number of assessments in 2025");
+    let p = plan(&u);
+    assert_eq!(
+        p.time_range.as_ref().map(|t| t.attribute.as_str()),
+        Some("assessments.assessed_on"),
+        "{p:?}"
+    );
+    // ranked by its own assessments, not by a wound's assessment count
+    assert_eq!(p.entity, "assessments", "{p:?}");
+    assert_eq!(p.limit, Some(1));
+}

@@ -62,8 +62,19 @@ pub(super) fn pronouns(ctx: &Ctx<'_>, st: &mut State) {
         let followed_by_noun = mention_covering(p + 1).is_some_and(|mi| ms[mi].entity().is_some());
         let demonstrative = matches!(ctx.w(p), "that" | "this" | "those" | "these" | "ones" | "same");
         // "the open ones" point back even after a value; a named entity is what they are
+        // ("pressure injuries … include the healed ones": the records this question is
+        // about, named by a value of theirs)
         let before = if matches!(ctx.w(p), "ones" | "same") {
             ms.iter().any(|m| m.last <= p && m.entity().is_some())
+                || ctx.w(p) == "ones"
+                    && st.r.entity.is_some()
+                    && ms.iter().any(|m| {
+                        m.last <= p
+                            && !m.entries.is_empty()
+                            && (m.last..p).any(|i| {
+                                matches!(ctx.w(i), "," | "." | "?" | ";" | "include" | "including" | "even")
+                            })
+                    })
         } else {
             before
         };

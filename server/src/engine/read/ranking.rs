@@ -123,6 +123,18 @@ pub(super) fn rank(ctx: &Ctx<'_>, st: &mut State) {
                 None => RankKey::None,
             }
         };
+        // "the clinic with the highest number of assessments": a count kept on other
+        // records (a wound's assessment count) ranks the subject by its own related rows
+        let key = match key {
+            RankKey::Attribute(a)
+                if st.rank_subject.as_deref().is_some_and(|subject| {
+                    split_qualified(&a).is_some_and(|(owner, _)| owner != subject)
+                }) && crate::engine::link::counts_related(model, &a).is_some() =>
+            {
+                RankKey::CountOf(crate::engine::link::counts_related(model, &a).unwrap_or_default())
+            }
+            other => other,
+        };
         if let RankKey::Measure(mx) = key {
             st.measures.retain(|&(_, m)| m != mx);
             if st.measures.is_empty() {
