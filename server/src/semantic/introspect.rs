@@ -516,6 +516,7 @@ async fn draft_entity(
             pii,
             weight: 1.0,
             derived: None,
+            not_null: !c.nullable,
             allowed,
         });
     }

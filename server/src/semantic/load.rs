@@ -98,9 +98,26 @@ impl SemanticModel {
         file_name: &str,
         schema: Option<&SchemaInfo>,
     ) -> Result<SemanticModel, ModelError> {
-        let model = SemanticModel::parse_toml(text, file_name)?;
+        let mut model = SemanticModel::parse_toml(text, file_name)?;
         model.validate(file_name, schema)?;
+        if let Some(schema) = schema {
+            model.mark_not_null(schema);
+        }
         Ok(model)
+    }
+
+    /// Marks the column attributes the schema declares `NOT NULL`.
+    pub fn mark_not_null(&mut self, schema: &SchemaInfo) {
+        for e in &mut self.entities {
+            let Some(table) = schema.tables.get(&e.table) else {
+                continue;
+            };
+            for a in &mut e.attributes {
+                if let Some(col) = a.column.as_deref().and_then(|c| table.columns.get(c)) {
+                    a.not_null |= !col.nullable;
+                }
+            }
+        }
     }
 
     /// Parses a model without validating it (for tools that repair or merge models).
@@ -349,6 +366,29 @@ mod tests {
             }
         });
         assert!(found, "{default:?}");
+    }
+
+    #[test]
+    fn not_null_columns_are_marked_from_the_schema() {
+        let m = SemanticModel::wound_care();
+        let attr = |q: &str| m.attribute(q).unwrap().attribute.not_null;
+        assert!(attr("assessments.assessed_on"));
+        assert!(attr("wounds.onset_date"));
+        assert!(
+            !attr("wounds.healed_date"),
+            "healed_date is NULL while a wound is open"
+        );
+        // derived attributes are never marked
+        assert!(!attr("wounds.latest_area"));
+        // without a schema nothing is assumed
+        let bare = SemanticModel::from_toml_str(WOUND_CARE_TOML, WOUND_CARE_FILE).unwrap();
+        assert!(
+            !bare
+                .attribute("assessments.assessed_on")
+                .unwrap()
+                .attribute
+                .not_null
+        );
     }
 
     #[test]

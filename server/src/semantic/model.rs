@@ -139,6 +139,11 @@ pub struct Attribute {
     /// The typed derivation, when the attribute is not a plain column.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub derived: Option<Derived>,
+    /// The column never holds NULL (declared `NOT NULL`; filled from the schema when a
+    /// model is checked against one). Lets the renderer order by it without `NULLS LAST`,
+    /// which keeps an index on it usable.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub not_null: bool,
     /// The values it may take (static list, or read from the database).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub allowed: Option<AllowedValues>,

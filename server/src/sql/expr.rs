@@ -458,10 +458,13 @@ pub(crate) fn pick_related(
     let value = attr_expr_at(ctx, &sub.last, target, depth)?;
     let date = attr_expr_at(ctx, &sub.last, by, depth)?;
     let key = Sql::column(&sub.last, &ctx.key_column(target.entity)?);
-    let dir = if newest {
-        " DESC NULLS LAST, "
-    } else {
-        " ASC NULLS LAST, "
+    // NULLS LAST only where a NULL can occur: on a NOT NULL date the database can walk
+    // an index on (parent, date) in order instead of sorting
+    let dir = match (newest, by.attribute.not_null) {
+        (true, true) => " DESC, ",
+        (false, true) => " ASC, ",
+        (true, false) => " DESC NULLS LAST, ",
+        (false, false) => " ASC NULLS LAST, ",
     };
     let mut s = Sql::text("(SELECT ");
     s.push_sql(value)
