@@ -351,6 +351,23 @@ fn run_with(input: &EngineInput<'_>, index: &EngineIndex, with_suggestions: bool
         }
         plan.order.clear();
         plan.limit = None;
+    } else if let Some(attribute) = reading.days_between.clone()
+        && !reading.follow_up
+        && plan.dimensions.is_empty()
+        && matches!(plan.intent, Intent::List | Intent::Count)
+        && !plan
+            .filters
+            .iter()
+            .any(|f| f.attributes().contains(&attribute.as_str()))
+        && reading.cmps.is_empty()
+    {
+        // "for each healed burn, no. of days from onset to healed date", "how many days
+        // did wound 12 take to heal": each record's day count, shown — never dropped
+        plan.intent = Intent::List;
+        plan.metrics.clear();
+        if !plan.columns.contains(&attribute) {
+            plan.columns.push(attribute);
+        }
     }
     // "which etiology has the highest average pain score": that attribute's groups,
     // ranked by the metric, the first one

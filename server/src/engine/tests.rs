@@ -2832,3 +2832,36 @@ fn a_period_dates_the_records_named_right_before_it() {
     assert_eq!(p.entity, "assessments", "{p:?}");
     assert_eq!(p.limit, Some(1));
 }
+
+#[test]
+fn a_day_count_between_two_dates_is_shown_per_record() {
+    let u = ask("for each healed burn, no. of days from onset to healed date");
+    let p = plan(&u);
+    assert_eq!(p.intent, Intent::List, "{p:?}");
+    assert!(
+        p.columns.contains(&"wounds.healing_days".to_owned()),
+        "{:?}",
+        p.columns
+    );
+    // said with a number it is a filter on that day count, and a count stays a count
+    let u = ask("how many healed burns took over 100 days from onset to healing");
+    let p = plan(&u);
+    assert_eq!(p.intent, Intent::Count, "{p:?}");
+    assert!(has_filter(p, "wounds.healing_days"), "{:?}", p.filters);
+}
+
+#[test]
+fn a_list_never_shows_a_column_of_the_many_side() {
+    // the plan behind the question (the best guess) too
+    let u = ask("list the patients who have ever scored 10/10 on pain at a visit");
+    if let Some(p) = u.plan.as_ref() {
+        assert!(
+            p.columns
+                .iter()
+                .all(|c| c.starts_with("patients.") || c.starts_with("clinics.")),
+            "{:?}",
+            p.columns
+        );
+        assert!(crate::sql::render(p, model(), crate::sql::Dialect::Sqlite).is_ok());
+    }
+}

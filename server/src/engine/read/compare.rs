@@ -441,7 +441,12 @@ pub(super) fn read_comparison(
     let heal_after = ctx.tokens[c.last.min(ctx.tokens.len())..]
         .iter()
         .take(4)
-        .any(|t| matches!(t.text.as_str(), "heal" | "healed" | "close" | "closed"));
+        .any(|t| {
+            matches!(
+                t.text.as_str(),
+                "heal" | "healed" | "healing" | "close" | "closed" | "closure"
+            )
+        });
     // "clinicians with over 200 assessments in 2025": a count attribute said with a
     // period counts only the related rows dated in it
     if let CmpSubject::Attribute(a) = &subject
@@ -478,6 +483,10 @@ pub(super) fn read_comparison(
         return;
     }
     let subject = match subject {
+        // "over 100 days from onset to healing": the day count the question named
+        CmpSubject::Attribute(a) if a == "wounds.days_open" && r.days_between.is_some() => {
+            CmpSubject::Attribute(r.days_between.clone().unwrap_or(a))
+        }
         CmpSubject::Attribute(a) if a == "wounds.days_open" && heal_after => {
             CmpSubject::Attribute("wounds.healing_days".into())
         }
