@@ -471,6 +471,48 @@ async fn hand_picked_plans_match_values_computed_from_the_dataset() {
         );
         assert!((got - mean).abs() <= 0.05 + 1e-9, "{dialect:?}: {got} vs {mean}");
 
+        // "clinicians who assessed at least N different wounds": through the assessments
+        // (one to many) to their wounds (many to one), each wound counted once.
+        let mut wounds_of: HashMap<i64, std::collections::HashSet<i64>> = HashMap::new();
+        let mut visits_of: HashMap<i64, i64> = HashMap::new();
+        for a in &t.data.assessments {
+            wounds_of.entry(a.clinician_id).or_default().insert(a.wound_id);
+            *visits_of.entry(a.clinician_id).or_default() += 1;
+        }
+        let mut distinct: Vec<i64> = wounds_of.values().map(|w| w.len() as i64).collect();
+        distinct.sort_unstable();
+        let n = distinct[distinct.len() / 2];
+        let want = t
+            .data
+            .clinicians
+            .iter()
+            .filter(|c| wounds_of.get(&c.id).map_or(0, |w| w.len() as i64) >= n)
+            .count() as i64;
+        // the cut must tell distinct wounds from visits, or the check proves nothing
+        let by_visits = t
+            .data
+            .clinicians
+            .iter()
+            .filter(|c| visits_of.get(&c.id).copied().unwrap_or(0) >= n)
+            .count() as i64;
+        assert_ne!(want, by_visits, "the fixture separates wounds from visits");
+        let p = count_of(
+            "clinicians",
+            vec![Constraint::RelatedCount {
+                per: None,
+                related: "wounds".into(),
+                op: CompareOp::Gte,
+                value: n as u32,
+                within: None,
+                condition: None,
+            }],
+        );
+        assert_eq!(
+            counted(db, &p).await,
+            want,
+            "{dialect:?} distinct wounds through visits"
+        );
+
         // "locations with more than N open wounds": groups kept by their count (HAVING).
         let mut per_location: BTreeMap<&str, i64> = BTreeMap::new();
         for w in t.data.wounds.iter().filter(|w| w.status.as_str() == "open") {

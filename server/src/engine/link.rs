@@ -816,11 +816,23 @@ fn subject_after(
     mentions: &[Mention],
     at: usize,
 ) -> (Option<Subject>, Option<usize>, usize) {
+    // "200 registered patients", "50 different wounds": a word that only restates what
+    // is counted
+    let at = if tokens.get(at).is_some_and(|t| {
+        matches!(
+            t.text.as_str(),
+            "registered" | "distinct" | "different" | "unique" | "separate" | "individual"
+        )
+    }) && mentions.iter().any(|m| m.first == at + 1)
+    {
+        at + 1
+    } else {
+        at
+    };
     let Some(mi) = mentions.iter().position(|m| m.first == at) else {
         return (None, None, at);
     };
     let m = &mentions[mi];
-    let _ = tokens;
     if let Some(e) = m.entity() {
         return (
             Some(Subject::Related(model.entities[e].name.clone())),

@@ -2865,3 +2865,54 @@ fn a_list_never_shows_a_column_of_the_many_side() {
         assert!(crate::sql::render(p, model(), crate::sql::Dialect::Sqlite).is_ok());
     }
 }
+
+#[test]
+fn negation_said_after_the_value_or_before_its_place_is_read() {
+    let u = ask("count wounds where necrotic tissue was never recorded at any assessment");
+    assert!(
+        plan(&u)
+            .filters
+            .iter()
+            .any(|f| matches!(f, Constraint::Not { .. })),
+        "{:?}",
+        plan(&u).filters
+    );
+    let u = ask("Which clinicians have never assessed a wound on the head?");
+    assert_eq!(plan(&u).entity, "clinicians");
+    assert!(
+        plan(&u)
+            .filters
+            .iter()
+            .any(|f| matches!(f, Constraint::Not { .. })),
+        "{:?}",
+        plan(&u).filters
+    );
+}
+
+#[test]
+fn absence_in_a_period_counts_only_that_periods_rows() {
+    let u = ask("patients with no wounds in 2025");
+    let p = plan(&u);
+    assert!(
+        p.filters.iter().any(|f| matches!(f,
+            Constraint::RelatedCount { related, value: 0, condition: Some(_), .. } if related == "wounds")),
+        "{:?}",
+        p.filters
+    );
+    assert!(p.time_range.is_none(), "{:?}", p.time_range);
+}
+
+#[test]
+fn a_value_before_a_count_names_the_records_counted_for() {
+    let u = ask("Which physicians recorded fewer than 130 assessments in the last 6 months?");
+    assert_eq!(plan(&u).entity, "clinicians", "{:?}", plan(&u));
+    // a value is never a grouping of values
+    let p = plan(&ask("smokers with more than 2 wounds")).clone();
+    assert_eq!(p.entity, "patients");
+    assert!(p.dimensions.is_empty() && p.having.is_none(), "{p:?}");
+    // "registered", "different" only restate what is counted
+    let p = plan(&ask("health regions with more than 200 registered patients")).clone();
+    assert!(p.having.is_some(), "{p:?}");
+    let p = plan(&ask("which body locations have more than 150 healed wounds")).clone();
+    assert!(p.having.is_some(), "{p:?}");
+}

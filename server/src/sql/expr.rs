@@ -495,7 +495,21 @@ pub(crate) fn count_related(
     on_row: &mut RowCondition<'_>,
 ) -> Result<Sql, RenderError> {
     let sub = correlated(ctx, outer, path)?;
-    let mut s = Sql::text("(SELECT COUNT(*) FROM ");
+    // through a many-to-one step ("clinicians … 50 different wounds": their assessments'
+    // wounds) the same row is reached more than once: count it once
+    let through_parent = path.iter().any(|step| step.forward);
+    let mut s = if through_parent {
+        let target = step_target(path.last().expect("non-empty path"));
+        let entity = ctx.model.entity(target).ok_or_else(|| RenderError::InvalidPlan {
+            reason: format!("no entity {target}"),
+        })?;
+        let key = ctx.key_column(entity)?;
+        let mut s = Sql::text("(SELECT COUNT(DISTINCT ");
+        s.push_sql(Sql::column(&sub.last, &key)).push(") FROM ");
+        s
+    } else {
+        Sql::text("(SELECT COUNT(*) FROM ")
+    };
     s.push_sql(sub.from).push(" WHERE ").push_sql(sub.correlation);
     if let Some(cond) = on_row(ctx, &sub.last)? {
         s.push(" AND ").push_sql(cond);

@@ -381,10 +381,29 @@ pub(super) fn read_comparison(
             });
             // "patients with more than 3 wounds": a count attribute of the entity, else a
             // related count
-            let owner = r.entity.clone().unwrap_or_else(|| match rel.as_str() {
-                "wounds" => "patients".into(),
-                _ => "wounds".into(),
+            // "which physicians recorded fewer than 130 assessments": a value said before
+            // the count names the records that have them (clinicians, by discipline)
+            let value_owner = ctx.mentions.iter().filter(|m| m.last <= c.first).find_map(|m| {
+                m.entries.iter().find_map(|e| match &e.target {
+                    crate::engine::vocab::Target::Value(a, _) => {
+                        split_qualified(a).map(|(e, _)| e.to_owned()).filter(|e| {
+                            e != rel
+                                && model
+                                    .join_path(e, rel)
+                                    .is_some_and(|p| !p.is_empty() && p.iter().all(|s| !s.forward))
+                        })
+                    }
+                    _ => None,
+                })
             });
+            let owner = r
+                .entity
+                .clone()
+                .or(value_owner)
+                .unwrap_or_else(|| match rel.as_str() {
+                    "wounds" => "patients".into(),
+                    _ => "wounds".into(),
+                });
             if r.entity.is_none() {
                 r.entity = Some(owner.clone());
                 r.entity_source = EntitySource::Implied;
@@ -556,13 +575,39 @@ fn group_threshold(ctx: &Ctx<'_>, st: &mut State, c: &Comparison) -> bool {
             groupable(model, e, a)
                 && joined(e)
                 && !model.entities[e].attributes[a].ty.is_numeric()
-                && model.entities[e].attributes[a].ty != crate::semantic::AttributeType::Date
+                && !matches!(
+                    model.entities[e].attributes[a].ty,
+                    crate::semantic::AttributeType::Date | crate::semantic::AttributeType::Boolean
+                )
         })
         .map(|(e, a)| qualified(model, e, a))
     else {
         return false;
     };
-    if !before_other || !plural || !matches!(ctx.w(m.last), "with" | "having" | "that" | "which" | "where") {
+    // a value ("smokers", "physicians") names records, not a set of values
+    let names_values = m.values.is_empty()
+        && !m
+            .entries
+            .iter()
+            .any(|e| matches!(e.target, crate::engine::vocab::Target::Value(..)));
+    if !before_other
+        || !plural
+        || !names_values
+        || !matches!(
+            ctx.w(m.last),
+            "with"
+                | "having"
+                | "that"
+                | "which"
+                | "where"
+                | "have"
+                | "has"
+                | "had"
+                | "show"
+                | "saw"
+                | "recorded"
+        )
+    {
         return false;
     }
     let condition = c.subject_mention.and_then(|si| {
@@ -609,7 +654,7 @@ fn group_threshold(ctx: &Ctx<'_>, st: &mut State, c: &Comparison) -> bool {
 /// A period said right after a count of related rows ("200 assessments in 2025", "3
 /// wounds since January"): the time expression's index and the condition on the related
 /// rows' own date.
-fn counted_window(ctx: &Ctx<'_>, rel: &str, after: usize) -> Option<(usize, Constraint)> {
+pub(super) fn counted_window(ctx: &Ctx<'_>, rel: &str, after: usize) -> Option<(usize, Constraint)> {
     let dim = ctx.model.default_time_dimension(rel)?;
     let (ti, t) = ctx.times.iter().enumerate().find(|(_, t)| {
         !t.all_time

@@ -45,6 +45,9 @@ pub(super) fn negated_at(ctx: &Ctx<'_>, first: usize) -> bool {
                 | "any"
                 | "single"
                 | "one"
+                | "on"
+                | "at"
+                | "of"
                 | "than"
                 | "the"
                 | "marked"
@@ -86,11 +89,43 @@ pub(super) fn negated_at(ctx: &Ctx<'_>, first: usize) -> bool {
     false
 }
 
+/// "necrotic tissue was never recorded", "infection has not been documented": a negation
+/// said after the value, across a copula.
+pub(super) fn negated_after(ctx: &Ctx<'_>, last: usize) -> bool {
+    let mut k = last;
+    // over the attribute's own word ("necrotic tissue", "high exudate")
+    if let Some(m) = ctx
+        .mentions
+        .iter()
+        .find(|m| m.first == k && m.entity().is_none() && m.attributes().next().is_some())
+    {
+        k = m.last;
+    }
+    for _ in 0..4 {
+        if ctx.cues.negations.contains(&k) {
+            return true;
+        }
+        if !matches!(
+            ctx.w(k),
+            "was" | "were" | "is" | "are" | "has" | "have" | "had" | "been" | "ever" | "yet"
+        ) {
+            return false;
+        }
+        k += 1;
+    }
+    false
+}
+
 /// An entity word other than the subject, said right after "with"/"having" or a negation,
 /// with nothing qualifying it: whether related rows exist at all. "patients with no
 /// wounds" → no related wounds; "patients with wounds" → at least one. Only across a
 /// one-to-many path (a patient's wounds, a clinic's patients).
-pub(super) fn read_having_related(ctx: &Ctx<'_>, r: &mut Reading, explicit: &[(usize, String)]) {
+pub(super) fn read_having_related(
+    ctx: &Ctx<'_>,
+    r: &mut Reading,
+    explicit: &[(usize, String)],
+    consumed_time: &mut Option<usize>,
+) {
     let model = ctx.model;
     let Some(subject) = r.entity.clone() else {
         return;
@@ -103,6 +138,15 @@ pub(super) fn read_having_related(ctx: &Ctx<'_>, r: &mut Reading, explicit: &[(u
         let one_to_many = model
             .join_path(&subject, e)
             .is_some_and(|p| !p.is_empty() && p.iter().all(|s| !s.forward));
+        // "no assessment at all in 2026", "no wounds in 2025": only the related rows of
+        // that period
+        let mut after = m.last;
+        if ctx.w(after) == "at" && ctx.w(after + 1) == "all" {
+            after += 2;
+        } else if matches!(ctx.w(after), "whatsoever" | "ever") {
+            after += 1;
+        }
+        let window = super::compare::counted_window(ctx, e, after);
         // qualified ("wounds that are open", "wound id 4", "a wound heal") or part of
         // something else
         let qualified = ctx.mentions.iter().any(|o| {
@@ -112,12 +156,13 @@ pub(super) fn read_having_related(ctx: &Ctx<'_>, r: &mut Reading, explicit: &[(u
                 && (!o.values.is_empty() || !o.entries.is_empty())
         }) || matches!(
             ctx.w(m.last),
-            "that" | "which" | "who" | "where" | "whose" | "with" | "id" | "#" | "in" | "during" | "since"
-        ) || ctx
-            .tokens
-            .get(m.last)
-            .is_some_and(|t| t.kind == TokenKind::Number)
-            || ctx.times.iter().any(|t| t.first == m.last)
+            "that" | "which" | "who" | "where" | "whose" | "with" | "id" | "#"
+        ) || window.is_none() && matches!(ctx.w(m.last), "in" | "during" | "since")
+            || ctx
+                .tokens
+                .get(m.last)
+                .is_some_and(|t| t.kind == TokenKind::Number)
+            || window.is_none() && ctx.times.iter().any(|t| t.first == m.last)
             || ctx
                 .comparisons
                 .iter()
@@ -148,6 +193,10 @@ pub(super) fn read_having_related(ctx: &Ctx<'_>, r: &mut Reading, explicit: &[(u
             (CompareOp::Gte, 1)
         };
         let span = ctx.span_of(k, m.last);
+        let condition = window.map(|(ti, c)| {
+            *consumed_time = Some(ti);
+            Box::new(c)
+        });
         r.filters.push(Filter {
             constraint: Constraint::RelatedCount {
                 per: None,
@@ -155,7 +204,7 @@ pub(super) fn read_having_related(ctx: &Ctx<'_>, r: &mut Reading, explicit: &[(u
                 op,
                 value,
                 within: None,
-                condition: None,
+                condition,
             },
             first: k,
             span,

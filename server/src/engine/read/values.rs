@@ -11,7 +11,7 @@ use crate::engine::vocab::Target;
 use crate::engine::{LinkMethod, PieceKind};
 
 use super::measures::typical_agg;
-use super::negation::negated_at;
+use super::negation::{negated_after, negated_at};
 use super::state::{State, draft_label, negated_equals, piece, qualified, value_label};
 
 /// Values, booleans, attributes, terms and time dimensions.
@@ -23,7 +23,7 @@ pub(super) fn values(ctx: &Ctx<'_>, st: &mut State) {
             continue;
         }
         let m = &ms[mi];
-        let negated = negated_at(ctx, m.first);
+        let negated = negated_at(ctx, m.first) || negated_after(ctx, m.last);
         // a value-kind or qualifier term wins over a plain value ("foot", "necrotic")
         let term = m.terms().next();
         let entity_phrase = m.phrase.split(' ').all(|w| {
