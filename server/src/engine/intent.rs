@@ -256,7 +256,7 @@ pub fn superlative_aggregate(
     };
     for k in 0..tokens.len() {
         let (agg, date_word) = match w(tokens, k) {
-            "largest" | "biggest" | "greatest" | "highest" => (MeasureAgg::Max, false),
+            "largest" | "biggest" | "greatest" | "highest" | "peak" => (MeasureAgg::Max, false),
             "smallest" | "lowest" => (MeasureAgg::Min, false),
             "earliest" | "first" | "oldest" => (MeasureAgg::Min, true),
             "latest" | "last" | "newest" => (MeasureAgg::Max, true),

@@ -2916,3 +2916,22 @@ fn a_value_before_a_count_names_the_records_counted_for() {
     let p = plan(&ask("which body locations have more than 150 healed wounds")).clone();
     assert!(p.having.is_some(), "{p:?}");
 }
+
+#[test]
+fn rounding_and_time_order_said_without_their_usual_words() {
+    let u = ask("mean initial area by etiology to 2 decimal places, sorted descending");
+    assert_eq!(plan(&u).round, Some(2), "{:?}", plan(&u));
+    assert!(asked(&u).is_empty(), "{:?}", asked(&u));
+    let u = ask("list healed wounds in chronological order");
+    assert_eq!(plan(&u).order.first().map(|o| o.order), Some(SortOrder::Asc));
+    assert!(u.restatement.contains("oldest first"), "{}", u.restatement);
+    let u = ask("avg pain score per month in 2026, in chronological order");
+    assert!(asked(&u).is_empty(), "{:?}", asked(&u));
+    // "peak" is the maximum
+    let u = ask("peak length in cm ever recorded on a VLU");
+    assert!(
+        plan(&u).metrics.iter().any(|m| m.agg == MeasureAgg::Max),
+        "{:?}",
+        plan(&u).metrics
+    );
+}

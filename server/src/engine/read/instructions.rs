@@ -66,6 +66,36 @@ pub(super) fn instructions(ctx: &Ctx<'_>, st: &mut State) {
         {
             st.r.consumed.push((k, k + 2));
         }
+        // "to 2 decimal places", "to 1 dp", "(1 d.p.)": a rounding said without "round"
+        if matches!(w(k), "to" | "at" | "with" | "(")
+            && st.r.round.is_none()
+            && ctx
+                .tokens
+                .get(k + 1)
+                .and_then(|t| t.num)
+                .is_some_and(|p| (0.0..=6.0).contains(&p) && p.fract() == 0.0)
+            && (matches!(w(k + 2), "dp" | "decimals")
+                || matches!(w(k + 2), "decimal" | "significant")
+                    && matches!(w(k + 3), "place" | "places" | "digits"))
+        {
+            let last = if matches!(w(k + 2), "dp" | "decimals") {
+                k + 3
+            } else {
+                k + 4
+            };
+            st.r.consumed.push((k, last));
+            st.r.round = ctx.tokens[k + 1].num.map(|p| p as u8);
+        }
+        // "in chronological order", "chronologically": the time order, which is how a
+        // trend is shown; a list is ordered by its date
+        if matches!(w(k), "chronological" | "chronologically") {
+            let first = if w(k.wrapping_sub(1)) == "in" { k - 1 } else { k };
+            let last = if w(k + 1) == "order" { k + 2 } else { k + 1 };
+            st.r.consumed.push((first, last));
+            if st.r.sort_by.is_none() && st.r.dims.is_empty() {
+                st.r.sort_by = Some((None, SortOrder::Asc));
+            }
+        }
         // "round to 1 decimal", "rounded to 2 decimal places", "to 1 dp"
         if matches!(w(k), "round" | "rounded" | "rounding") {
             let mut last = k + 1;
