@@ -552,6 +552,50 @@ async fn hand_picked_plans_match_values_computed_from_the_dataset() {
             .collect();
         assert_eq!(got, want, "{dialect:?} groups kept by their count");
 
+        // "etiologies whose average initial area is above X": groups kept by an average.
+        let mut sums: BTreeMap<&str, (f64, f64)> = BTreeMap::new();
+        for w in &t.data.wounds {
+            let e = sums.entry(w.etiology.as_str()).or_default();
+            e.0 += w.initial_area_cm2;
+            e.1 += 1.0;
+        }
+        let mut avgs: Vec<f64> = sums.values().map(|(s, n)| s / n).collect();
+        avgs.sort_by(f64::total_cmp);
+        let cut = (avgs[avgs.len() / 2 - 1] + avgs[avgs.len() / 2]) / 2.0;
+        let mut p = plan("wounds", Intent::Aggregate);
+        p.metrics = vec![Metric {
+            agg: MeasureAgg::Avg,
+            attribute: Some("wounds.initial_area".into()),
+            condition: None,
+            label: "Average initial area".into(),
+        }];
+        p.dimensions = vec![Dimension::Attribute {
+            attribute: "wounds.etiology".into(),
+        }];
+        p.having = Some(server::engine::plan::Having {
+            op: CompareOp::Gt,
+            value: cut,
+        });
+        let want: Vec<&str> = sums
+            .iter()
+            .filter(|(_, (s, n))| s / n > cut)
+            .map(|(k, _)| *k)
+            .collect();
+        assert!(
+            !want.is_empty() && want.len() < sums.len(),
+            "the cut splits the groups"
+        );
+        let mut got: Vec<String> = rows(db, &p)
+            .await
+            .iter()
+            .map(|r| match &r[0] {
+                Cell::Text(k) => k.clone(),
+                other => panic!("{dialect:?}: expected an etiology, got {other:?}"),
+            })
+            .collect();
+        got.sort();
+        assert_eq!(got, want, "{dialect:?} groups kept by an average");
+
         // Healing rate per clinic, best first, top 3.
         let mut p = plan("wounds", Intent::Rank);
         p.dimensions = vec![Dimension::Attribute {

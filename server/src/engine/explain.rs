@@ -504,19 +504,37 @@ pub fn restate(model: &SemanticModel, plan: &QueryPlan) -> String {
         parts.push(format!("by {}", join_and(&dims)));
     }
     if let Some(h) = plan.having {
-        let what = match plan.metrics.first() {
-            Some(m) if m.agg != MeasureAgg::Count => metric_phrase(m),
-            _ => subject.clone(),
-        };
-        let op = match h.op {
-            CompareOp::Gt => "more than",
-            CompareOp::Gte => "at least",
-            CompareOp::Lt => "fewer than",
-            CompareOp::Lte => "at most",
-            CompareOp::Eq => "exactly",
-            CompareOp::Ne => "other than",
-        };
-        parts.push(format!("only groups with {op} {} {what}", trim_number(h.value)));
+        match plan.metrics.first() {
+            Some(m) if m.agg != MeasureAgg::Count => {
+                let op = match h.op {
+                    CompareOp::Gt => "above",
+                    CompareOp::Gte => "at least",
+                    CompareOp::Lt => "below",
+                    CompareOp::Lte => "at most",
+                    CompareOp::Eq => "exactly",
+                    CompareOp::Ne => "other than",
+                };
+                parts.push(format!(
+                    "only groups whose {} is {op} {}",
+                    metric_phrase(m),
+                    trim_number(h.value)
+                ));
+            }
+            _ => {
+                let op = match h.op {
+                    CompareOp::Gt => "more than",
+                    CompareOp::Gte => "at least",
+                    CompareOp::Lt => "fewer than",
+                    CompareOp::Lte => "at most",
+                    CompareOp::Eq => "exactly",
+                    CompareOp::Ne => "other than",
+                };
+                parts.push(format!(
+                    "only groups with {op} {} {subject}",
+                    trim_number(h.value)
+                ));
+            }
+        }
     }
     // an ordering of every row ("sorted by onset date, oldest first")
     if plan.limit.is_none()

@@ -2935,3 +2935,35 @@ fn rounding_and_time_order_said_without_their_usual_words() {
         plan(&u).metrics
     );
 }
+
+#[test]
+fn groups_kept_by_an_aggregate() {
+    for (q, dim) in [
+        (
+            "Which etiologies have an average initial area above 10 cm2?",
+            "wounds.etiology",
+        ),
+        ("clinics with an average BMI over 30", "clinics.name"),
+    ] {
+        let u = ask(q);
+        let p = plan(&u);
+        assert_eq!(
+            p.dimensions,
+            vec![Dimension::Attribute {
+                attribute: dim.into()
+            }],
+            "{q}: {p:?}"
+        );
+        assert!(p.having.is_some_and(|h| h.op == CompareOp::Gt), "{q}: {p:?}");
+        assert!(
+            p.filters.is_empty(),
+            "{q}: the number is not a row filter: {:?}",
+            p.filters
+        );
+        assert!(u.restatement.contains("only groups whose"), "{}", u.restatement);
+        assert!(crate::sql::render(p, model(), crate::sql::Dialect::Postgres).is_ok());
+    }
+    // an aggregate of rows that are compared themselves stays a filter
+    let p = plan(&ask("average BMI of patients over 80")).clone();
+    assert!(p.having.is_none() && p.dimensions.is_empty(), "{p:?}");
+}

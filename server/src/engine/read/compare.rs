@@ -35,7 +35,12 @@ pub(super) fn claim_comparison_words(ctx: &Ctx<'_>, st: &mut State) {
 
 /// Comparisons ("area over 10", "older than 80").
 pub(super) fn comparisons(ctx: &Ctx<'_>, st: &mut State) {
+    let having_at = aggregate_threshold(ctx, st);
     for c in ctx.comparisons {
+        // the comparison is the groups' condition, read above
+        if having_at.is_some_and(|(a, b)| c.first < b && a < c.last) {
+            continue;
+        }
         // "at least one assessment showing …" said which visits, not how many
         // (its number is inside that phrase; "pain score at the latest assessment was 0"
         // compares a value said after it)
@@ -535,6 +540,105 @@ pub(super) fn read_comparison(
         first: c.first,
         negated,
     });
+}
+
+/// "etiologies whose average initial area is above 10", "clinics with an average BMI over
+/// 30": an aggregate said of a set of groups, then compared — the groups kept by it (SQL
+/// `HAVING`). Returns the token range of the comparison it read.
+fn aggregate_threshold(ctx: &Ctx<'_>, st: &mut State) -> Option<(usize, usize)> {
+    let model = ctx.model;
+    let agg_entity = match &st.r.metric {
+        MetricSpec::Agg { agg, attribute } if *agg != crate::semantic::MeasureAgg::Median => {
+            split_qualified(attribute).map(|(e, _)| e.to_owned())
+        }
+        MetricSpec::Measure(mx) if model.measures[*mx].agg != crate::semantic::MeasureAgg::Median => {
+            Some(model.measures[*mx].entity.clone())
+        }
+        _ => None,
+    }?;
+    if !st.r.dims.is_empty() || st.r.having.is_some() {
+        return None;
+    }
+    let span = st.r.metric_span?;
+    // the comparison right after the metric: "[is] above 10 [cm2]"
+    let mut k = ctx.tokens.iter().position(|t| t.span.start >= span.end)?;
+    while matches!(ctx.w(k), "is" | "was" | "are" | "were" | "of") {
+        k += 1;
+    }
+    let (words, op) = crate::engine::link::OPS_BEFORE
+        .iter()
+        .find(|(words, _)| words.iter().enumerate().all(|(i, w)| ctx.w(k + i) == *w))?;
+    let at = k + words.len();
+    let value = ctx.tokens.get(at)?.num?;
+    let mut last = at + 1;
+    if let Some((_, len)) = crate::engine::link::unit_at(ctx.tokens, last) {
+        last += len;
+    }
+    // the groups, said first: "etiologies", "clinics", "body locations"
+    let metric_first = ctx.tokens.iter().position(|t| t.span.start >= span.start)?;
+    let (gi, g) = ctx
+        .mentions
+        .iter()
+        .enumerate()
+        .find(|(_, m)| m.last <= metric_first && m.measure().is_none())?;
+    if !ctx.tokens[g.last - 1].text.ends_with('s')
+        || !matches!(
+            ctx.w(g.last),
+            "with" | "whose" | "where" | "have" | "has" | "having" | "that"
+        )
+        || g.values.len()
+            + g.entries
+                .iter()
+                .filter(|e| matches!(e.target, crate::engine::vocab::Target::Value(..)))
+                .count()
+            > 0
+    {
+        return None;
+    }
+    let reaches = |e: &str| {
+        e == agg_entity
+            || model
+                .join_path(&agg_entity, e)
+                .is_some_and(|p| !p.is_empty() && p.iter().all(|s| s.forward))
+    };
+    let dim = if let Some(e) = g.entity() {
+        let ent = &model.entities[e];
+        let d = ent.display_attribute.clone().unwrap_or_else(|| ent.key.clone());
+        reaches(&ent.name).then(|| format!("{}.{d}", ent.name))
+    } else {
+        g.attributes()
+            .find(|&(e, a)| {
+                groupable(model, e, a)
+                    && reaches(&model.entities[e].name)
+                    && matches!(
+                        model.entities[e].attributes[a].ty,
+                        crate::semantic::AttributeType::Text
+                    )
+            })
+            .map(|(e, a)| qualified(model, e, a))
+    }?;
+    st.used[gi] = true;
+    st.r.columns
+        .retain(|col| !matches!(col, ColSpec::Attribute(a) if *a == dim));
+    st.r.pieces
+        .push(piece(ctx, g, PieceKind::Dimension, dim.clone(), None));
+    st.r.dims.push(Dim {
+        spec: DimSpec::Attribute(dim),
+        span: g.span,
+    });
+    st.r.having = Some((*op, value));
+    st.r.consumed.push((k, last));
+    let cspan = ctx.span_of(k, last);
+    st.r.pieces.push(LinkedPiece {
+        kind: PieceKind::Comparison,
+        target: "per group".into(),
+        value: Some(Value::Real(value)),
+        text: ctx.text(cspan),
+        span: Some(cspan),
+        how: LinkMethod::Exact,
+        confidence: EXACT,
+    });
+    Some((k, last))
 }
 
 /// "etiologies with more than 20 open wounds", "disciplines with fewer than 5
