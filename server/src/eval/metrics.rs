@@ -295,7 +295,7 @@ pub const BLIND_FLOORS: Limits = Limits {
     precision: 112.0 / 147.0 - 1e-9,
     recall: 112.0 / 167.0 - 1e-9,
     clarify_clear: 25.0 / 328.0 + 1e-9,
-    exec_clear: 266.0 / 309.0 - 1e-9,
+    exec_clear: 267.0 / 309.0 - 1e-9,
     after_answer: 0.0,
     silent: 8.0 / 218.0 + 1e-9,
 };
