@@ -862,3 +862,63 @@ async fn when_the_rounds_are_used_up_the_next_questions_become_assumptions() {
     })
     .await;
 }
+
+/// The "Counted the records each option matches" step of a round, and its options' counts.
+fn counting(round: &Value) -> (String, Vec<Option<i64>>) {
+    let detail = round["thinking"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == "Counted the records each option matches")
+        .map(|s| s["detail"].as_str().unwrap_or("").to_owned())
+        .unwrap_or_default();
+    let counts = question(round, SERIOUS)["options"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["count"].as_i64())
+        .collect();
+    (detail, counts)
+}
+
+#[tokio::test]
+async fn a_repeated_round_reuses_its_counts_until_the_data_changes() {
+    each_backend(test_config(), async |api| {
+        let first = api.ask(json!({"question": "show me serious wounds"})).await;
+        assert_eq!(first.status, StatusCode::ACCEPTED, "{}", first.body);
+        let (detail, counts) = counting(&first.body);
+        assert!(!detail.contains("unchanged"), "{detail}");
+        assert!(counts.iter().all(Option::is_some), "{counts:?}");
+
+        // the same question over the same data: the same counts, not counted again
+        let again = api.ask(json!({"question": "show me serious wounds"})).await;
+        let (detail, same) = counting(&again.body);
+        assert_eq!(same, counts);
+        assert!(
+            detail.contains("unchanged since they were last counted"),
+            "{detail}"
+        );
+
+        // a new wound changes the data version: counted again
+        let copy = "INSERT INTO wounds (id, patient_id, clinic_id, etiology, location, stage, depth, \
+                    onset_date, healed_date, status, infected, initial_area_cm2) \
+                    SELECT id + 1, patient_id, clinic_id, etiology, location, stage, depth, onset_date, \
+                    healed_date, status, infected, initial_area_cm2 FROM wounds \
+                    WHERE id = (SELECT MAX(id) FROM wounds)";
+        match api.state.store.database() {
+            server::db::Database::Sqlite(p) => {
+                sqlx::query(copy).execute(p).await.unwrap();
+            }
+            server::db::Database::Postgres(p) => {
+                sqlx::query(copy).execute(p).await.unwrap();
+            }
+        }
+        let after = api.ask(json!({"question": "show me serious wounds"})).await;
+        let (detail, _) = counting(&after.body);
+        assert!(
+            !detail.contains("unchanged"),
+            "the new row was not seen: {detail}"
+        );
+    })
+    .await;
+}

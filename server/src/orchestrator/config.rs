@@ -21,6 +21,10 @@ pub struct OrchestratorConfig {
     /// The date questions are read against (`CLARION_TODAY=YYYY-MM-DD`); the real date
     /// when unset. Tests and the evaluation pin it for reproducible answers.
     pub today: Option<NaiveDate>,
+    /// Option counts kept per (statement, data version)
+    /// (`CLARION_COUNT_CACHE_TTL_SECS`, default 60; `CLARION_COUNT_CACHE_CAP`, default
+    /// 10000, 0 = off).
+    pub count_cache: crate::warehouse::count_cache::CountCacheConfig,
 }
 
 impl Default for OrchestratorConfig {
@@ -32,6 +36,7 @@ impl Default for OrchestratorConfig {
             query_timeout: Duration::from_secs(5),
             preview_timeout: Duration::from_millis(300),
             today: None,
+            count_cache: crate::warehouse::count_cache::CountCacheConfig::default(),
         }
     }
 }
@@ -71,6 +76,10 @@ impl OrchestratorConfig {
             query_timeout: Duration::from_millis(number("CLARION_QUERY_TIMEOUT_MS", 5000, 10, 600_000)?),
             preview_timeout: Duration::from_millis(number("CLARION_PREVIEW_TIMEOUT_MS", 300, 1, 60_000)?),
             today,
+            count_cache: crate::warehouse::count_cache::CountCacheConfig {
+                ttl: Duration::from_secs(number("CLARION_COUNT_CACHE_TTL_SECS", 60, 1, 86_400)?),
+                cap: number("CLARION_COUNT_CACHE_CAP", 10_000, 0, 1_000_000)? as usize,
+            },
         })
     }
 

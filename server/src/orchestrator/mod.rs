@@ -203,6 +203,10 @@ struct Inner {
     allowed: Option<AllowedValuesProvider>,
     dialect: Dialect,
     config: OrchestratorConfig,
+    /// Option counts kept per (statement, data version).
+    counts: crate::warehouse::count_cache::CountCache,
+    /// The data version statement the count cache is keyed by.
+    data_version: Option<crate::sql::Rendered>,
 }
 
 impl std::fmt::Debug for Orchestrator {
@@ -227,6 +231,10 @@ impl Orchestrator {
                     |e| tracing::warn!(error = %e, "allowed values disabled; using the model's own lists"),
                 )
                 .ok();
+        let counts = crate::warehouse::count_cache::CountCache::new(config.count_cache);
+        let data_version = crate::sql::render_data_version(model, dialect)
+            .map_err(|e| tracing::warn!(error = %e, "option counts are not cached"))
+            .ok();
         Orchestrator {
             inner: Arc::new(Inner {
                 store,
@@ -235,6 +243,8 @@ impl Orchestrator {
                 allowed,
                 dialect,
                 config,
+                counts,
+                data_version,
             }),
         }
     }
@@ -1018,7 +1028,15 @@ impl Orchestrator {
             }
         }
         let wanted = statements.len();
-        let counts = inner.warehouse.counts(statements).await;
+        // the same question over the same data has the same counts: kept per data version
+        let version = match &inner.data_version {
+            Some(stmt) if !statements.is_empty() => inner.warehouse.data_version(stmt).await,
+            _ => None,
+        };
+        let (counts, reused) = inner
+            .warehouse
+            .counts_cached(statements, version.map(|v| (&inner.counts, v)))
+            .await;
         let mut per_question: Vec<Vec<convert::Preview>> = questions
             .iter()
             .map(|a| vec![convert::Preview::default(); a.options.len()])
@@ -1030,7 +1048,13 @@ impl Orchestrator {
         }
         job.thinking.push(convert::step(
             "Counted the records each option matches",
-            format!("{known} of {wanted} counts in time"),
+            if reused > 0 {
+                format!(
+                    "{known} of {wanted} counts in time ({reused} unchanged since they were last counted)"
+                )
+            } else {
+                format!("{known} of {wanted} counts in time")
+            },
             Some(t.elapsed()),
         ));
 

@@ -22,5 +22,6 @@ pub use dialect::Dialect;
 pub use fragment::BoundValue;
 pub use guard::{GuardError, check};
 pub use render::{
-    ColumnSource, OutputColumn, RenderCheck, RenderError, Rendered, render, render_count, render_with_cap,
+    ColumnSource, OutputColumn, RenderCheck, RenderError, Rendered, render, render_count,
+    render_data_version, render_with_cap,
 };

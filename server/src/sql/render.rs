@@ -260,6 +260,46 @@ pub fn render_count(
     })
 }
 
+/// The clinical data's version as the option-count cache reads it: the largest key of
+/// every entity's table (`SELECT (SELECT MAX(key) FROM t) AS v0, …`). A new row changes it
+/// at once; each lookup is one index probe, so it costs well under a millisecond at any
+/// size (a `COUNT(*)` would scan the table).
+pub fn render_data_version(model: &SemanticModel, dialect: Dialect) -> Result<Rendered, RenderError> {
+    let mut sql = Sql::text("SELECT ");
+    let mut columns = Vec::new();
+    for (i, e) in model.entities.iter().enumerate() {
+        if i > 0 {
+            sql.push(", ");
+        }
+        let alias = Ident::new(&format!("v{i}"))?;
+        sql.push("(SELECT MAX(")
+            .push_ident(&Ident::new(&e.key)?)
+            .push(") FROM ")
+            .push_ident(&Ident::new(&e.table)?)
+            .push(") AS ")
+            .push_ident(&alias);
+        columns.push(OutputColumn {
+            name: alias.as_str().to_owned(),
+            label: e.name.clone(),
+            ty: AttributeType::Integer,
+            source: ColumnSource::RowCount,
+        });
+    }
+    if columns.is_empty() {
+        return Err(RenderError::InvalidPlan {
+            reason: "the model has no entities".into(),
+        });
+    }
+    let (sql, values) = sql.finish(dialect);
+    Ok(Rendered {
+        dialect,
+        sql,
+        values,
+        columns,
+        row_cap: None,
+    })
+}
+
 /// One output expression with its alias.
 struct Selected {
     expr: Sql,

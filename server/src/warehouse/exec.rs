@@ -19,6 +19,7 @@
 use crate::db::Database;
 use crate::semantic::AttributeType;
 use crate::sql::{Rendered, bind};
+use crate::warehouse::count_cache::CountCache;
 use serde_json::Value as Json;
 use sqlx::postgres::PgRow;
 use sqlx::sqlite::{SqliteConnectOptions, SqlitePoolOptions, SqliteRow};
@@ -148,23 +149,56 @@ impl Warehouse {
         }
     }
 
+    /// The clinical data's version ([`crate::sql::render_data_version`]): the statement's
+    /// cells joined, or `None` when it failed or was slow (then nothing is cached).
+    pub async fn data_version(&self, rendered: &Rendered) -> Option<String> {
+        let rows = self.fetch(rendered, self.limits.preview_timeout).await.ok()?;
+        let row = rows.first()?;
+        Some(row.iter().map(Json::to_string).collect::<Vec<_>>().join(","))
+    }
+
     /// Runs every preview in parallel; each result is `None` when that one was slow.
     /// Returns when all finished or timed out, so never later than about one
     /// preview time limit (plus waiting for a connection).
     pub async fn counts(&self, statements: Vec<Rendered>) -> Vec<Option<i64>> {
+        self.counts_cached(statements, None).await.0
+    }
+
+    /// [`Warehouse::counts`], served from `cache` at data version `version` when given:
+    /// a count kept for the same statement over the same data is not run again, and
+    /// concurrent rounds share one run.
+    pub async fn counts_cached(
+        &self,
+        statements: Vec<Rendered>,
+        cache: Option<(&CountCache, String)>,
+    ) -> (Vec<Option<i64>>, usize) {
         let mut set = tokio::task::JoinSet::new();
         let n = statements.len();
         for (i, r) in statements.into_iter().enumerate() {
             let me = self.clone();
-            set.spawn(async move { (i, me.count(&r).await) });
+            let cached = cache.as_ref().map(|(c, v)| ((*c).clone(), v.clone()));
+            set.spawn(async move {
+                let count = match cached {
+                    Some((cache, version)) => {
+                        let key = format!("{}\u{1f}{:?}", r.sql, r.values);
+                        cache.lookup(key, &version, me.count(&r)).await
+                    }
+                    None => (me.count(&r).await, false),
+                };
+                (i, count)
+            });
         }
+        let mut reused = 0;
         let mut out = vec![None; n];
         // A hard stop a little after the per-preview limit: a preview stuck waiting
         // for a pool connection must not hold up the round.
         let deadline = tokio::time::Instant::now() + self.limits.preview_timeout * 2;
         loop {
             match tokio::time::timeout_at(deadline, set.join_next()).await {
-                Ok(Some(Ok((i, c)))) => out[i] = c,
+                Ok(Some(Ok((i, (c, hit))))) => {
+                    out[i] = c;
+                    reused += usize::from(hit && c.is_some());
+                }
                 Ok(Some(Err(_))) => {}
                 Ok(None) => break,
                 Err(_) => {
@@ -173,7 +207,7 @@ impl Warehouse {
                 }
             }
         }
-        out
+        (out, reused)
     }
 
     async fn fetch(&self, rendered: &Rendered, limit: Duration) -> Result<Vec<Vec<Json>>, ExecError> {

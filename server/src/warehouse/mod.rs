@@ -2,6 +2,7 @@
 //! query execution and option-count previews). Never writes to the clinical tables.
 
 pub mod allowed_values;
+pub mod count_cache;
 pub mod exec;
 
 pub use allowed_values::{
