@@ -392,10 +392,10 @@ fn choose_aggregation(model: &SemanticModel, plan: &mut QueryPlan, aggregation: 
             plan.entity = "wounds".into();
             agg_metric(
                 model,
-                if metric.agg == MeasureAgg::Median {
-                    MeasureAgg::Median
-                } else {
-                    MeasureAgg::Avg
+                // the largest latest value stays the largest ("max pain level of DFUs")
+                match metric.agg {
+                    MeasureAgg::Median | MeasureAgg::Min | MeasureAgg::Max => metric.agg,
+                    _ => MeasureAgg::Avg,
                 },
                 &w,
             )

@@ -2967,3 +2967,40 @@ fn groups_kept_by_an_aggregate() {
     let p = plan(&ask("average BMI of patients over 80")).clone();
     assert!(p.having.is_none() && p.dimensions.is_empty(), "{p:?}");
 }
+
+#[test]
+fn many_without_a_number_and_measurement_words_are_never_dropped() {
+    // "many" said of related rows: how many is many is asked
+    let u = ask("clinicians with many assessments");
+    assert!(
+        u.ambiguities
+            .iter()
+            .any(|a| a.kind == AmbiguityKind::ThresholdWithoutNumber),
+        "{:?}",
+        ids(&u)
+    );
+    // a dictionary term that already says it is used ("lots of wounds": multiple)
+    assert!(ids(&ask("patients with lots of wounds")).contains(&"term:multiple@patients"));
+    // "pain level" names a measurement: shown in a list, aggregated when asked
+    let u = ask("pain level for each open wound");
+    assert!(
+        plan(&u).columns.iter().any(|c| c.ends_with("latest_pain")),
+        "{:?}",
+        plan(&u).columns
+    );
+    let u = ask("average pain level by clinic");
+    assert!(
+        plan(&u)
+            .metrics
+            .iter()
+            .any(|m| m.agg == MeasureAgg::Avg && m.attribute.as_deref().is_some_and(|a| a.contains("pain"))),
+        "{:?}",
+        plan(&u).metrics
+    );
+    let u = ask("max pain level of DFUs");
+    assert!(
+        plan(&u).metrics.iter().any(|m| m.agg == MeasureAgg::Max),
+        "{:?}",
+        plan(&u).metrics
+    );
+}

@@ -253,9 +253,31 @@ pub(super) fn read_gaps(ctx: &Ctx<'_>, r: &mut Reading, used: &mut [bool]) {
             Some((k, k + 3, k))
         } else if ctx.w(k) == "too" && (up(ctx.w(k + 1)) || down(ctx.w(k + 1))) {
             Some((k + 1, k + 2, k + 4))
+        } else if matches!(ctx.w(k), "many" | "numerous" | "few")
+            && matches!(
+                ctx.w(k.wrapping_sub(1)),
+                "with" | "have" | "has" | "had" | "having" | "so" | "very" | "recorded" | "done"
+            )
+        {
+            // "clinicians with many assessments": how many is many was not said
+            Some((k, k + 1, k + 2))
+        } else if ctx.w(k) == "lots" && ctx.w(k + 1) == "of"
+            || ctx.w(k) == "lot" && ctx.w(k + 1) == "of" && ctx.w(k.wrapping_sub(1)) == "a"
+        {
+            Some((k, k + 2, k + 3))
         } else {
             None
         };
+        // a dictionary term already says what the words mean ("lots of wounds": multiple)
+        if found.is_some_and(|(op_at, _, until)| {
+            ms.iter()
+                .any(|m| m.first <= until && op_at < m.last && m.terms().next().is_some())
+        }) && !matches!(
+            ctx.w(k),
+            "than" | "too" | "above" | "over" | "below" | "under" | "exceeding" | "beyond" | "outside"
+        ) {
+            continue;
+        }
         let Some((op_at, end, until)) = found else {
             continue;
         };
@@ -271,9 +293,15 @@ pub(super) fn read_gaps(ctx: &Ctx<'_>, r: &mut Reading, used: &mut [bool]) {
         let before = ms.iter().rposition(|m| m.last <= op_at && m.last + 3 >= op_at);
         let mut attribute = None;
         let mut related = None;
+        // "many", "lots of" count records; said of a measurement ("lots of drainage")
+        // they are no threshold (the word stays unexplained and is asked about)
+        let counts_rows = matches!(ctx.w(op_at), "many" | "numerous" | "few" | "lots" | "lot");
         for mi in inside.into_iter().chain(before) {
             let m = &ms[mi];
             let is_inside = Some(mi) == inside;
+            if counts_rows && m.entity().is_none() {
+                continue;
+            }
             if let Some((e, a)) = m.attributes().next() {
                 attribute = Some(qualified(ctx.model, e, a));
             } else if let Some(e) = m.entity().filter(|_| is_inside) {

@@ -198,6 +198,36 @@ pub(super) fn values(ctx: &Ctx<'_>, st: &mut State) {
                 st.used[mi] = true;
                 continue;
             }
+            // "pain level for each open wound": the word also names a measurement, shown
+            // (per wound its latest, as the restatement says) — never dropped
+            if kind == TermKind::Aggregation
+                && let Some((e, a)) = m
+                    .attributes()
+                    .find(|&(e, a)| model.entities[e].attributes[a].ty.is_numeric())
+            {
+                let q = qualified(model, e, a);
+                if let Some((
+                    _,
+                    _,
+                    agg @ (MeasureAgg::Avg | MeasureAgg::Median | MeasureAgg::Max | MeasureAgg::Min),
+                )) = ctx.cues.agg
+                    && matches!(st.r.metric, MetricSpec::None)
+                {
+                    // "average pain level by clinic": the aggregate of that measurement
+                    st.r.metric = MetricSpec::Agg {
+                        agg,
+                        attribute: q.clone(),
+                    };
+                    st.r.metric_span = Some(m.span);
+                } else if !st
+                    .r
+                    .columns
+                    .iter()
+                    .any(|c| matches!(c, ColSpec::Attribute(x) if *x == q))
+                {
+                    st.r.columns.push(ColSpec::Attribute(q));
+                }
+            }
             st.r.terms.push(TermUse {
                 term: t,
                 mention: mi,
