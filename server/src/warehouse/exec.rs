@@ -152,7 +152,10 @@ impl Warehouse {
     /// The clinical data's version ([`crate::sql::render_data_version`]): the statement's
     /// cells joined, or `None` when it failed or was slow (then nothing is cached).
     pub async fn data_version(&self, rendered: &Rendered) -> Option<String> {
-        let rows = self.fetch(rendered, self.limits.preview_timeout).await.ok()?;
+        // one index probe per table: it gets at least 100 ms even when the previews are
+        // given less, so it is not cancelled half-way on a busy machine
+        let limit = self.limits.preview_timeout.max(Duration::from_millis(100));
+        let rows = self.fetch(rendered, limit).await.ok()?;
         let row = rows.first()?;
         Some(row.iter().map(Json::to_string).collect::<Vec<_>>().join(","))
     }
