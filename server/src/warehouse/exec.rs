@@ -214,15 +214,25 @@ impl Warehouse {
     }
 
     async fn fetch(&self, rendered: &Rendered, limit: Duration) -> Result<Vec<Vec<Json>>, ExecError> {
-        let work = async {
-            match &self.pool {
-                ReadPool::Sqlite(pool) => fetch_sqlite(pool, rendered, limit).await,
-                ReadPool::Postgres(pool) => fetch_postgres(pool, rendered, limit).await,
+        match &self.pool {
+            ReadPool::Sqlite(pool) => {
+                match tokio::time::timeout(limit, fetch_sqlite(pool, rendered, limit)).await {
+                    Ok(r) => r,
+                    Err(_) => Err(ExecError::Timeout(limit)),
+                }
             }
-        };
-        match tokio::time::timeout(limit, work).await {
-            Ok(r) => r,
-            Err(_) => Err(ExecError::Timeout(limit)),
+            // run on a task of its own, never cancelled half-way (see `fetch_postgres`):
+            // the caller stops waiting at the limit, the task finishes (its statement
+            // timeout ends it) and gives the connection back cleanly
+            ReadPool::Postgres(pool) => {
+                let (pool, owned) = (pool.clone(), rendered.clone());
+                let task = tokio::spawn(async move { fetch_postgres(&pool, &owned, limit).await });
+                match tokio::time::timeout(limit, task).await {
+                    Ok(Ok(r)) => r,
+                    Ok(Err(e)) => Err(ExecError::Database(format!("the statement's task ended: {e}"))),
+                    Err(_) => Err(ExecError::Timeout(limit)),
+                }
+            }
         }
     }
 }
@@ -263,20 +273,32 @@ async fn fetch_postgres(
     rendered: &Rendered,
     limit: Duration,
 ) -> Result<Vec<Vec<Json>>, ExecError> {
+    // Never cancelled from outside (`Warehouse::fetch` runs it on its own task): a `begin`
+    // cancelled after the server started the transaction but before sqlx owned it would
+    // hand the pool a connection inside an open transaction, and the next writer's rows (a
+    // stored round) would never be committed. Once the transaction is ours, dropping it
+    // on the time limit below rolls it back.
     let mut tx = pool.begin().await.map_err(db_err)?;
-    tx.execute("SET TRANSACTION READ ONLY").await.map_err(db_err)?;
-    // `SET LOCAL` takes no parameters; the value is a number we computed, not input.
-    let ms = limit.as_millis().clamp(1, i32::MAX as u128);
-    tx.execute(format!("SET LOCAL statement_timeout = {ms}").as_str())
-        .await
-        .map_err(db_err)?;
-    let args = bind::postgres_arguments(&rendered.values).map_err(|e| ExecError::Database(e.to_string()))?;
-    let rows = match sqlx::query_with(&rendered.sql, args).fetch_all(&mut *tx).await {
-        Ok(rows) => rows,
-        Err(sqlx::Error::Database(d)) if d.code().as_deref() == Some("57014") => {
-            return Err(ExecError::Timeout(limit));
+    let work = async {
+        tx.execute("SET TRANSACTION READ ONLY").await.map_err(db_err)?;
+        // `SET LOCAL` takes no parameters; the value is a number we computed, not input.
+        let ms = limit.as_millis().clamp(1, i32::MAX as u128);
+        tx.execute(format!("SET LOCAL statement_timeout = {ms}").as_str())
+            .await
+            .map_err(db_err)?;
+        let args =
+            bind::postgres_arguments(&rendered.values).map_err(|e| ExecError::Database(e.to_string()))?;
+        match sqlx::query_with(&rendered.sql, args).fetch_all(&mut *tx).await {
+            Ok(rows) => Ok(rows),
+            Err(sqlx::Error::Database(d)) if d.code().as_deref() == Some("57014") => {
+                Err(ExecError::Timeout(limit))
+            }
+            Err(e) => Err(db_err(e)),
         }
-        Err(e) => return Err(db_err(e)),
+    };
+    let rows = match tokio::time::timeout(limit, work).await {
+        Ok(r) => r?,
+        Err(_) => return Err(ExecError::Timeout(limit)),
     };
     tx.rollback().await.map_err(db_err)?;
     rows.iter().map(|r| decode_postgres(r, rendered)).collect()
