@@ -422,14 +422,8 @@ pub(crate) fn build(ctx: &Ctx<'_>, r: &Reading, det: &Detected, chosen: &[Chosen
     // a list shows one value per row: a column of records on the many side (a patient's
     // wounds' latest pain) cannot be one of its columns
     let entity = plan.entity.clone();
-    plan.columns.retain(|c| {
-        split_qualified(c).is_some_and(|(e, _)| {
-            e == entity
-                || model
-                    .join_path(&entity, e)
-                    .is_some_and(|p| p.iter().all(|step| step.forward))
-        })
-    });
+    plan.columns
+        .retain(|c| split_qualified(c).is_some_and(|(e, _)| model.has_one(&entity, e)));
     plan.round = r.round;
     // "listed from most to fewest": order a grouped answer by its figure, every row kept
     if let Some(order) = r.sort

@@ -63,6 +63,12 @@ impl Mention {
         self.targets(|t| if let Target::Term(x) = *t { Some(x) } else { None })
     }
 
+    /// True when the phrase names a value of an attribute ("smokers", "open"), from the
+    /// model or the database's values.
+    pub fn names_value(&self) -> bool {
+        !self.values.is_empty() || self.entries.iter().any(|e| matches!(e.target, Target::Value(..)))
+    }
+
     /// The entities among the meanings.
     pub fn entity(&self) -> Option<usize> {
         self.targets(|t| if let Target::Entity(x) = *t { Some(x) } else { None })
@@ -331,7 +337,7 @@ pub struct Comparison {
 }
 
 /// Operator phrases before a number, longest first: (words, operator, comparative word).
-pub(crate) const OPS_BEFORE: &[(&[&str], CompareOp)] = &[
+const OPS_BEFORE: &[(&[&str], CompareOp)] = &[
     (&["more", "than"], CompareOp::Gt),
     (&["greater", "than"], CompareOp::Gt),
     (&["higher", "than"], CompareOp::Gt),
@@ -371,6 +377,17 @@ pub(crate) const OPS_BEFORE: &[(&[&str], CompareOp)] = &[
     (&["below"], CompareOp::Lt),
     (&["beyond"], CompareOp::Gt),
 ];
+
+/// The operator phrase of [`OPS_BEFORE`] starting at token `k`, if any: its words and
+/// operator.
+pub(crate) fn op_phrase_at(tokens: &[Token], k: usize) -> Option<(&'static [&'static str], CompareOp)> {
+    OPS_BEFORE.iter().copied().find(|(words, _)| {
+        words
+            .iter()
+            .enumerate()
+            .all(|(i, word)| tokens.get(k + i).is_some_and(|t| t.text == *word))
+    })
+}
 
 const COMPARATIVES: &[&str] = &[
     "bigger",
@@ -480,18 +497,13 @@ pub fn comparisons(
         if let Some(o) = op_symbol(w(i)) {
             op = Some(o);
             op_len = 1;
-        } else {
-            for (words, o) in OPS_BEFORE {
-                if words.iter().enumerate().all(|(k, word)| w(i + k) == *word) {
-                    op = Some(*o);
-                    op_len = words.len();
-                    comparative = COMPARATIVES
-                        .iter()
-                        .find(|c| **c == words[0])
-                        .map(|c| (*c).to_owned());
-                    break;
-                }
-            }
+        } else if let Some((words, o)) = op_phrase_at(tokens, i) {
+            op = Some(o);
+            op_len = words.len();
+            comparative = COMPARATIVES
+                .iter()
+                .find(|c| **c == words[0])
+                .map(|c| (*c).to_owned());
         }
         // "between N and M"
         if w(i) == "between"

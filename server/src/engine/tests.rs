@@ -2752,6 +2752,17 @@ fn sort_instructions_order_every_row() {
     assert!(!ids(&u).iter().any(|i| i.starts_with("term:")), "{:?}", ids(&u));
 }
 
+/// The plan has one grouping, by `dim`.
+fn assert_grouped_by(p: &QueryPlan, dim: &str, q: &str) {
+    assert_eq!(
+        p.dimensions,
+        vec![Dimension::Attribute {
+            attribute: dim.into()
+        }],
+        "{q}: {p:?}"
+    );
+}
+
 #[test]
 fn values_kept_by_their_count_are_groups() {
     for (q, dim) in [
@@ -2764,13 +2775,7 @@ fn values_kept_by_their_count_are_groups() {
     ] {
         let u = ask(q);
         let p = plan(&u);
-        assert_eq!(
-            p.dimensions,
-            vec![Dimension::Attribute {
-                attribute: dim.into()
-            }],
-            "{q}: {p:?}"
-        );
+        assert_grouped_by(p, dim, q);
         assert!(p.having.is_some(), "{q}: {p:?}");
         assert!(u.restatement.contains("only groups with"), "{}", u.restatement);
         assert!(crate::sql::render(p, model(), crate::sql::Dialect::Sqlite).is_ok());
@@ -2947,13 +2952,7 @@ fn groups_kept_by_an_aggregate() {
     ] {
         let u = ask(q);
         let p = plan(&u);
-        assert_eq!(
-            p.dimensions,
-            vec![Dimension::Attribute {
-                attribute: dim.into()
-            }],
-            "{q}: {p:?}"
-        );
+        assert_grouped_by(p, dim, q);
         assert!(p.having.is_some_and(|h| h.op == CompareOp::Gt), "{q}: {p:?}");
         assert!(
             p.filters.is_empty(),

@@ -292,6 +292,20 @@ impl SemanticModel {
             .filter(move |a| a.entities.iter().any(|e| e == entity))
     }
 
+    /// True when each `from` row has at most one `to` row: the same entity, or a path of
+    /// many-to-one steps only (a wound's clinic).
+    pub fn has_one(&self, from: &str, to: &str) -> bool {
+        self.join_path(from, to)
+            .is_some_and(|p| p.iter().all(|s| s.forward))
+    }
+
+    /// True when a `from` row can have many `to` rows: a path of one-to-many steps only
+    /// (a clinic's patients, a patient's wounds' assessments).
+    pub fn has_many(&self, from: &str, to: &str) -> bool {
+        self.join_path(from, to)
+            .is_some_and(|p| !p.is_empty() && p.iter().all(|s| !s.forward))
+    }
+
     /// The join path from one entity to another (empty when they are the same): the
     /// shortest one that does not go up to a shared parent and back down to its other
     /// children, when such a path exists within two more steps. "Patients seen by a

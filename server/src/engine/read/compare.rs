@@ -268,14 +268,15 @@ pub(super) fn read_gaps(ctx: &Ctx<'_>, r: &mut Reading, used: &mut [bool]) {
         } else {
             None
         };
-        // a dictionary term already says what the words mean ("lots of wounds": multiple)
-        if found.is_some_and(|(op_at, _, until)| {
-            ms.iter()
-                .any(|m| m.first <= until && op_at < m.last && m.terms().next().is_some())
-        }) && !matches!(
-            ctx.w(k),
-            "than" | "too" | "above" | "over" | "below" | "under" | "exceeding" | "beyond" | "outside"
-        ) {
+        // "many", "lots of" count records: a dictionary term may already say what the
+        // words mean ("lots of wounds": multiple)
+        let count_words = matches!(ctx.w(k), "many" | "numerous" | "few" | "lots" | "lot");
+        if count_words
+            && found.is_some_and(|(op_at, _, until)| {
+                ms.iter()
+                    .any(|m| m.first <= until && op_at < m.last && m.terms().next().is_some())
+            })
+        {
             continue;
         }
         let Some((op_at, end, until)) = found else {
@@ -418,14 +419,9 @@ pub(super) fn read_comparison(
             // the count names the records that have them (clinicians, by discipline)
             let value_owner = ctx.mentions.iter().filter(|m| m.last <= c.first).find_map(|m| {
                 m.entries.iter().find_map(|e| match &e.target {
-                    crate::engine::vocab::Target::Value(a, _) => {
-                        split_qualified(a).map(|(e, _)| e.to_owned()).filter(|e| {
-                            e != rel
-                                && model
-                                    .join_path(e, rel)
-                                    .is_some_and(|p| !p.is_empty() && p.iter().all(|s| !s.forward))
-                        })
-                    }
+                    crate::engine::vocab::Target::Value(a, _) => split_qualified(a)
+                        .map(|(e, _)| e.to_owned())
+                        .filter(|e| model.has_many(e, rel)),
                     _ => None,
                 })
             });
@@ -461,29 +457,7 @@ pub(super) fn read_comparison(
                             Some(Constraint::All { of: vec![c, d] })
                         }
                     };
-                    let n = c.value.max(0.0).round() as u32;
-                    let constraint = Constraint::RelatedCount {
-                        per: Some(owner.clone()),
-                        related: rel.clone(),
-                        op: c.op,
-                        value: n,
-                        within: None,
-                        condition: condition.map(Box::new),
-                    };
-                    r.filters.push(Filter {
-                        constraint: negate(constraint, negated),
-                        first: c.first,
-                        span: c.span,
-                    });
-                    r.pieces.push(LinkedPiece {
-                        kind: PieceKind::Comparison,
-                        target: format!("{owner}→{rel}"),
-                        value: Some(Value::Integer(i64::from(n))),
-                        text: ctx.text(c.span),
-                        span: Some(c.span),
-                        how: LinkMethod::Exact,
-                        confidence: EXACT,
-                    });
+                    push_related_count(ctx, r, c, &owner, rel, condition, negated);
                     return;
                 }
             }
@@ -507,31 +481,7 @@ pub(super) fn read_comparison(
         && let Some((owner, _)) = split_qualified(a)
     {
         *consumed_time = Some(ti);
-        let n = c.value.max(0.0).round() as u32;
-        r.filters.push(Filter {
-            constraint: negate(
-                Constraint::RelatedCount {
-                    per: Some(owner.to_owned()),
-                    related: rel.clone(),
-                    op: c.op,
-                    value: n,
-                    within: None,
-                    condition: Some(Box::new(dated)),
-                },
-                negated,
-            ),
-            first: c.first,
-            span: c.span,
-        });
-        r.pieces.push(LinkedPiece {
-            kind: PieceKind::Comparison,
-            target: format!("{owner}→{rel}"),
-            value: Some(Value::Integer(i64::from(n))),
-            text: ctx.text(c.span),
-            span: Some(c.span),
-            how: LinkMethod::Exact,
-            confidence: EXACT,
-        });
+        push_related_count(ctx, r, c, owner, &rel, Some(dated), negated);
         return;
     }
     let subject = match subject {
@@ -549,15 +499,8 @@ pub(super) fn read_comparison(
         CmpSubject::Column { term } => model.terms[*term].id.clone(),
         CmpSubject::Aggregation { per_visit, .. } => per_visit.clone(),
     };
-    r.pieces.push(LinkedPiece {
-        kind: PieceKind::Comparison,
-        target,
-        value: Some(Value::Real(c.value)),
-        text: ctx.text(c.span),
-        span: Some(c.span),
-        how: LinkMethod::Exact,
-        confidence: EXACT,
-    });
+    r.pieces
+        .push(comparison_piece(ctx, c.span, target, Value::Real(c.value)));
     r.cmps.push(Cmp {
         subject,
         op: c.op,
@@ -567,6 +510,71 @@ pub(super) fn read_comparison(
         span: c.span,
         first: c.first,
         negated,
+    });
+}
+
+/// The plan piece of a comparison read from the question.
+fn comparison_piece(ctx: &Ctx<'_>, span: TextSpan, target: String, value: Value) -> LinkedPiece {
+    LinkedPiece {
+        kind: PieceKind::Comparison,
+        target,
+        value: Some(value),
+        text: ctx.text(span),
+        span: Some(span),
+        how: LinkMethod::Exact,
+        confidence: EXACT,
+    }
+}
+
+/// "more than 150 open wounds" per `owner`: a count of its related rows (those
+/// `condition` describes) compared with the number.
+fn push_related_count(
+    ctx: &Ctx<'_>,
+    r: &mut Reading,
+    c: &Comparison,
+    owner: &str,
+    rel: &str,
+    condition: Option<Constraint>,
+    negated: bool,
+) {
+    let n = c.value.max(0.0).round() as u32;
+    let constraint = Constraint::RelatedCount {
+        per: Some(owner.to_owned()),
+        related: rel.to_owned(),
+        op: c.op,
+        value: n,
+        within: None,
+        condition: condition.map(Box::new),
+    };
+    r.filters.push(Filter {
+        constraint: negate(constraint, negated),
+        first: c.first,
+        span: c.span,
+    });
+    r.pieces.push(comparison_piece(
+        ctx,
+        c.span,
+        format!("{owner}→{rel}"),
+        Value::Integer(i64::from(n)),
+    ));
+}
+
+/// One row per value of `dim`, said by mention `mi` (which is no longer a column to
+/// show: "etiologies with …" groups by etiology).
+fn group_on(ctx: &Ctx<'_>, st: &mut State, mi: usize, dim: String) {
+    st.used[mi] = true;
+    st.r.columns
+        .retain(|col| !matches!(col, ColSpec::Attribute(a) if *a == dim));
+    st.r.pieces.push(piece(
+        ctx,
+        &ctx.mentions[mi],
+        PieceKind::Dimension,
+        dim.clone(),
+        None,
+    ));
+    st.r.dims.push(Dim {
+        spec: DimSpec::Attribute(dim),
+        span: ctx.mentions[mi].span,
     });
 }
 
@@ -593,9 +601,7 @@ fn aggregate_threshold(ctx: &Ctx<'_>, st: &mut State) -> Option<(usize, usize)> 
     while matches!(ctx.w(k), "is" | "was" | "are" | "were" | "of") {
         k += 1;
     }
-    let (words, op) = crate::engine::link::OPS_BEFORE
-        .iter()
-        .find(|(words, _)| words.iter().enumerate().all(|(i, w)| ctx.w(k + i) == *w))?;
+    let (words, op) = crate::engine::link::op_phrase_at(ctx.tokens, k)?;
     let at = k + words.len();
     let value = ctx.tokens.get(at)?.num?;
     let mut last = at + 1;
@@ -614,21 +620,11 @@ fn aggregate_threshold(ctx: &Ctx<'_>, st: &mut State) -> Option<(usize, usize)> 
             ctx.w(g.last),
             "with" | "whose" | "where" | "have" | "has" | "having" | "that"
         )
-        || g.values.len()
-            + g.entries
-                .iter()
-                .filter(|e| matches!(e.target, crate::engine::vocab::Target::Value(..)))
-                .count()
-            > 0
+        || g.names_value()
     {
         return None;
     }
-    let reaches = |e: &str| {
-        e == agg_entity
-            || model
-                .join_path(&agg_entity, e)
-                .is_some_and(|p| !p.is_empty() && p.iter().all(|s| s.forward))
-    };
+    let reaches = |e: &str| model.has_one(&agg_entity, e);
     let dim = if let Some(e) = g.entity() {
         let ent = &model.entities[e];
         let d = ent.display_attribute.clone().unwrap_or_else(|| ent.key.clone());
@@ -645,27 +641,15 @@ fn aggregate_threshold(ctx: &Ctx<'_>, st: &mut State) -> Option<(usize, usize)> 
             })
             .map(|(e, a)| qualified(model, e, a))
     }?;
-    st.used[gi] = true;
-    st.r.columns
-        .retain(|col| !matches!(col, ColSpec::Attribute(a) if *a == dim));
-    st.r.pieces
-        .push(piece(ctx, g, PieceKind::Dimension, dim.clone(), None));
-    st.r.dims.push(Dim {
-        spec: DimSpec::Attribute(dim),
-        span: g.span,
-    });
-    st.r.having = Some((*op, value));
+    group_on(ctx, st, gi, dim);
+    st.r.having = Some((op, value));
     st.r.consumed.push((k, last));
-    let cspan = ctx.span_of(k, last);
-    st.r.pieces.push(LinkedPiece {
-        kind: PieceKind::Comparison,
-        target: "per group".into(),
-        value: Some(Value::Real(value)),
-        text: ctx.text(cspan),
-        span: Some(cspan),
-        how: LinkMethod::Exact,
-        confidence: EXACT,
-    });
+    st.r.pieces.push(comparison_piece(
+        ctx,
+        ctx.span_of(k, last),
+        "per group".into(),
+        Value::Real(value),
+    ));
     Some((k, last))
 }
 
@@ -694,13 +678,7 @@ fn group_threshold(ctx: &Ctx<'_>, st: &mut State, c: &Comparison) -> bool {
         .iter()
         .all(|o| o.entity().is_none() && o.measure().is_none());
     let plural = ctx.tokens[m.last - 1].text.ends_with('s');
-    let joined = |e: usize| {
-        let name = &model.entities[e].name;
-        name == rel
-            || model
-                .join_path(rel, name)
-                .is_some_and(|p| !p.is_empty() && p.iter().all(|s| s.forward))
-    };
+    let joined = |e: usize| model.has_one(rel, &model.entities[e].name);
     let Some(attribute) = m
         .attributes()
         .find(|&(e, a)| {
@@ -717,14 +695,9 @@ fn group_threshold(ctx: &Ctx<'_>, st: &mut State, c: &Comparison) -> bool {
         return false;
     };
     // a value ("smokers", "physicians") names records, not a set of values
-    let names_values = m.values.is_empty()
-        && !m
-            .entries
-            .iter()
-            .any(|e| matches!(e.target, crate::engine::vocab::Target::Value(..)));
     if !before_other
         || !plural
-        || !names_values
+        || m.names_value()
         || !matches!(
             ctx.w(m.last),
             "with"
@@ -748,21 +721,12 @@ fn group_threshold(ctx: &Ctx<'_>, st: &mut State, c: &Comparison) -> bool {
             .and_then(|x| model.measures[x].filter.clone())
             .or_else(|| related_value(model, rel, sm))
     });
-    // (a column to show it was read as before the count is the grouping now)
-    st.r.columns
-        .retain(|col| !matches!(col, ColSpec::Attribute(a) if *a == attribute));
     st.r.entity = Some(rel.clone());
     st.r.entity_source = EntitySource::Implied;
-    st.used[mi] = true;
     if let Some(si) = c.subject_mention {
         st.used[si] = true;
     }
-    st.r.pieces
-        .push(piece(ctx, m, PieceKind::Dimension, attribute.clone(), None));
-    st.r.dims.push(Dim {
-        spec: DimSpec::Attribute(attribute),
-        span: m.span,
-    });
+    group_on(ctx, st, mi, attribute);
     if let Some(cond) = condition {
         st.r.filters.push(Filter {
             constraint: cond,
@@ -771,15 +735,12 @@ fn group_threshold(ctx: &Ctx<'_>, st: &mut State, c: &Comparison) -> bool {
         });
     }
     st.r.having = Some((c.op, c.value));
-    st.r.pieces.push(LinkedPiece {
-        kind: PieceKind::Comparison,
-        target: format!("{rel} per group"),
-        value: Some(Value::Real(c.value)),
-        text: ctx.text(c.span),
-        span: Some(c.span),
-        how: LinkMethod::Exact,
-        confidence: EXACT,
-    });
+    st.r.pieces.push(comparison_piece(
+        ctx,
+        c.span,
+        format!("{rel} per group"),
+        Value::Real(c.value),
+    ));
     true
 }
 
@@ -793,16 +754,22 @@ pub(super) fn counted_window(ctx: &Ctx<'_>, rel: &str, after: usize) -> Option<(
             && (t.first == after
                 || t.first == after + 1 && matches!(ctx.w(after), "recorded" | "done" | "seen" | "opened"))
     })?;
+    Some((ti, period_between(ctx, &dim.attribute, t)))
+}
+
+/// `attribute` within the period `t` (its days up to today, both ends included).
+pub(super) fn period_between(
+    ctx: &Ctx<'_>,
+    attribute: &str,
+    t: &crate::engine::time::TimeExpr,
+) -> Constraint {
     let last_day = t.end.pred_opt().unwrap_or(t.end).min(ctx.today);
-    Some((
-        ti,
-        Constraint::Between {
-            attribute: dim.attribute.clone(),
-            min: Value::Text(t.start.format("%Y-%m-%d").to_string()),
-            max: Value::Text(last_day.format("%Y-%m-%d").to_string()),
-            unit: None,
-        },
-    ))
+    Constraint::Between {
+        attribute: attribute.to_owned(),
+        min: Value::Text(t.start.format("%Y-%m-%d").to_string()),
+        max: Value::Text(last_day.format("%Y-%m-%d").to_string()),
+        unit: None,
+    }
 }
 
 /// A value of the related entity said in the subject of a count ("2 or more venous leg
@@ -844,10 +811,7 @@ fn related_value(
 /// is said back as what was not applied, never read as nothing.
 pub(super) fn dangling_operators(ctx: &Ctx<'_>, st: &mut State) {
     for k in 0..ctx.tokens.len() {
-        let Some((words, _)) = crate::engine::link::OPS_BEFORE
-            .iter()
-            .find(|(words, _)| words.iter().enumerate().all(|(i, w)| ctx.w(k + i) == *w))
-        else {
+        let Some((words, _)) = crate::engine::link::op_phrase_at(ctx.tokens, k) else {
             continue;
         };
         // only the comparative forms that need a number ("fewer than", "at least")

@@ -69,11 +69,7 @@ pub(super) fn instructions(ctx: &Ctx<'_>, st: &mut State) {
         // "to 2 decimal places", "to 1 dp", "(1 d.p.)": a rounding said without "round"
         if matches!(w(k), "to" | "at" | "with" | "(")
             && st.r.round.is_none()
-            && ctx
-                .tokens
-                .get(k + 1)
-                .and_then(|t| t.num)
-                .is_some_and(|p| (0.0..=6.0).contains(&p) && p.fract() == 0.0)
+            && let Some(places) = ctx.tokens.get(k + 1).and_then(|t| t.num).and_then(decimal_places)
             && (matches!(w(k + 2), "dp" | "decimals")
                 || matches!(w(k + 2), "decimal" | "significant")
                     && matches!(w(k + 3), "place" | "places" | "digits"))
@@ -84,7 +80,7 @@ pub(super) fn instructions(ctx: &Ctx<'_>, st: &mut State) {
                 k + 4
             };
             st.r.consumed.push((k, last));
-            st.r.round = ctx.tokens[k + 1].num.map(|p| p as u8);
+            st.r.round = Some(places);
         }
         // "in chronological order", "chronologically": the time order, which is how a
         // trend is shown; a list is ordered by its date
@@ -128,8 +124,8 @@ pub(super) fn instructions(ctx: &Ctx<'_>, st: &mut State) {
                     .any(|i| matches!(w(i), "whole" | "integer" | "integers"))
                     .then_some(0.0)
             });
-            match places.filter(|p| (0.0..=6.0).contains(p) && p.fract() == 0.0) {
-                Some(p) => st.r.round = Some(p as u8),
+            match places.and_then(decimal_places) {
+                Some(p) => st.r.round = Some(p),
                 None => {
                     let span = ctx.span_of(k, last);
                     st.r.notes.push((
@@ -207,4 +203,9 @@ fn widens(c: &Constraint) -> bool {
         }
         _ => false,
     }
+}
+
+/// A number of decimal places the renderer rounds to (a whole number from 0 to 6).
+fn decimal_places(n: f64) -> Option<u8> {
+    ((0.0..=6.0).contains(&n) && n.fract() == 0.0).then_some(n as u8)
 }

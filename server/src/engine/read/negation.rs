@@ -135,9 +135,7 @@ pub(super) fn read_having_related(
         if *e == subject || m.first == 0 {
             continue;
         }
-        let one_to_many = model
-            .join_path(&subject, e)
-            .is_some_and(|p| !p.is_empty() && p.iter().all(|s| !s.forward));
+        let one_to_many = model.has_many(&subject, e);
         // "no assessment at all in 2026", "no wounds in 2025": only the related rows of
         // that period
         let mut after = m.last;
@@ -304,13 +302,11 @@ pub(super) fn read_not_seen(
             if t.end <= ctx.today {
                 // "no assessment between 1 Sept and 31 Oct": a period that ended before
                 // today is those dates, not "the last N days"
-                let last_day = t.end.pred_opt().unwrap_or(t.end);
-                condition = Some(Box::new(Constraint::Between {
-                    attribute: "assessments.assessed_on".into(),
-                    min: Value::Text(t.start.format("%Y-%m-%d").to_string()),
-                    max: Value::Text(last_day.format("%Y-%m-%d").to_string()),
-                    unit: None,
-                }));
+                condition = Some(Box::new(super::compare::period_between(
+                    ctx,
+                    "assessments.assessed_on",
+                    t,
+                )));
             } else {
                 let days = (ctx.today - t.start).num_days().max(1) as u32;
                 span = Some(Span {
