@@ -62,6 +62,9 @@ pub enum BackendError {
     /// The query ran past its time limit.
     #[error("{0}")]
     Timeout(String),
+    /// Too many attempts, or the server is busy: the message says how long to wait.
+    #[error("{0}")]
+    TooManyRequests(String),
     /// Only administrators may do this.
     #[error("Only administrators can see this page.")]
     Forbidden,

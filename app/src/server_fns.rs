@@ -71,6 +71,7 @@ pub(crate) mod ssr {
             BackendError::NotFound => http::StatusCode::NOT_FOUND,
             BackendError::Conflict(_) => http::StatusCode::CONFLICT,
             BackendError::Timeout(_) => http::StatusCode::GATEWAY_TIMEOUT,
+            BackendError::TooManyRequests(_) => http::StatusCode::TOO_MANY_REQUESTS,
             BackendError::Forbidden => http::StatusCode::FORBIDDEN,
             BackendError::Unauthenticated => http::StatusCode::UNAUTHORIZED,
             BackendError::Internal(_) => http::StatusCode::INTERNAL_SERVER_ERROR,

@@ -5,6 +5,7 @@
 //! Errors are logged here with their cause and turned into messages safe to
 //! show a clinician.
 
+use crate::auth::{Auth, LoginError};
 use crate::orchestrator::{Orchestrator, OrchestratorError};
 use crate::store::{Store, StoreError};
 use app::backend::{AuthUser, Backend, BackendError};
@@ -18,11 +19,16 @@ use app::protocol::{
 pub struct ServerBackend {
     store: Store,
     orchestrator: Orchestrator,
+    auth: Auth,
 }
 
 impl ServerBackend {
-    pub fn new(store: Store, orchestrator: Orchestrator) -> Self {
-        ServerBackend { store, orchestrator }
+    pub fn new(store: Store, orchestrator: Orchestrator, auth: Auth) -> Self {
+        ServerBackend {
+            store,
+            orchestrator,
+            auth,
+        }
     }
 }
 
@@ -141,16 +147,27 @@ impl Backend for ServerBackend {
         current: String,
         new: String,
     ) -> Result<(), BackendError> {
-        match self.store.change_password(user.id, &current, &new).await {
-            Ok(true) => {
-                tracing::info!(user_id = user.id, "password changed; sessions ended");
-                Ok(())
-            }
-            Ok(false) => Err(BackendError::BadInput(
+        let account = crate::store::User {
+            id: user.id,
+            username: user.username.clone(),
+            display_name: user.display_name.clone(),
+            is_admin: user.is_admin,
+        };
+        match self
+            .auth
+            .change_password(&account, &current, &new, chrono::Utc::now())
+            .await
+        {
+            Ok(()) => Ok(()),
+            Err(LoginError::BadCredentials) => Err(BackendError::BadInput(
                 "Your current password is not correct.".into(),
             )),
-            Err(StoreError::NotFound) => Err(BackendError::Unauthenticated),
-            Err(e) => Err(internal(e)),
+            Err(LoginError::BadInput(m)) => Err(BackendError::BadInput(m)),
+            Err(e @ (LoginError::RateLimited { .. } | LoginError::Busy(_))) => {
+                Err(BackendError::TooManyRequests(e.to_string()))
+            }
+            Err(LoginError::Store(StoreError::NotFound)) => Err(BackendError::Unauthenticated),
+            Err(LoginError::Store(e)) => Err(internal(e)),
         }
     }
 

@@ -28,6 +28,10 @@ pub struct Config {
     pub database_url: String,
     /// True when `DATABASE_URL` was not set: the embedded demo setup.
     pub embedded: bool,
+    /// Create the demo accounts (published passwords) and seed the demo data:
+    /// `CLARION_DEMO=1` on any database, `0` never; unset, only for the embedded
+    /// default bound to a loopback address (nobody else can reach it).
+    pub demo: bool,
     /// Log filter (`CLARION_LOG`, default `info`; `RUST_LOG` syntax).
     pub log_filter: String,
     /// Log format (`CLARION_LOG_FORMAT`: `text` or `json`, default `text`).
@@ -65,6 +69,20 @@ impl Config {
             ),
         };
         crate::db::Backend::of_url(&database_url)?;
+        let demo = match non_empty("CLARION_DEMO")
+            .map(|v| v.to_ascii_lowercase())
+            .as_deref()
+        {
+            None => embedded && addr.ip().is_loopback(),
+            Some("1" | "true" | "yes" | "on") => true,
+            Some("0" | "false" | "no" | "off") => false,
+            Some(other) => {
+                return Err(StartupError::BadConfig {
+                    name: "CLARION_DEMO",
+                    reason: format!("{other:?} is not one of: 1, 0"),
+                });
+            }
+        };
 
         let log_filter = non_empty("CLARION_LOG").unwrap_or_else(|| "info".into());
         let log_format = match non_empty("CLARION_LOG_FORMAT").as_deref() {
@@ -85,6 +103,7 @@ impl Config {
             data_dir,
             database_url,
             embedded,
+            demo,
             log_filter,
             log_format,
             site_root,
@@ -93,8 +112,34 @@ impl Config {
     }
 }
 
-/// Hides the password in a database URL so it can be printed.
+/// Hides the password in a database URL so it can be printed: the user-info
+/// password and any password-like query parameter (`?password=…`).
 pub fn redact_url(url: &str) -> String {
+    let (url, query) = match url.split_once('?') {
+        Some((u, q)) => (u, Some(redact_query(q))),
+        None => (url, None),
+    };
+    let base = redact_userinfo(url);
+    match query {
+        Some(q) => format!("{base}?{q}"),
+        None => base,
+    }
+}
+
+fn redact_query(query: &str) -> String {
+    query
+        .split('&')
+        .map(|pair| match pair.split_once('=') {
+            Some((k, _)) if k.to_ascii_lowercase().contains("pass") || k.eq_ignore_ascii_case("pwd") => {
+                format!("{k}=***")
+            }
+            _ => pair.to_string(),
+        })
+        .collect::<Vec<_>>()
+        .join("&")
+}
+
+fn redact_userinfo(url: &str) -> String {
     let Some((scheme, rest)) = url.split_once("://") else {
         return url.to_string();
     };
@@ -194,5 +239,33 @@ mod tests {
         );
         assert_eq!(redact_url("postgres://u@h/db"), "postgres://u@h/db");
         assert_eq!(redact_url("sqlite://data/x.db"), "sqlite://data/x.db");
+        assert_eq!(
+            redact_url("postgres://h/db?user=u&password=secret&sslmode=require"),
+            "postgres://h/db?user=u&password=***&sslmode=require"
+        );
+        assert_eq!(
+            redact_url("postgres://u:a@h/db?sslpassword=k&PWD=x"),
+            "postgres://u:***@h/db?sslpassword=***&PWD=***"
+        );
+    }
+
+    #[test]
+    fn demo_accounts_only_on_loopback_unless_asked_for() {
+        assert!(config(&[]).unwrap().demo);
+        assert!(config(&[("CLARION_ADDR", "[::1]:3000")]).unwrap().demo);
+        assert!(!config(&[("CLARION_ADDR", "0.0.0.0:3000")]).unwrap().demo);
+        assert!(
+            config(&[("CLARION_ADDR", "0.0.0.0:3000"), ("CLARION_DEMO", "1")])
+                .unwrap()
+                .demo
+        );
+        assert!(!config(&[("CLARION_DEMO", "0")]).unwrap().demo);
+        assert!(!config(&[("DATABASE_URL", "postgres://h/db")]).unwrap().demo);
+        assert!(
+            config(&[("DATABASE_URL", "postgres://h/db"), ("CLARION_DEMO", "1")])
+                .unwrap()
+                .demo
+        );
+        assert!(config(&[("CLARION_DEMO", "maybe")]).is_err());
     }
 }

@@ -108,7 +108,7 @@ fn main() -> ExitCode {
         match cli.command.unwrap_or(Command::Serve) {
             Command::Serve => {
                 let (state, created) = server::serve::prepare(&config).await?;
-                if config.embedded {
+                if config.embedded || config.demo {
                     print_demo_banner(&config, created);
                 }
                 server::serve::serve(&config, state, server::serve::shutdown_signal()).await?;
@@ -185,7 +185,16 @@ fn main() -> ExitCode {
 fn print_demo_banner(config: &Config, created: bool) {
     println!();
     println!("  Clarion is running at http://{}", config.addr);
-    println!("  Embedded database: {}", config.database_url);
+    println!("  Database: {}", server::config::redact_url(&config.database_url));
+    if !config.demo {
+        println!(
+            "  No demo accounts: {} is not a loopback address, and their passwords are",
+            config.addr
+        );
+        println!("  published. Create an account with `server user add`, or set CLARION_DEMO=1.");
+        println!();
+        return;
+    }
     if created {
         println!("  Created demo accounts on this first start:");
     } else {

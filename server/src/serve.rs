@@ -8,7 +8,8 @@ use crate::store::{Role, Store};
 use leptos::config::LeptosOptions;
 use std::future::Future;
 
-/// Demo accounts created only for the embedded default (no `DATABASE_URL`).
+/// Demo accounts (published passwords): created only when `Config::demo` (the
+/// embedded default on a loopback address, or `CLARION_DEMO=1`).
 pub const DEMO_ACCOUNTS: [(&str, &str, Role, &str); 2] = [
     ("demo", "Dr. Dana Reyes", Role::Clinician, "clarion-demo"),
     ("admin", "Alex Morgan", Role::Admin, "clarion-admin"),
@@ -25,9 +26,10 @@ pub fn leptos_options(config: &Config) -> LeptosOptions {
         .build()
 }
 
-/// Opens and migrates the database and, for the embedded default, creates the
-/// demo accounts (production, with `DATABASE_URL`, creates none: use
-/// `server user add`). Returns the state and whether demo accounts were created.
+/// Opens and migrates the database and, in demo mode, seeds the demo data and
+/// creates the demo accounts (otherwise none: use `server user add`). The
+/// embedded default seeds its demo data on any address. Returns the state and
+/// whether demo accounts were created now.
 pub async fn prepare(config: &Config) -> Result<(AppState, bool), StartupError> {
     let model = load_model()?;
     tracing::info!(
@@ -38,7 +40,7 @@ pub async fn prepare(config: &Config) -> Result<(AppState, bool), StartupError> 
     );
     let db = Database::connect_and_migrate(&config.database_url).await?;
     tracing::info!(database = %redact_url(&config.database_url), backend = ?db.backend(), "database ready");
-    if config.embedded {
+    if config.embedded || config.demo {
         // The demo data ends on the day the database is created (or on CLARION_TODAY),
         // so "the last 7 days" on a fresh demo has data in it.
         let anchor = config
@@ -60,7 +62,7 @@ pub async fn prepare(config: &Config) -> Result<(AppState, bool), StartupError> 
     }
     let store = Store::new(db);
     let mut created = false;
-    if config.embedded {
+    if config.demo {
         for (username, name, role, password) in DEMO_ACCOUNTS {
             let (_, new) = store
                 .ensure_user(username, name, role, password)
@@ -115,6 +117,20 @@ pub async fn serve(
             elapsed_ms = started.elapsed().as_millis() as u64,
             "orchestrator warmed up (allowed values loaded)"
         );
+    });
+    // Housekeeping of the sign-in state, hourly (every replica may run it: deletes are idempotent).
+    let auth = state.auth.clone();
+    tokio::spawn(async move {
+        let mut every = tokio::time::interval(std::time::Duration::from_secs(3600));
+        loop {
+            every.tick().await;
+            match auth.housekeeping(chrono::Utc::now()).await {
+                Ok((sessions, failures)) => {
+                    tracing::info!(sessions, failures, "housekeeping: old sign-in state deleted")
+                }
+                Err(e) => tracing::warn!(error = %e, "housekeeping failed; retrying in an hour"),
+            }
+        }
     });
     let app = crate::http::router(state);
     tracing::info!(addr = %config.addr, "Clarion is listening on http://{}", config.addr);

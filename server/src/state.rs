@@ -29,10 +29,15 @@ impl AppState {
     /// State with explicit authentication settings (`serve` reads them from the environment).
     pub fn with_auth_config(leptos_options: LeptosOptions, store: Store, auth_config: AuthConfig) -> Self {
         let orchestrator = Orchestrator::new(store.clone(), OrchestratorConfig::default());
-        let backend: SharedBackend = Arc::new(ServerBackend::new(store.clone(), orchestrator.clone()));
+        let auth = Auth::new(store.clone(), auth_config);
+        let backend: SharedBackend = Arc::new(ServerBackend::new(
+            store.clone(),
+            orchestrator.clone(),
+            auth.clone(),
+        ));
         AppState {
             leptos_options,
-            auth: Auth::new(store.clone(), auth_config),
+            auth,
             orchestrator,
             store,
             backend,
@@ -45,7 +50,11 @@ impl AppState {
     /// from the environment; tests pin `today`).
     pub fn with_orchestrator_config(mut self, config: OrchestratorConfig) -> Self {
         self.orchestrator = Orchestrator::new(self.store.clone(), config);
-        self.backend = Arc::new(ServerBackend::new(self.store.clone(), self.orchestrator.clone()));
+        self.backend = Arc::new(ServerBackend::new(
+            self.store.clone(),
+            self.orchestrator.clone(),
+            self.auth.clone(),
+        ));
         self
     }
 }

@@ -398,42 +398,50 @@ async fn changing_a_password_needs_the_current_one_and_ends_every_session() {
             .await
             .unwrap();
 
+        let auth = server::auth::Auth::new(store.clone(), server::auth::AuthConfig::default());
+        let (_, token) = auth.create_api_token(u.id, "export", now(), None).await.unwrap();
+        let verify = |pw: &'static str, hash: String| async move {
+            server::auth::password::verify(pw, Some(&hash)).await.unwrap()
+        };
+
         // A wrong current password changes nothing.
-        assert!(
-            !store
-                .change_password(u.id, "wrong", "new-password-2")
-                .await
-                .unwrap()
-        );
+        assert!(matches!(
+            auth.change_password(&u, "wrong", "new-password-2", now()).await,
+            Err(server::auth::LoginError::BadCredentials)
+        ));
         let hash = store.credentials("nurse").await.unwrap().unwrap().1;
-        assert!(server::auth::password::verify("old-password-1", Some(&hash)).await);
+        assert!(verify("old-password-1", hash).await);
         assert!(store.session_user("digest-a", now()).await.unwrap().is_some());
 
-        // The right one replaces the hash (argon2, salted) and signs the user out everywhere.
-        assert!(
-            store
-                .change_password(u.id, "old-password-1", "new-password-2")
-                .await
-                .unwrap()
-        );
+        // The right one replaces the hash (argon2, salted) and signs the user out
+        // everywhere: sessions and API tokens.
+        auth.change_password(&u, "old-password-1", "new-password-2", now())
+            .await
+            .unwrap();
         let hash = store.credentials("nurse").await.unwrap().unwrap().1;
         assert!(hash.starts_with("$argon2"));
-        assert!(server::auth::password::verify("new-password-2", Some(&hash)).await);
-        assert!(!server::auth::password::verify("old-password-1", Some(&hash)).await);
+        assert!(verify("new-password-2", hash.clone()).await);
+        assert!(!verify("old-password-1", hash).await);
         assert!(store.session_user("digest-a", now()).await.unwrap().is_none());
+        assert!(auth.token_user(&token, now()).await.unwrap().is_none());
         // Nobody else is affected.
         assert!(store.session_user("digest-b", now()).await.unwrap().is_some());
 
         // The old password no longer works as the current one; unknown users are NotFound.
-        assert!(
-            !store
-                .change_password(u.id, "old-password-1", "x-password-3")
-                .await
-                .unwrap()
-        );
         assert!(matches!(
-            store.change_password(999_999, "a", "b").await,
-            Err(server::store::StoreError::NotFound)
+            auth.change_password(&u, "old-password-1", "x-password-3", now())
+                .await,
+            Err(server::auth::LoginError::BadCredentials)
+        ));
+        let ghost = server::store::User {
+            id: 999_999,
+            ..u.clone()
+        };
+        assert!(matches!(
+            auth.change_password(&ghost, "a", "b", now()).await,
+            Err(server::auth::LoginError::Store(
+                server::store::StoreError::NotFound
+            ))
         ));
     })
     .await;

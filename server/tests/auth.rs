@@ -281,14 +281,17 @@ async fn the_lock_lifts_after_the_window_and_a_success_clears_the_count() {
     }
     let ok = auth.login("demo", PASSWORD, "ip", now).await.unwrap();
     assert_eq!(ok.user.id, user.id);
-    assert_eq!(
-        store
-            .login_failures_since("demo", "ip", now - Duration::hours(1))
-            .await
-            .unwrap()
-            .0,
-        0
-    );
+    let counts = store
+        .login_attempt_counts(
+            0,
+            "demo",
+            "ip",
+            now - Duration::hours(1),
+            now - Duration::minutes(1),
+        )
+        .await
+        .unwrap();
+    assert_eq!(counts.pair, 0, "a success clears this address's failures");
     for _ in 0..5 {
         assert!(auth.login("demo", "guess", "ip", now).await.is_err());
     }
@@ -533,7 +536,7 @@ async fn api_tokens_authenticate_integrators_and_anything_else_gets_401_json() {
             .unwrap();
         let (_, secret) = state
             .auth
-            .create_api_token(user.id, "export", Utc::now())
+            .create_api_token(user.id, "export", Utc::now(), None)
             .await
             .unwrap();
         // A JSON route guarded by the extractor, behind the same middleware as the app.
@@ -591,6 +594,384 @@ async fn api_tokens_authenticate_integrators_and_anything_else_gets_401_json() {
         req.headers_mut()
             .insert(header::AUTHORIZATION, format!("Bearer {secret}").parse().unwrap());
         assert_eq!(send(&app, req).await.status, StatusCode::OK, "{b:?}");
+        t.cleanup().await;
+    }
+}
+
+// ------------------------------------------------------------ sign-in abuse (issue 14)
+
+/// Sends `n` requests at once and returns their statuses.
+async fn burst(app: &Router, reqs: Vec<Request<Body>>) -> Vec<StatusCode> {
+    let handles: Vec<_> = reqs
+        .into_iter()
+        .map(|r| {
+            let app = app.clone();
+            tokio::spawn(async move { app.oneshot(r).await.unwrap().status() })
+        })
+        .collect();
+    let mut out = Vec::new();
+    for h in handles {
+        out.push(h.await.unwrap());
+    }
+    out
+}
+
+async fn failure_rows(t: &common::TestDb) -> i64 {
+    let store = Store::new(t.db.clone());
+    let far = Utc::now() - Duration::days(1);
+    store
+        .login_attempt_counts(0, "", "", far, far)
+        .await
+        .unwrap()
+        .last_minute
+}
+
+#[tokio::test]
+async fn a_parallel_burst_of_guesses_gets_no_more_tries_than_the_limit_on_every_backend() {
+    for t in common::all_backends().await {
+        let b = t.db.backend();
+        let app = app_for(&t).await;
+        let reqs = (0..30)
+            .map(|_| from_ip(login_form("demo", "guess", "/"), "10.9.0.1"))
+            .collect();
+        let statuses = burst(&app, reqs).await;
+        let tried = statuses
+            .iter()
+            .filter(|s| **s == StatusCode::UNAUTHORIZED)
+            .count();
+        let limited = statuses
+            .iter()
+            .filter(|s| **s == StatusCode::TOO_MANY_REQUESTS)
+            .count();
+        // Attempts under way count for each other, so a burst may even get none checked.
+        assert!(tried <= 5, "{b:?}: {tried} guesses were checked: {statuses:?}");
+        assert_eq!(tried + limited, 30, "{b:?}: {statuses:?}");
+        // Refused attempts do not count: exactly five guesses in all are checked,
+        // then even the right password from that address is refused.
+        for _ in tried..5 {
+            let r = send(&app, from_ip(login_form("demo", "guess", "/"), "10.9.0.1")).await;
+            assert_eq!(r.status, StatusCode::UNAUTHORIZED, "{b:?}");
+        }
+        let r = send(&app, from_ip(login_form("demo", PASSWORD, "/"), "10.9.0.1")).await;
+        assert_eq!(r.status, StatusCode::TOO_MANY_REQUESTS, "{b:?}");
+        t.cleanup().await;
+    }
+}
+
+#[tokio::test]
+async fn one_address_spraying_a_password_over_many_usernames_is_limited() {
+    let t = common::TestDb::sqlite().await;
+    let app = app_for(&t).await;
+    let mut statuses = Vec::new();
+    for i in 0..32 {
+        let r = send(
+            &app,
+            from_ip(login_form(&format!("user{i}"), "Winter2026!", "/"), "10.9.0.2"),
+        )
+        .await;
+        statuses.push(r.status);
+    }
+    assert!(
+        statuses[..30].iter().all(|s| *s == StatusCode::UNAUTHORIZED),
+        "{statuses:?}"
+    );
+    assert_eq!(statuses[30], StatusCode::TOO_MANY_REQUESTS, "{statuses:?}");
+    // The demo clinician at another address is not affected.
+    let r = send(&app, from_ip(login_form("demo", PASSWORD, "/"), "10.9.0.3")).await;
+    assert_eq!(r.status, StatusCode::SEE_OTHER);
+    t.cleanup().await;
+}
+
+#[tokio::test]
+async fn guesses_on_one_account_from_many_addresses_slow_down_but_never_lock_the_owner_out() {
+    let t = common::TestDb::sqlite().await;
+    let store = Store::new(t.db.clone());
+    store
+        .ensure_user("demo", "Dr. Dana Reyes", Role::Clinician, PASSWORD)
+        .await
+        .unwrap();
+    let auth = server::auth::Auth::new(store.clone(), AuthConfig::default());
+    let t0 = Utc::now();
+    // Ten failures, each from its own address: no address reaches its own limit.
+    for i in 0..10 {
+        let r = auth.login("demo", "guess", &format!("10.8.0.{i}"), t0).await;
+        assert!(
+            matches!(r, Err(server::auth::LoginError::BadCredentials)),
+            "{i}: {r:?}"
+        );
+    }
+    // The eleventh attempt, from a fresh address, must wait a second...
+    let r = auth.login("demo", PASSWORD, "10.8.1.1", t0).await;
+    let Err(server::auth::LoginError::RateLimited { retry_after_secs }) = r else {
+        panic!("expected a short wait: {r:?}");
+    };
+    assert!((1..=60).contains(&retry_after_secs), "{retry_after_secs}");
+    // ...and after that wait the owner gets in (a delay, not a lock-out).
+    let ok = auth
+        .login(
+            "demo",
+            PASSWORD,
+            "10.8.1.1",
+            t0 + Duration::seconds(retry_after_secs),
+        )
+        .await;
+    assert!(ok.is_ok(), "{ok:?}");
+    // Waits double with each failure but never exceed the maximum.
+    for i in 0..10 {
+        let _ = auth
+            .login("demo", "guess", &format!("10.7.0.{i}"), t0 + Duration::minutes(i))
+            .await;
+    }
+    let r = auth
+        .login("demo", "guess", "10.7.1.1", t0 + Duration::minutes(10))
+        .await;
+    if let Err(server::auth::LoginError::RateLimited { retry_after_secs }) = r {
+        assert!(retry_after_secs <= 60, "{retry_after_secs}");
+    }
+    t.cleanup().await;
+}
+
+#[tokio::test]
+async fn an_impossible_username_is_refused_before_any_work_and_nothing_is_stored() {
+    let t = common::TestDb::sqlite().await;
+    let app = app_for(&t).await;
+    let huge = "u".repeat(60_000);
+    for name in [huge.as_str(), "x'; DROP TABLE users; --", "name with spaces"] {
+        let r = send(&app, from_ip(login_form(name, "whatever", "/"), "10.9.0.4")).await;
+        assert_eq!(
+            r.status,
+            StatusCode::BAD_REQUEST,
+            "{}",
+            &name[..name.len().min(20)]
+        );
+        assert!(r.body.contains("Usernames are 1 to 64 characters"), "{}", r.body);
+        // The form echoes at most a username's worth of what was typed.
+        assert!(!r.body.contains(&"u".repeat(65)));
+    }
+    assert_eq!(failure_rows(&t).await, 0, "nothing was recorded");
+    // The users table is intact.
+    assert!(
+        Store::new(t.db.clone())
+            .user_by_username("demo")
+            .await
+            .unwrap()
+            .is_some()
+    );
+    t.cleanup().await;
+}
+
+#[tokio::test]
+async fn wrong_current_passwords_on_a_password_change_are_limited_like_sign_ins() {
+    for t in common::all_backends().await {
+        let b = t.db.backend();
+        let app = app_for(&t).await;
+        let cookie = sign_in(&app, "demo", PASSWORD).await;
+        let change = |current: &str| {
+            server_fn(
+                "/api/change_password",
+                &format!(
+                    "current={}&new=another-password-1&confirm=another-password-1",
+                    enc(current)
+                ),
+                Some(&cookie),
+            )
+        };
+        for i in 0..5 {
+            let r = send(&app, change("wrong-guess")).await;
+            assert_eq!(r.status, StatusCode::BAD_REQUEST, "{b:?}: {i}: {}", r.body);
+            assert!(r.body.contains("current password is not correct"), "{}", r.body);
+        }
+        let r = send(&app, change(PASSWORD)).await;
+        assert_eq!(r.status, StatusCode::TOO_MANY_REQUESTS, "{b:?}: {}", r.body);
+        assert!(r.body.contains("Too many failed"), "{}", r.body);
+        // Nothing changed: the password still signs in (from another address).
+        let r = send(&app, from_ip(login_form("demo", PASSWORD, "/"), "10.9.0.5")).await;
+        assert_eq!(r.status, StatusCode::SEE_OTHER, "{b:?}");
+        t.cleanup().await;
+    }
+}
+
+// ------------------------------------------------------------------ sessions (issue 14)
+
+#[tokio::test]
+async fn signing_in_issues_a_new_session_and_ends_the_one_presented() {
+    let t = common::TestDb::sqlite().await;
+    let app = app_for(&t).await;
+    let first = sign_in(&app, "demo", PASSWORD).await;
+    // The same browser signs in again presenting its current cookie (or one an
+    // attacker planted): it gets a new id, and the presented one stops working.
+    let mut req = login_form("demo", PASSWORD, "/");
+    req.headers_mut().insert(header::COOKIE, first.parse().unwrap());
+    let r = send(&app, req).await;
+    assert_eq!(r.status, StatusCode::SEE_OTHER);
+    let second = r.session();
+    assert_ne!(first, second);
+    let old = send(&app, page("/settings", Some(&first))).await;
+    assert_eq!(old.status, StatusCode::SEE_OTHER, "the presented session ended");
+    let new = send(&app, page("/settings", Some(&second))).await;
+    assert_eq!(new.status, StatusCode::OK);
+    t.cleanup().await;
+}
+
+#[tokio::test]
+async fn over_tls_the_cookie_is_host_prefixed_and_a_plain_named_one_is_ignored() {
+    let t = common::TestDb::sqlite().await;
+    let app = app_for(&t).await;
+    let mut req = login_form("demo", PASSWORD, "/");
+    req.headers_mut()
+        .insert("x-forwarded-proto", "https".parse().unwrap());
+    let r = send(&app, req).await;
+    let cookie = r.set_cookie().unwrap().to_string();
+    assert!(cookie.starts_with("__Host-clarion_session="), "{cookie}");
+    assert!(cookie.contains("; Secure") && cookie.contains("Path=/") && !cookie.contains("Domain"));
+    let secret = r.session().split_once('=').unwrap().1.to_string();
+    let tls_page = |c: String| {
+        let mut p = page("/settings", Some(&c));
+        p.headers_mut()
+            .insert("x-forwarded-proto", "https".parse().unwrap());
+        p
+    };
+    assert_eq!(
+        send(&app, tls_page(format!("__Host-clarion_session={secret}")))
+            .await
+            .status,
+        StatusCode::OK
+    );
+    // The same secret under the plain name (as a sibling subdomain could set it) is not believed over TLS.
+    assert_eq!(
+        send(&app, tls_page(format!("clarion_session={secret}")))
+            .await
+            .status,
+        StatusCode::SEE_OTHER
+    );
+    t.cleanup().await;
+}
+
+#[tokio::test]
+async fn an_idle_session_ends_and_an_active_one_lives_until_its_absolute_limit() {
+    for t in common::all_backends().await {
+        let b = t.db.backend();
+        let store = Store::new(t.db.clone());
+        store
+            .ensure_user("demo", "Dr. Dana Reyes", Role::Clinician, PASSWORD)
+            .await
+            .unwrap();
+        let config = AuthConfig {
+            session_idle: Duration::minutes(30),
+            session_ttl: Duration::hours(2),
+            ..AuthConfig::default()
+        };
+        let auth = server::auth::Auth::new(store.clone(), config);
+        let t0 = Utc::now();
+        let s = auth.login("demo", PASSWORD, "ip", t0).await.unwrap();
+        // Used every 20 minutes: stays alive (each use counts as activity)...
+        for k in 1..6 {
+            let at = t0 + Duration::minutes(20 * k);
+            assert!(
+                auth.session_user(&s.secret, at).await.unwrap().is_some(),
+                "{b:?}: {k}"
+            );
+        }
+        // ...until the absolute limit, however active.
+        assert!(
+            auth.session_user(&s.secret, t0 + Duration::minutes(121))
+                .await
+                .unwrap()
+                .is_none(),
+            "{b:?}"
+        );
+        // Left alone for more than the idle timeout: ended.
+        let s2 = auth.login("demo", PASSWORD, "ip", t0).await.unwrap();
+        assert!(
+            auth.session_user(&s2.secret, t0 + Duration::minutes(31))
+                .await
+                .unwrap()
+                .is_none(),
+            "{b:?}"
+        );
+        t.cleanup().await;
+    }
+}
+
+#[tokio::test]
+async fn tokens_expire_and_a_password_reset_revokes_them_on_every_backend() {
+    for t in common::all_backends().await {
+        let b = t.db.backend();
+        let store = Store::new(t.db.clone());
+        let (user, _) = store
+            .ensure_user("integrator", "Export", Role::Clinician, "a-long-password")
+            .await
+            .unwrap();
+        let auth = server::auth::Auth::new(store.clone(), AuthConfig::default());
+        let now = Utc::now();
+        let (short, short_secret) = auth
+            .create_api_token(user.id, "short", now, Some(now + Duration::days(1)))
+            .await
+            .unwrap();
+        assert!(short.expires_at.is_some());
+        let (_, forever) = auth
+            .create_api_token(user.id, "forever", now, None)
+            .await
+            .unwrap();
+        assert!(
+            auth.token_user(&short_secret, now + Duration::hours(23))
+                .await
+                .unwrap()
+                .is_some(),
+            "{b:?}"
+        );
+        assert!(
+            auth.token_user(&short_secret, now + Duration::hours(25))
+                .await
+                .unwrap()
+                .is_none(),
+            "{b:?}"
+        );
+        assert!(
+            auth.token_user(&forever, now + Duration::days(400))
+                .await
+                .unwrap()
+                .is_some(),
+            "{b:?}"
+        );
+        store
+            .set_password("integrator", "another-long-password")
+            .await
+            .unwrap();
+        assert!(
+            auth.token_user(&forever, now).await.unwrap().is_none(),
+            "{b:?}: revoked by the reset"
+        );
+        assert!(store.api_tokens(user.id).await.unwrap().is_empty());
+        t.cleanup().await;
+    }
+}
+
+#[tokio::test]
+async fn housekeeping_deletes_expired_and_idle_sessions_and_old_failures_only() {
+    for t in common::all_backends().await {
+        let b = t.db.backend();
+        let store = Store::new(t.db.clone());
+        store
+            .ensure_user("demo", "Dr. Dana Reyes", Role::Clinician, PASSWORD)
+            .await
+            .unwrap();
+        let auth = server::auth::Auth::new(store.clone(), AuthConfig::default());
+        let t0 = Utc::now();
+        let idle = auth
+            .login("demo", PASSWORD, "ip", t0 - Duration::hours(2))
+            .await
+            .unwrap();
+        let fresh = auth.login("demo", PASSWORD, "ip", t0).await.unwrap();
+        let _ = auth.login("demo", "guess", "old", t0 - Duration::hours(30)).await;
+        let _ = auth.login("demo", "guess", "new", t0).await;
+        let (sessions, failures) = auth.housekeeping(t0).await.unwrap();
+        assert_eq!((sessions, failures), (1, 1), "{b:?}");
+        assert!(auth.session_user(&idle.secret, t0).await.unwrap().is_none());
+        assert!(
+            auth.session_user(&fresh.secret, t0).await.unwrap().is_some(),
+            "{b:?}"
+        );
         t.cleanup().await;
     }
 }

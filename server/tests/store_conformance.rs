@@ -320,7 +320,7 @@ async fn api_tokens_resolve_to_their_owner_and_are_listed_and_revoked_per_user()
     each_backend(async |t| {
         let (b, store, a, other) = users_on(t).await;
         let tok = store
-            .create_api_token(a.id, "nightly export", "tok-digest", "clarion_ab12cd", t0())
+            .create_api_token(a.id, "nightly export", "tok-digest", "clarion_ab12cd", t0(), None)
             .await
             .unwrap();
         assert_eq!(tok.name, "nightly export");
@@ -351,74 +351,72 @@ async fn api_tokens_resolve_to_their_owner_and_are_listed_and_revoked_per_user()
 }
 
 #[tokio::test]
-async fn login_failures_are_counted_per_username_and_address_within_the_window() {
+async fn login_attempts_are_counted_per_pair_account_address_and_minute_within_the_window() {
     each_backend(async |t| {
         let b = t.db.backend();
         let store = Store::new(t.db.clone());
+        let mut ids = Vec::new();
         for i in 0..3 {
-            store
-                .record_login_failure("demo", "10.0.0.1", t0() + Duration::minutes(i))
-                .await
-                .unwrap();
+            ids.push(
+                store
+                    .begin_login_attempt("demo", "10.0.0.1", t0() + Duration::minutes(i))
+                    .await
+                    .unwrap(),
+            );
         }
+        store.begin_login_attempt("demo", "10.0.0.2", t0()).await.unwrap();
         store
-            .record_login_failure("demo", "10.0.0.2", t0())
-            .await
-            .unwrap();
-        store
-            .record_login_failure("admin", "10.0.0.1", t0())
+            .begin_login_attempt("admin", "10.0.0.1", t0())
             .await
             .unwrap();
 
         let since = t0() - Duration::minutes(15);
+        let minute = t0() + Duration::seconds(90);
+        let c = store
+            .login_attempt_counts(ids[2], "demo", "10.0.0.1", since, minute)
+            .await
+            .unwrap();
+        assert_eq!((c.pair, c.pair_oldest), (3, Some(t0())), "{b:?}");
+        // The account, from any address, without the attempt being checked.
         assert_eq!(
-            store
-                .login_failures_since("demo", "10.0.0.1", since)
-                .await
-                .unwrap(),
-            (3, Some(t0())),
+            (c.account_others, c.account_latest),
+            (3, Some(t0() + Duration::minutes(1))),
             "{b:?}"
         );
-        // Only failures after `since` count.
+        assert_eq!((c.address, c.address_oldest), (4, Some(t0())), "{b:?}");
         assert_eq!(
-            store
-                .login_failures_since("demo", "10.0.0.1", t0())
-                .await
-                .unwrap()
-                .0,
-            2
+            c.last_minute, 1,
+            "{b:?}: only the attempt at t0+2m is in the last minute"
         );
-        assert_eq!(
-            store
-                .login_failures_since("nobody", "10.0.0.1", since)
-                .await
-                .unwrap(),
-            (0, None)
-        );
+        // Only attempts after `since` count.
+        let c = store
+            .login_attempt_counts(ids[2], "demo", "10.0.0.1", t0(), minute)
+            .await
+            .unwrap();
+        assert_eq!(c.pair, 2);
+        let none = store
+            .login_attempt_counts(0, "nobody", "10.0.0.9", since, minute)
+            .await
+            .unwrap();
+        assert_eq!((none.pair, none.pair_oldest, none.address), (0, None, 0));
 
+        // A refused attempt is forgotten; a success clears its pair.
+        store.forget_login_attempt(ids[2]).await.unwrap();
+        let c = store
+            .login_attempt_counts(0, "demo", "10.0.0.1", since, minute)
+            .await
+            .unwrap();
+        assert_eq!(c.pair, 2);
         store.clear_login_failures("demo", "10.0.0.1").await.unwrap();
-        assert_eq!(
-            store
-                .login_failures_since("demo", "10.0.0.1", since)
-                .await
-                .unwrap()
-                .0,
-            0
-        );
-        assert_eq!(
-            store
-                .login_failures_since("demo", "10.0.0.2", since)
-                .await
-                .unwrap()
-                .0,
-            1
-        );
+        let c = store
+            .login_attempt_counts(0, "demo", "10.0.0.1", since, minute)
+            .await
+            .unwrap();
+        assert_eq!((c.pair, c.account_others), (0, 1), "{b:?}");
         assert_eq!(store.purge_login_failures(t0()).await.unwrap(), 2, "{b:?}");
     })
     .await;
 }
-
-// ---------------------------------------------------------------- threads, messages
 
 #[tokio::test]
 async fn threads_and_messages_belong_to_one_user() {

@@ -102,19 +102,30 @@ pub fn cell_text(c: &ResultColumn, v: &Value) -> String {
     }
 }
 
-/// The table as RFC 4180 CSV (header row with units, raw values).
+/// The table as RFC 4180 CSV (header row with units, raw values). A text cell
+/// that a spreadsheet would run as a formula (starting with `=`, `+`, `-`, `@`,
+/// a tab or a carriage return) is prefixed with `'`, so opening the file never
+/// executes data (OWASP's CSV-injection rule); numbers stay numbers.
 pub fn to_csv(t: &ResultTable) -> String {
+    fn text(s: &str) -> String {
+        if s.starts_with(['=', '+', '-', '@', '\t', '\r']) {
+            field(&format!("'{s}"))
+        } else {
+            field(s)
+        }
+    }
     fn field(s: &str) -> String {
+        let s = s.to_string();
         if s.contains([',', '"', '\n', '\r']) {
             format!("\"{}\"", s.replace('"', "\"\""))
         } else {
-            s.to_string()
+            s
         }
     }
     let mut out = t
         .columns
         .iter()
-        .map(|c| field(&header(c)))
+        .map(|c| text(&header(c)))
         .collect::<Vec<_>>()
         .join(",");
     out.push_str("\r\n");
@@ -123,7 +134,7 @@ pub fn to_csv(t: &ResultTable) -> String {
             .iter()
             .map(|v| match v {
                 Value::Null => String::new(),
-                Value::String(s) => field(s),
+                Value::String(s) => text(s),
                 other => field(&other.to_string()),
             })
             .collect::<Vec<_>>()
@@ -318,5 +329,33 @@ mod tests {
         };
         assert_eq!(to_csv(&t), "X,X (cm²)\r\n\"a, \"\"b\"\"\",1.5\r\n");
         assert!(data_url("text/csv", "a b\n").ends_with(",a%20b%0A"));
+    }
+
+    #[test]
+    fn csv_cells_that_a_spreadsheet_would_run_are_neutralised_and_numbers_are_not() {
+        let t = ResultTable {
+            columns: vec![col("text", None), col("real", None)],
+            rows: vec![
+                vec![
+                    serde_json::json!("=HYPERLINK(\"http://x\")"),
+                    serde_json::json!(-1.5),
+                ],
+                vec![serde_json::json!("+1"), serde_json::json!(2)],
+                vec![serde_json::json!("-2"), serde_json::json!(3)],
+                vec![serde_json::json!("@SUM(A1)"), serde_json::json!(4)],
+                vec![serde_json::json!("\tx"), serde_json::json!(5)],
+                vec![serde_json::json!("plain"), serde_json::json!(6)],
+            ],
+            row_count: 6,
+            truncated: false,
+        };
+        let csv = to_csv(&t);
+        let lines: Vec<&str> = csv.split("\r\n").collect();
+        assert_eq!(lines[1], "\"'=HYPERLINK(\"\"http://x\"\")\",-1.5");
+        assert_eq!(lines[2], "'+1,2");
+        assert_eq!(lines[3], "'-2,3");
+        assert_eq!(lines[4], "'@SUM(A1),4");
+        assert_eq!(lines[5], "'\tx,5");
+        assert_eq!(lines[6], "plain,6");
     }
 }

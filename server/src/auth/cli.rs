@@ -54,6 +54,9 @@ pub enum TokenCommand {
         /// What the token is for, to tell tokens apart later.
         #[arg(long, default_value = "api")]
         name: String,
+        /// Days until the token stops working (default: until revoked or the password changes).
+        #[arg(long, value_parser = clap::value_parser!(u32).range(1..=3650))]
+        expires_in_days: Option<u32>,
     },
     /// List a user's tokens (names and prefixes, never the tokens).
     List {
@@ -141,11 +144,21 @@ async fn token(store: &Store, command: TokenCommand) -> anyhow::Result<String> {
             .with_context(|| format!("no user named {username:?}"))
     };
     match command {
-        TokenCommand::Create { username, name } => {
+        TokenCommand::Create {
+            username,
+            name,
+            expires_in_days,
+        } => {
             let user = user_named(username).await?;
-            let (token, secret) = auth.create_api_token(user.id, &name, chrono::Utc::now()).await?;
+            let now = chrono::Utc::now();
+            let expires = expires_in_days.map(|d| now + chrono::Duration::days(i64::from(d)));
+            let (token, secret) = auth.create_api_token(user.id, &name, now, expires).await?;
+            let until = token.expires_at.map_or_else(
+                || "until revoked or the password changes".to_string(),
+                |d| format!("until {}", d.format("%Y-%m-%d %H:%M UTC")),
+            );
             Ok(format!(
-                "API token {:?} (id {}) for {}:\n\n    {secret}\n\n\
+                "API token {:?} (id {}) for {}, valid {until}:\n\n    {secret}\n\n\
                  Copy it now: it is not stored and cannot be shown again.\n\
                  Use it as: Authorization: Bearer {secret}",
                 token.name, token.id, user.username
@@ -158,21 +171,21 @@ async fn token(store: &Store, command: TokenCommand) -> anyhow::Result<String> {
                 return Ok(format!("{} has no API tokens.", user.username));
             }
             let mut out = format!(
-                "{:<6} {:<20} {:<16} {:<20} {}\n",
-                "ID", "NAME", "PREFIX", "CREATED", "LAST USED"
+                "{:<6} {:<20} {:<16} {:<17} {:<17} {}\n",
+                "ID", "NAME", "PREFIX", "CREATED", "EXPIRES", "LAST USED"
             );
+            let when = |d: Option<chrono::DateTime<chrono::Utc>>, none: &str| {
+                d.map_or_else(|| none.to_string(), |d| d.format("%Y-%m-%d %H:%M").to_string())
+            };
             for t in tokens {
-                let used = t
-                    .last_used_at
-                    .map(|d| d.format("%Y-%m-%d %H:%M").to_string())
-                    .unwrap_or_else(|| "never".into());
                 out.push_str(&format!(
-                    "{:<6} {:<20} {:<16} {:<20} {}\n",
+                    "{:<6} {:<20} {:<16} {:<17} {:<17} {}\n",
                     t.id,
                     t.name,
                     format!("{}…", t.prefix),
                     t.created_at.format("%Y-%m-%d %H:%M"),
-                    used
+                    when(t.expires_at, "never"),
+                    when(t.last_used_at, "never")
                 ));
             }
             Ok(out.trim_end().to_string())
@@ -190,10 +203,7 @@ async fn token(store: &Store, command: TokenCommand) -> anyhow::Result<String> {
 
 /// Usernames: 1–64 characters from a small, unambiguous set.
 pub fn check_username(username: &str) -> anyhow::Result<()> {
-    let ok_chars = username
-        .chars()
-        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-' | '@'));
-    if username.is_empty() || username.len() > 64 || !ok_chars {
+    if !super::service::valid_username(username) {
         bail!("--username must be 1 to 64 characters: letters, digits, '.', '_', '-', '@'");
     }
     Ok(())

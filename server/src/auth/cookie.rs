@@ -4,16 +4,27 @@
 //! on cross-site POSTs), `Path=/`, and `Secure` when configured or when the
 //! request came over TLS (directly, or through a proxy that says so with
 //! `X-Forwarded-Proto: https`; believing that header can only make the cookie
-//! stricter).
+//! stricter). A `Secure` cookie is named with the `__Host-` prefix, which
+//! browsers accept only from this exact host over TLS, so a sibling subdomain
+//! cannot plant ("toss") a session cookie on Clarion's users.
 
-use super::token::SESSION_COOKIE;
+use super::token::{SESSION_COOKIE, SESSION_COOKIE_HOST};
 use axum::http::{HeaderMap, HeaderValue, Uri, header};
-use std::net::SocketAddr;
+
+/// The session cookie's name: `__Host-` prefixed when it is `Secure`.
+pub fn session_cookie_name(secure: bool) -> &'static str {
+    if secure {
+        SESSION_COOKIE_HOST
+    } else {
+        SESSION_COOKIE
+    }
+}
 
 /// The `Set-Cookie` value that stores a session.
 pub fn session_cookie(secret: &str, max_age_secs: i64, secure: bool) -> HeaderValue {
     let value = format!(
-        "{SESSION_COOKIE}={secret}; Path=/; HttpOnly; SameSite=Lax; Max-Age={max_age_secs}{}",
+        "{}={secret}; Path=/; HttpOnly; SameSite=Lax; Max-Age={max_age_secs}{}",
+        session_cookie_name(secure),
         if secure { "; Secure" } else { "" }
     );
     // The secret is hex, so the value is always a valid header.
@@ -23,7 +34,8 @@ pub fn session_cookie(secret: &str, max_age_secs: i64, secure: bool) -> HeaderVa
 /// The `Set-Cookie` value that removes the session cookie.
 pub fn clear_session_cookie(secure: bool) -> HeaderValue {
     let value = format!(
-        "{SESSION_COOKIE}=; Path=/; HttpOnly; SameSite=Lax; Max-Age=0{}",
+        "{}=; Path=/; HttpOnly; SameSite=Lax; Max-Age=0{}",
+        session_cookie_name(secure),
         if secure { "; Secure" } else { "" }
     );
     HeaderValue::from_str(&value).expect("static cookie is a valid header value")
@@ -42,9 +54,10 @@ pub fn read_cookie<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
         .filter(|v| !v.is_empty())
 }
 
-/// The session secret sent by the browser, if any.
-pub fn session_secret(headers: &HeaderMap) -> Option<&str> {
-    read_cookie(headers, SESSION_COOKIE)
+/// The session secret sent by the browser, if any: over TLS only the
+/// `__Host-` cookie counts (a plain-named one could have been planted).
+pub fn session_secret(headers: &HeaderMap, secure: bool) -> Option<&str> {
+    read_cookie(headers, session_cookie_name(secure))
 }
 
 /// The bearer token of an `Authorization: Bearer …` header, if any.
@@ -76,25 +89,6 @@ pub fn came_over_tls(headers: &HeaderMap, uri: &Uri) -> bool {
     forwarded_proto || forwarded
 }
 
-/// The client's address as text, for rate limiting: the socket's peer, or the
-/// last `X-Forwarded-For` hop when the proxy is trusted. `unknown` when neither
-/// is available (in-process tests).
-pub fn client_ip(headers: &HeaderMap, peer: Option<SocketAddr>, trust_proxy: bool) -> String {
-    if trust_proxy
-        && let Some(last) = headers
-            .get_all("x-forwarded-for")
-            .iter()
-            .filter_map(|v| v.to_str().ok())
-            .flat_map(|v| v.split(','))
-            .map(str::trim)
-            .rfind(|v| !v.is_empty())
-    {
-        return last.to_string();
-    }
-    peer.map(|p| p.ip().to_string())
-        .unwrap_or_else(|| "unknown".into())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -122,6 +116,12 @@ mod tests {
                 .unwrap()
                 .ends_with("; Secure")
         );
+        let host = session_cookie("abc", 60, true);
+        assert!(
+            host.to_str()
+                .unwrap()
+                .starts_with("__Host-clarion_session=abc; Path=/;")
+        );
         assert!(
             clear_session_cookie(false)
                 .to_str()
@@ -133,10 +133,17 @@ mod tests {
     #[test]
     fn the_cookie_is_found_among_others_and_across_headers() {
         let h = headers(&[("cookie", "a=1; b=2"), ("cookie", "clarion_session=s3cret; c=3")]);
-        assert_eq!(session_secret(&h), Some("s3cret"));
+        assert_eq!(session_secret(&h, false), Some("s3cret"));
+        // Over TLS the plain-named cookie is not believed.
+        assert_eq!(session_secret(&h, true), None);
+        let tls = headers(&[("cookie", "clarion_session=planted; __Host-clarion_session=real")]);
+        assert_eq!(session_secret(&tls, true), Some("real"));
         assert_eq!(read_cookie(&h, "b"), Some("2"));
         assert_eq!(read_cookie(&h, "missing"), None);
-        assert_eq!(session_secret(&headers(&[("cookie", "clarion_session=")])), None);
+        assert_eq!(
+            session_secret(&headers(&[("cookie", "clarion_session=")]), false),
+            None
+        );
     }
 
     #[test]
@@ -163,14 +170,5 @@ mod tests {
             &plain
         ));
         assert!(came_over_tls(&HeaderMap::new(), &"https://x/".parse().unwrap()));
-    }
-
-    #[test]
-    fn forwarded_for_is_believed_only_for_a_trusted_proxy() {
-        let h = headers(&[("x-forwarded-for", "6.6.6.6, 10.0.0.7")]);
-        let peer: SocketAddr = "127.0.0.1:5000".parse().unwrap();
-        assert_eq!(client_ip(&h, Some(peer), false), "127.0.0.1");
-        assert_eq!(client_ip(&h, Some(peer), true), "10.0.0.7");
-        assert_eq!(client_ip(&HeaderMap::new(), None, false), "unknown");
     }
 }

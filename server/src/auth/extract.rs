@@ -29,7 +29,8 @@ use std::sync::Arc;
 pub async fn resolve_user(State(state): State<AppState>, mut req: Request, next: Next) -> Response {
     if !req.uri().path().starts_with("/pkg/") {
         let bearer = super::cookie::bearer_token(req.headers()).map(str::to_owned);
-        let session = super::cookie::session_secret(req.headers()).map(str::to_owned);
+        let secure = state.auth.config().secure_request(req.headers(), req.uri());
+        let session = super::cookie::session_secret(req.headers(), secure).map(str::to_owned);
         let now = Utc::now();
         let found = match (bearer, session) {
             (Some(token), _) => state.auth.token_user(&token, now).await,

@@ -24,6 +24,7 @@ pub mod cookie;
 pub mod extract;
 pub mod origin;
 pub mod password;
+pub mod proxy;
 pub mod service;
 pub mod token;
 

@@ -12,6 +12,9 @@ use sha2::{Digest, Sha256};
 /// Name of the session cookie.
 pub const SESSION_COOKIE: &str = "clarion_session";
 
+/// Name of the session cookie when it is `Secure` (served over TLS).
+pub const SESSION_COOKIE_HOST: &str = "__Host-clarion_session";
+
 /// Every API token starts with this, so leaked tokens are easy to scan for.
 pub const API_TOKEN_PREFIX: &str = "clarion_";
 

@@ -41,17 +41,25 @@ struct LoginForm {
 async fn login(State(state): State<AppState>, req: Request) -> Response {
     let peer = req.extensions().get::<ConnectInfo<SocketAddr>>().map(|c| c.0);
     let config = state.auth.config().clone();
-    let ip = cookie::client_ip(req.headers(), peer, config.trust_proxy);
-    let secure = config.secure_cookies || cookie::came_over_tls(req.headers(), req.uri());
+    let ip = config.trusted_proxies.client_ip(req.headers(), peer);
+    let secure = config.secure_request(req.headers(), req.uri());
+    // The session this browser presented (if any) ends at sign-in: a new id is
+    // issued, so a session id planted before sign-in is worth nothing after it.
+    let presented = cookie::session_secret(req.headers(), secure).map(str::to_owned);
     let form = match axum::Form::<LoginForm>::from_request(req, &state).await {
         Ok(axum::Form(f)) => f,
         Err(rejection) => return rejection.into_response(),
     };
     let next = safe_next(&form.next);
     let username = form.username.trim().to_string();
+    // Echoed into the re-rendered form: never more than a username can be.
+    let shown: String = username
+        .chars()
+        .take(crate::auth::service::MAX_USERNAME_CHARS)
+        .collect();
     let feedback = |error: String| LoginFeedback {
         error: Some(error),
-        username: username.clone(),
+        username: shown.clone(),
         next: next.clone(),
     };
     if username.is_empty() || form.password.is_empty() {
@@ -61,6 +69,11 @@ async fn login(State(state): State<AppState>, req: Request) -> Response {
 
     match state.auth.login(&username, &form.password, &ip, Utc::now()).await {
         Ok(signed_in) => {
+            if let Some(old) = presented
+                && let Err(e) = state.auth.logout(&old).await
+            {
+                tracing::error!(error = %e, "could not end the session presented at sign-in");
+            }
             let max_age = (signed_in.expires_at - Utc::now()).num_seconds().max(0);
             let mut res = see_other(&next);
             res.headers_mut().append(
@@ -78,6 +91,16 @@ async fn login(State(state): State<AppState>, req: Request) -> Response {
                 .insert(header::RETRY_AFTER, HeaderValue::from(retry_after_secs));
             res
         }
+        Err(e @ LoginError::BadInput(_)) => {
+            render_login(&state, feedback(e.to_string()), StatusCode::BAD_REQUEST).await
+        }
+        Err(e @ LoginError::Busy(_)) => {
+            let mut res =
+                render_login(&state, feedback(e.to_string()), StatusCode::SERVICE_UNAVAILABLE).await;
+            res.headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from(1));
+            res
+        }
         Err(LoginError::Store(e)) => {
             let shown = crate::backend::internal(e).to_string();
             render_login(&state, feedback(shown), StatusCode::INTERNAL_SERVER_ERROR).await
@@ -87,12 +110,12 @@ async fn login(State(state): State<AppState>, req: Request) -> Response {
 
 #[tracing::instrument(skip_all)]
 async fn logout(State(state): State<AppState>, headers: HeaderMap, uri: Uri) -> Response {
-    if let Some(secret) = cookie::session_secret(&headers)
+    let secure = state.auth.config().secure_request(&headers, &uri);
+    if let Some(secret) = cookie::session_secret(&headers, secure)
         && let Err(e) = state.auth.logout(secret).await
     {
         tracing::error!(error = %e, "could not delete a session at sign-out");
     }
-    let secure = state.auth.config().secure_cookies || cookie::came_over_tls(&headers, &uri);
     let mut res = see_other("/login");
     res.headers_mut()
         .append(header::SET_COOKIE, cookie::clear_session_cookie(secure));

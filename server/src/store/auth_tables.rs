@@ -6,7 +6,7 @@
 //! leaked database does not hand out working credentials.
 
 use super::time::Ts;
-use super::users::{USER_COLUMNS, UserRow, user_from_row};
+use super::users::{USER_COLUMNS, user_from_row};
 use super::{Store, StoreError, User};
 use chrono::{DateTime, Utc};
 
@@ -21,11 +21,13 @@ pub struct ApiToken {
     pub prefix: String,
     pub created_at: DateTime<Utc>,
     pub last_used_at: Option<DateTime<Utc>>,
+    /// After this the token no longer authenticates (`None`: until revoked).
+    pub expires_at: Option<DateTime<Utc>>,
 }
 
-type TokenRow = (i64, i64, String, String, Ts, Option<Ts>);
+type TokenRow = (i64, i64, String, String, Ts, Option<Ts>, Option<Ts>);
 
-fn token_from_row((id, user_id, name, prefix, created, used): TokenRow) -> ApiToken {
+fn token_from_row((id, user_id, name, prefix, created, used, expires): TokenRow) -> ApiToken {
     ApiToken {
         id,
         user_id,
@@ -33,7 +35,24 @@ fn token_from_row((id, user_id, name, prefix, created, used): TokenRow) -> ApiTo
         prefix,
         created_at: created.0,
         last_used_at: used.map(|t| t.0),
+        expires_at: expires.map(|t| t.0),
     }
+}
+
+/// The counts behind the sign-in limits ([`Store::login_attempt_counts`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LoginAttemptCounts {
+    /// Failures of this username from this address, this attempt included.
+    pub pair: i64,
+    pub pair_oldest: Option<DateTime<Utc>>,
+    /// Failures (and attempts under way) of this username from any address, this one excluded.
+    pub account_others: i64,
+    pub account_latest: Option<DateTime<Utc>>,
+    /// Failures from this address, any username, this attempt included.
+    pub address: i64,
+    pub address_oldest: Option<DateTime<Utc>>,
+    /// Attempts by anyone in the last minute, this one included.
+    pub last_minute: i64,
 }
 
 /// `last_used_at` is refreshed at most this often, so a busy integrator does
@@ -68,16 +87,43 @@ impl Store {
         token_digest: &str,
         now: DateTime<Utc>,
     ) -> Result<Option<User>, StoreError> {
+        self.session_user_active_since(token_digest, now, None).await
+    }
+
+    /// The user of a session that is live and, with `active_since`, was used
+    /// after that time (the idle timeout); records the use (at most once a
+    /// minute, so reads do not all become writes).
+    pub async fn session_user_active_since(
+        &self,
+        token_digest: &str,
+        now: DateTime<Utc>,
+        active_since: Option<DateTime<Utc>>,
+    ) -> Result<Option<User>, StoreError> {
         let sql = format!(
-            "SELECT {USER_COLUMNS} FROM sessions s JOIN users u ON u.id = s.user_id \
-             WHERE s.token_hash = $1 AND s.expires_at > $2"
+            "SELECT {USER_COLUMNS}, COALESCE(s.last_seen_at, s.created_at) FROM sessions s \
+             JOIN users u ON u.id = s.user_id WHERE s.token_hash = $1 AND s.expires_at > $2"
         );
-        let row: Option<UserRow> = on_pool!(&self.db, |p| sqlx::query_as(&sql)
+        let row: Option<(i64, String, String, String, Ts)> = on_pool!(&self.db, |p| sqlx::query_as(&sql)
             .bind(token_digest)
             .bind(Ts::of(now))
             .fetch_optional(p)
             .await)?;
-        Ok(row.map(user_from_row))
+        let Some((id, username, name, role, seen)) = row else {
+            return Ok(None);
+        };
+        if active_since.is_some_and(|since| seen.0 <= since) {
+            return Ok(None);
+        }
+        if active_since.is_some() && seen.0 < now - TOKEN_TOUCH_INTERVAL {
+            let touch = "UPDATE sessions SET last_seen_at = $2 WHERE token_hash = $1";
+            on_pool!(&self.db, |p| sqlx::query(touch)
+                .bind(token_digest)
+                .bind(Ts::of(now))
+                .execute(p)
+                .await
+                .map(|_| ()))?;
+        }
+        Ok(Some(user_from_row((id, username, name, role))))
     }
 
     /// Ends one session (sign-out). Returns whether it existed.
@@ -111,7 +157,18 @@ impl Store {
             .map(|r| r.rows_affected()))?)
     }
 
-    /// Stores a new API token for `user_id`, identified by the digest of its secret.
+    /// Deletes sessions unused since `before` (the idle timeout; housekeeping).
+    pub async fn purge_idle_sessions(&self, before: DateTime<Utc>) -> Result<u64, StoreError> {
+        let sql = "DELETE FROM sessions WHERE COALESCE(last_seen_at, created_at) <= $1";
+        Ok(on_pool!(&self.db, |p| sqlx::query(sql)
+            .bind(Ts::of(before))
+            .execute(p)
+            .await
+            .map(|r| r.rows_affected()))?)
+    }
+
+    /// Stores a new API token for `user_id`, identified by the digest of its
+    /// secret, valid until `expires_at` (or until revoked).
     pub async fn create_api_token(
         &self,
         user_id: i64,
@@ -119,16 +176,18 @@ impl Store {
         token_digest: &str,
         prefix: &str,
         now: DateTime<Utc>,
+        expires_at: Option<DateTime<Utc>>,
     ) -> Result<ApiToken, StoreError> {
-        let sql = "INSERT INTO api_tokens (user_id, name, token_hash, prefix, created_at) \
-                   VALUES ($1, $2, $3, $4, $5) \
-                   RETURNING id, user_id, name, prefix, created_at, last_used_at";
+        let sql = "INSERT INTO api_tokens (user_id, name, token_hash, prefix, created_at, expires_at) \
+                   VALUES ($1, $2, $3, $4, $5, $6) \
+                   RETURNING id, user_id, name, prefix, created_at, last_used_at, expires_at";
         let row: TokenRow = on_pool!(&self.db, |p| sqlx::query_as(sql)
             .bind(user_id)
             .bind(name)
             .bind(token_digest)
             .bind(prefix)
             .bind(Ts::of(now))
+            .bind(expires_at.map(Ts::of))
             .fetch_one(p)
             .await)?;
         Ok(token_from_row(row))
@@ -142,10 +201,11 @@ impl Store {
     ) -> Result<Option<User>, StoreError> {
         let sql = format!(
             "SELECT t.id, {USER_COLUMNS} FROM api_tokens t JOIN users u ON u.id = t.user_id \
-             WHERE t.token_hash = $1"
+             WHERE t.token_hash = $1 AND (t.expires_at IS NULL OR t.expires_at > $2)"
         );
         let row: Option<(i64, i64, String, String, String)> = on_pool!(&self.db, |p| sqlx::query_as(&sql)
             .bind(token_digest)
+            .bind(Ts::of(now))
             .fetch_optional(p)
             .await)?;
         let Some((token_id, id, username, name, role)) = row else {
@@ -165,7 +225,7 @@ impl Store {
 
     /// A user's API tokens, newest first.
     pub async fn api_tokens(&self, user_id: i64) -> Result<Vec<ApiToken>, StoreError> {
-        let sql = "SELECT id, user_id, name, prefix, created_at, last_used_at FROM api_tokens \
+        let sql = "SELECT id, user_id, name, prefix, created_at, last_used_at, expires_at FROM api_tokens \
                    WHERE user_id = $1 ORDER BY created_at DESC, id DESC";
         let rows: Vec<TokenRow> =
             on_pool!(&self.db, |p| sqlx::query_as(sql).bind(user_id).fetch_all(p).await)?;
@@ -187,41 +247,77 @@ impl Store {
         Ok(())
     }
 
-    /// Records one failed sign-in for this username from this address.
-    pub async fn record_login_failure(
+    /// Records a sign-in attempt *before* its password is checked, so that
+    /// parallel attempts (on any replica) see each other when they count.
+    /// The row stays as a failure unless [`Store::forget_login_attempt`] or
+    /// [`Store::clear_login_failures`] removes it. Returns its id.
+    pub async fn begin_login_attempt(
         &self,
         username: &str,
         ip: &str,
         now: DateTime<Utc>,
-    ) -> Result<(), StoreError> {
-        let sql = "INSERT INTO login_failures (username, ip, failed_at) VALUES ($1, $2, $3)";
-        on_pool!(&self.db, |p| sqlx::query(sql)
+    ) -> Result<i64, StoreError> {
+        let sql = "INSERT INTO login_failures (username, ip, failed_at) VALUES ($1, $2, $3) RETURNING id";
+        let (id,): (i64,) = on_pool!(&self.db, |p| sqlx::query_as(sql)
             .bind(username)
             .bind(ip)
             .bind(Ts::of(now))
-            .execute(p)
-            .await
-            .map(|_| ()))?;
+            .fetch_one(p)
+            .await)?;
+        Ok(id)
+    }
+
+    /// Removes one attempt (refused before its password was checked, or not
+    /// a real attempt because the server was busy).
+    pub async fn forget_login_attempt(&self, id: i64) -> Result<(), StoreError> {
+        on_pool!(&self.db, |p| sqlx::query(
+            "DELETE FROM login_failures WHERE id = $1"
+        )
+        .bind(id)
+        .execute(p)
+        .await
+        .map(|_| ()))?;
         Ok(())
     }
 
-    /// How many sign-ins failed for this username from this address after
-    /// `since`, and when the oldest of those happened (to say when the limit lifts).
-    pub async fn login_failures_since(
+    /// What the sign-in limits look at for attempt `attempt` (already
+    /// recorded) by `username` from `ip`: failures after `since`, and every
+    /// attempt after `minute_ago`.
+    pub async fn login_attempt_counts(
         &self,
+        attempt: i64,
         username: &str,
         ip: &str,
         since: DateTime<Utc>,
-    ) -> Result<(i64, Option<DateTime<Utc>>), StoreError> {
-        let sql = "SELECT COUNT(*), MIN(failed_at) FROM login_failures \
-                   WHERE username = $1 AND ip = $2 AND failed_at > $3";
-        let (count, oldest): (i64, Option<Ts>) = on_pool!(&self.db, |p| sqlx::query_as(sql)
+        minute_ago: DateTime<Utc>,
+    ) -> Result<LoginAttemptCounts, StoreError> {
+        let sql = "SELECT \
+              COALESCE(SUM(CASE WHEN username = $1 AND ip = $2 THEN 1 ELSE 0 END), 0), \
+              MIN(CASE WHEN username = $1 AND ip = $2 THEN failed_at END), \
+              COALESCE(SUM(CASE WHEN username = $1 AND id <> $3 THEN 1 ELSE 0 END), 0), \
+              MAX(CASE WHEN username = $1 AND id <> $3 THEN failed_at END), \
+              COALESCE(SUM(CASE WHEN ip = $2 THEN 1 ELSE 0 END), 0), \
+              MIN(CASE WHEN ip = $2 THEN failed_at END), \
+              COALESCE(SUM(CASE WHEN failed_at > $5 THEN 1 ELSE 0 END), 0) \
+            FROM login_failures WHERE failed_at > $4";
+        type Row = (i64, Option<Ts>, i64, Option<Ts>, i64, Option<Ts>, i64);
+        let row: Row = on_pool!(&self.db, |p| sqlx::query_as(sql)
             .bind(username)
             .bind(ip)
+            .bind(attempt)
             .bind(Ts::of(since))
+            .bind(Ts::of(minute_ago))
             .fetch_one(p)
             .await)?;
-        Ok((count, oldest.map(|t| t.0)))
+        Ok(LoginAttemptCounts {
+            pair: row.0,
+            pair_oldest: row.1.map(|t| t.0),
+            account_others: row.2,
+            account_latest: row.3.map(|t| t.0),
+            address: row.4,
+            address_oldest: row.5.map(|t| t.0),
+            last_minute: row.6,
+        })
     }
 
     /// Forgets failed sign-ins for this username and address (after a success).

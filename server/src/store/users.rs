@@ -156,8 +156,9 @@ impl Store {
         Ok(row.map(|(id, username, name, role, hash)| (user_from_row((id, username, name, role)), hash)))
     }
 
-    /// Replaces a user's password and signs them out everywhere (their
-    /// sessions are deleted in the same transaction). `NotFound` for an unknown username.
+    /// Replaces a user's password and signs them out everywhere: their
+    /// sessions and API tokens are deleted in the same transaction. `NotFound`
+    /// for an unknown username.
     pub async fn set_password(&self, username: &str, password: &str) -> Result<User, StoreError> {
         let user = self
             .user_by_username(username)
@@ -171,50 +172,49 @@ impl Store {
                 .bind(user.id)
                 .execute(&mut *tx)
                 .await?;
-            sqlx::query("DELETE FROM sessions WHERE user_id = $1")
-                .bind(user.id)
-                .execute(&mut *tx)
-                .await?;
+            for sql in SIGN_OUT_EVERYWHERE {
+                sqlx::query(sql).bind(user.id).execute(&mut *tx).await?;
+            }
             tx.commit().await
         }
         .await)?;
         Ok(user)
     }
 
-    /// Changes a user's own password after checking the current one (argon2,
-    /// like sign-in). Returns `false`, changing nothing, when `current` is
-    /// wrong. On success every session of the user is ended in the same
-    /// transaction, so a stolen session cannot outlive the change; the user
-    /// signs in again with the new password. `NotFound` for an unknown id.
-    pub async fn change_password(&self, user_id: i64, current: &str, new: &str) -> Result<bool, StoreError> {
+    /// A user's stored password hash (`NotFound` for an unknown id).
+    pub async fn password_hash(&self, user_id: i64) -> Result<String, StoreError> {
         let sql = "SELECT password_hash FROM users WHERE id = $1";
         let stored: Option<(String,)> = on_pool!(&self.db, |p| sqlx::query_as(sql)
             .bind(user_id)
             .fetch_optional(p)
             .await)?;
-        let Some((stored,)) = stored else {
-            return Err(StoreError::NotFound);
-        };
-        if !crate::auth::password::verify(current, Some(&stored)).await {
-            return Ok(false);
-        }
-        let hash = crate::auth::password::hash(new).await;
+        stored.map(|(h,)| h).ok_or(StoreError::NotFound)
+    }
+
+    /// Replaces the password hash if it is still `old_hash` (compare-and-set:
+    /// two concurrent changes cannot both win) and, in the same transaction,
+    /// ends every session and revokes every API token of the user, so a stolen
+    /// credential cannot outlive the change. Returns whether it was replaced.
+    pub async fn replace_password_hash(
+        &self,
+        user_id: i64,
+        old_hash: &str,
+        new_hash: &str,
+    ) -> Result<bool, StoreError> {
         on_pool!(&self.db, |p| async {
             let mut tx = p.begin().await?;
-            // Compare-and-set on the old hash: two concurrent changes cannot both win.
             let updated =
                 sqlx::query("UPDATE users SET password_hash = $1 WHERE id = $2 AND password_hash = $3")
-                    .bind(&hash)
+                    .bind(new_hash)
                     .bind(user_id)
-                    .bind(&stored)
+                    .bind(old_hash)
                     .execute(&mut *tx)
                     .await?
                     .rows_affected();
             if updated == 1 {
-                sqlx::query("DELETE FROM sessions WHERE user_id = $1")
-                    .bind(user_id)
-                    .execute(&mut *tx)
-                    .await?;
+                for sql in SIGN_OUT_EVERYWHERE {
+                    sqlx::query(sql).bind(user_id).execute(&mut *tx).await?;
+                }
             }
             tx.commit().await.map(|_| updated == 1)
         }
@@ -222,3 +222,9 @@ impl Store {
         .map_err(StoreError::from)
     }
 }
+
+/// What a password change or reset ends: every session and API token of the user (`$1`).
+const SIGN_OUT_EVERYWHERE: [&str; 2] = [
+    "DELETE FROM sessions WHERE user_id = $1",
+    "DELETE FROM api_tokens WHERE user_id = $1",
+];

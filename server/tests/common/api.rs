@@ -76,12 +76,12 @@ impl Api {
         state.orchestrator.warm_up().await;
         let (_, alice_token) = state
             .auth
-            .create_api_token(alice.id, "tests", Utc::now())
+            .create_api_token(alice.id, "tests", Utc::now(), None)
             .await
             .unwrap();
         let (_, bob_token) = state
             .auth
-            .create_api_token(bob.id, "tests", Utc::now())
+            .create_api_token(bob.id, "tests", Utc::now(), None)
             .await
             .unwrap();
         Api {
