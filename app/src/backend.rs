@@ -92,7 +92,10 @@ pub trait Backend: Send + Sync + 'static {
     async fn revise(&self, user: &AuthUser, req: ReviseRequest) -> Result<Answer, BackendError>;
     /// One of the user's threads.
     async fn thread(&self, user: &AuthUser, id: String) -> Result<ThreadView, BackendError>;
-    /// The rows of a stored answer, computed again now (records nothing).
+    /// History's "Re-run": the entry asked again with its clarifications, in a new thread.
+    async fn rerun(&self, user: &AuthUser, history_id: String) -> Result<Answer, BackendError>;
+    /// The rows of a stored answer, computed again now (an explicit "Run again";
+    /// audited, nothing added to the thread).
     async fn replay(
         &self,
         user: &AuthUser,

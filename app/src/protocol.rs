@@ -625,6 +625,20 @@ pub struct ThreadView {
     pub created_at: String,
     /// Its messages, oldest first.
     pub messages: Vec<ThreadMessage>,
+    /// Its answers, oldest first, each with the rows as they were shown (opening a
+    /// thread runs nothing; running an answer again is an explicit action).
+    #[serde(default)]
+    pub answers: Vec<StoredAnswer>,
+}
+
+/// An answer of a stored thread: its history entry and the rows it showed.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct StoredAnswer {
+    /// The answer's history entry (question, SQL, assumptions, choices, when).
+    pub history: HistoryItem,
+    /// The rows as shown then (absent for answers recorded before rows were kept).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub table: Option<ResultTable>,
 }
 
 /// One message of a thread.

@@ -167,8 +167,19 @@ pub async fn get_thread(id: String) -> Result<crate::protocol::ThreadView, Serve
     ssr::backend()?.thread(&user, id).await.map_err(ssr::to_sfe)
 }
 
-/// The rows of one of the signed-in user's stored answers, computed again now (a
-/// reloaded thread shows its tables and charts). Records nothing.
+/// History's "Re-run" (F19): the entry's question asked again in a new thread with
+/// exactly its clarifications (never asks). A POST, so a link cannot run a query.
+#[server(endpoint = "rerun", output = Reply)]
+pub async fn rerun(history_id: String) -> Result<crate::protocol::Answer, ServerFnError> {
+    let user = ssr::require_user()?;
+    ssr::backend()?
+        .rerun(&user, history_id)
+        .await
+        .map_err(ssr::to_sfe)
+}
+
+/// The rows of one of the signed-in user's stored answers, computed again now: the
+/// explicit "Run again" of a stored thread (opening a thread runs nothing).
 #[server(endpoint = "replay", output = Reply)]
 pub async fn replay(history_id: String) -> Result<crate::protocol::ResultTable, ServerFnError> {
     let user = ssr::require_user()?;

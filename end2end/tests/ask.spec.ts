@@ -377,18 +377,23 @@ test.describe('Threads', () => {
     await expect(page).toHaveURL(/\/threads\/[0-9a-f]{32}$/);
     const url = page.url();
     const firstRow = await page.getByTestId('answer').locator('tbody tr').first().locator('td').allInnerTexts();
-    // The rows and chart come back with the thread, in the server's HTML.
+    // The rows and chart as they were shown come back with the thread, in the server's
+    // HTML; opening it runs nothing (server/tests/http.rs checks the audit log).
     const html = await (await page.request.get(url)).text();
-    expect(html).toContain('data-testid="replayed"');
+    expect(html).toContain('Rows as they were when asked');
     await page.reload();
     await expect(page.getByTestId('exchange-question')).toHaveText(['How many open wounds are there by clinic?']);
     await expect(page.getByTestId('restatement')).toHaveText('Counting wounds with status Open, by clinic.');
     const restored = page.getByTestId('restored-answer');
-    await expect(restored.getByTestId('replayed')).toContainText('Rows as of now (12)');
+    await expect(restored.getByTestId('rows-note')).toContainText('Rows as they were when asked');
     await expect(restored.getByTestId('chart').locator('rect')).toHaveCount(12);
     await expect(restored.locator('tbody tr')).toHaveCount(12);
     expect(await restored.locator('tbody tr').first().locator('td').allInnerTexts()).toEqual(firstRow);
     await hydrated(page);
+    // Running it again is explicit: today's rows, and one more audited statement.
+    await restored.getByTestId('run-again').click();
+    await expect(restored.getByTestId('rows-note')).toContainText('Rows as of now (12)');
+    await expect(restored.locator('tbody tr')).toHaveCount(12);
     // A follow-up goes into the same thread.
     await askAndTime(page, 'only the diabetic ones', 'clarification-panel');
     await panel(page).getByRole('button', { name: 'Submit' }).click();

@@ -39,21 +39,50 @@ test.describe('History', () => {
     expect(problems).toEqual([]);
   });
 
-  test('re-run asks the same question again in one click', async ({ page }) => {
+  test('re-run asks the same question again in one click, keeping its clarifications', async ({ page }) => {
     const user = createUser('rerun', 'Riley Rerun', 'rerun-password-1');
     await login(page, user, 'rerun-password-1', '/history');
-    await askViaApi(page.request, 'How many open wounds are there by clinic?');
+    const first = await askViaApi(page.request, 'show me serious wounds', { pick: /^Infected/ });
     await page.reload();
-    await hydrated(page);
-    const rerun = page.getByRole('link', { name: 'Re-run “How many open wounds are there by clinic?”' });
-    await expect(rerun).toHaveAttribute('href', '/?q=How%20many%20open%20wounds%20are%20there%20by%20clinic%3F');
+    // A form post: it works even before the page's script has loaded.
+    const rerun = page.getByRole('button', { name: 'Re-run “show me serious wounds”' });
     await rerun.click();
-    await expect(page.getByTestId('exchange-question')).toHaveText(['How many open wounds are there by clinic?']);
-    await expect(page.getByTestId('answer')).toBeVisible();
+    await expect(page).toHaveURL(/\/threads\/[0-9a-f]{32}$/);
+    expect(page.url()).not.toContain(first.thread_id);
+    await expect(page.getByTestId('exchange-question')).toHaveText(['show me serious wounds']);
+    // Asked with the same choice: answered at once, no clarification panel.
+    const restored = page.getByTestId('restored-answer');
+    await expect(restored.getByTestId('restatement')).toHaveText(first.restatement);
+    await expect(page.getByTestId('clarification-panel')).toHaveCount(0);
     await shot(page, 'history-rerun');
 
-    // The re-run is a new entry in the history.
+    // The re-run is a new entry in the history, with the same choice.
     await page.goto('/history');
-    await expect(page.getByTestId('history-item')).toHaveCount(2);
+    const items = page.getByTestId('history-item');
+    await expect(items).toHaveCount(2);
+    await expect(items.nth(0).getByTestId('history-chosen')).toHaveText([/serious.*: Infected.*\(you chose\)/]);
+  });
+
+  test('a link with a question fills the composer and runs nothing until Send', async ({ page }) => {
+    const user = createUser('link', 'Lee Link', 'link-password-12');
+    await login(page, user, 'link-password-12');
+    await page.goto('/?q=' + encodeURIComponent('how many patients are there'));
+    await hydrated(page);
+    await expect(page.getByLabel('Your question')).toHaveValue('how many patients are there');
+    await expect(page.getByTestId('from-link')).toBeVisible();
+    await page.waitForTimeout(500);
+    await expect(page.getByTestId('answer')).toHaveCount(0);
+    const history = await page.request.get('/api/v1/history');
+    expect(await history.json()).toEqual([]);
+    await page.getByRole('button', { name: 'Send' }).click();
+    await expect(page.getByTestId('answer')).toBeVisible();
+  });
+
+  test('a failed re-run comes back to History with a message, never text from the address', async ({ page }) => {
+    await login(page, 'demo', 'clarion-demo', '/history');
+    await page.goto('/history?rerun_error=' + encodeURIComponent('Your account is locked, call 555'));
+    await expect(page.getByTestId('rerun-error')).toHaveText('The question could not be run again. Please try again.');
+    await page.goto('/history?rerun_error=not_found');
+    await expect(page.getByTestId('rerun-error')).toHaveText('That question is no longer in your history.');
   });
 });

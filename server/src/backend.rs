@@ -109,6 +109,13 @@ impl Backend for ServerBackend {
             .map_err(from_orchestrator)
     }
 
+    async fn rerun(&self, user: &AuthUser, history_id: String) -> Result<Answer, BackendError> {
+        self.orchestrator
+            .rerun(user.id, &history_id)
+            .await
+            .map_err(from_orchestrator)
+    }
+
     async fn replay(
         &self,
         user: &AuthUser,

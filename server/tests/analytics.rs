@@ -55,6 +55,7 @@ impl Seed<'_> {
                     assumptions_json: "[]",
                     row_count: 3,
                     duration_ms: 4,
+                    result_json: None,
                 },
                 at,
             )

@@ -105,9 +105,9 @@ async fn a_clear_question_is_answered_with_rows_sql_and_measured_thinking() {
         // and the history lists it
         let h = api.call(&api.alice, Method::GET, "/api/v1/history", None).await;
         assert_eq!(h.body[0]["id"], a["history_id"]);
-        // its rows can be computed again (a reloaded thread shows them), recording nothing
+        // its rows can be computed again (a POST: it runs a query), adding nothing to the thread
         let rows_path = format!("/api/v1/history/{}/rows", a["history_id"].as_str().unwrap());
-        let again = api.call(&api.alice, Method::GET, &rows_path, None).await;
+        let again = api.call(&api.alice, Method::POST, &rows_path, None).await;
         assert_eq!(again.status, StatusCode::OK, "{}", again.body);
         assert_eq!(again.body, a["table"], "the same rows as the answer");
         let h2 = api.call(&api.alice, Method::GET, "/api/v1/history", None).await;
@@ -138,13 +138,13 @@ async fn a_clear_question_is_answered_with_rows_sql_and_measured_thinking() {
             "no raw codes: {groups:?}"
         );
         // another user's, unknown and malformed ids all look the same
-        let foreign = api.call(&api.bob, Method::GET, &rows_path, None).await;
+        let foreign = api.call(&api.bob, Method::POST, &rows_path, None).await;
         assert_eq!(foreign.status, StatusCode::NOT_FOUND, "{}", foreign.body);
         for bad in [
             "/api/v1/history/0123456789abcdef0123456789abcdef/rows",
             "/api/v1/history/'%3B%20DROP%20TABLE%20users%3B--/rows",
         ] {
-            let r = api.call(&api.alice, Method::GET, bad, None).await;
+            let r = api.call(&api.alice, Method::POST, bad, None).await;
             assert_eq!(r.status, StatusCode::NOT_FOUND, "{bad}: {}", r.body);
             assert!(r.body["code"].is_string(), "a JSON error: {}", r.body);
         }
@@ -919,6 +919,127 @@ async fn a_repeated_round_reuses_its_counts_until_the_data_changes() {
             !detail.contains("unchanged"),
             "the new row was not seen: {detail}"
         );
+    })
+    .await;
+}
+
+/// Runs one statement on the test database (to break and mend the clinical tables).
+async fn exec_sql(api: &Api, sql: &str) {
+    match api.state.store.database() {
+        server::db::Database::Sqlite(p) => {
+            sqlx::query(sql).execute(p).await.unwrap();
+        }
+        server::db::Database::Postgres(p) => {
+            sqlx::query(sql).execute(p).await.unwrap();
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_round_whose_answer_fails_stays_answerable_and_the_retry_is_answered() {
+    each_backend(test_config(), async |api| {
+        let r = api.ask(json!({"question": "show me serious wounds"})).await;
+        assert_eq!(r.status, StatusCode::ACCEPTED, "{}", r.body);
+        let answer = json!({"clarification_id": r.body["clarification_id"], "answers": [{"question_id": SERIOUS, "option_id": "infected"}]});
+        // The clinical table is away while the answer runs: the answer fails...
+        exec_sql(api, "ALTER TABLE wounds RENAME TO wounds_away").await;
+        let failed = api.clarify(answer.clone()).await;
+        exec_sql(api, "ALTER TABLE wounds_away RENAME TO wounds").await;
+        assert!(failed.status.is_server_error(), "{}: {}", failed.status, failed.body);
+        // ...and the round was not closed by it: the same answer, sent again, is answered.
+        let retry = api.clarify(answer.clone()).await;
+        assert_eq!(retry.status, StatusCode::OK, "{}", retry.body);
+        assert_eq!(status(&retry), "answered");
+        // Once answered, it is closed.
+        assert_eq!(api.clarify(answer).await.status, StatusCode::CONFLICT);
+    })
+    .await;
+}
+
+/// A request as a signed-in browser or integrator makes it (bearer token), with a body.
+async fn browser(api: &Api, method: Method, path: &str, form: Option<&str>) -> (StatusCode, String, String) {
+    use axum::body::Body;
+    use axum::http::{Request, header};
+    use http_body_util::BodyExt;
+    use tower::ServiceExt;
+    let mut req = Request::builder()
+        .method(method)
+        .uri(path)
+        .header(header::HOST, "clarion.test")
+        .header(header::ACCEPT, "text/html")
+        .header(header::AUTHORIZATION, format!("Bearer {}", api.alice));
+    if form.is_some() {
+        req = req.header(header::CONTENT_TYPE, "application/x-www-form-urlencoded");
+    }
+    let res = api
+        .app
+        .clone()
+        .oneshot(req.body(Body::from(form.unwrap_or("").to_owned())).unwrap())
+        .await
+        .unwrap();
+    let status = res.status();
+    let location = res
+        .headers()
+        .get(header::LOCATION)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .to_owned();
+    let body = res.into_body().collect().await.unwrap().to_bytes();
+    (status, location, String::from_utf8_lossy(&body).into_owned())
+}
+
+#[tokio::test]
+async fn no_get_runs_a_query_opening_a_thread_shows_the_stored_rows_and_rerun_is_a_post() {
+    each_backend(test_config(), async |api| {
+        let audits = async || api.state.store.audit_log_of(api.alice_id, 10_000).await.unwrap().len();
+        let a = api.ask(json!({"question": "show me serious wounds"})).await;
+        let a = api
+            .clarify(json!({"clarification_id": a.body["clarification_id"], "answers": [{"question_id": SERIOUS, "option_id": "infected"}]}))
+            .await;
+        assert_eq!(a.status, StatusCode::OK, "{}", a.body);
+        let thread = a.body["thread_id"].as_str().unwrap().to_owned();
+        let history_id = a.body["history_id"].as_str().unwrap().to_owned();
+        let before = audits().await;
+
+        // The thread, as JSON and as a page, carries the rows as shown, and runs nothing.
+        let t = api.call(&api.alice, Method::GET, &format!("/api/v1/threads/{thread}"), None).await;
+        assert_eq!(t.status, StatusCode::OK);
+        assert_eq!(t.body["answers"][0]["history"]["id"], history_id.as_str());
+        assert_eq!(t.body["answers"][0]["table"], a.body["table"], "the rows as they were shown");
+        for path in [
+            format!("/threads/{thread}"),
+            "/history".to_string(),
+            "/?q=how%20many%20patients".to_string(),
+            "/".to_string(),
+        ] {
+            let (status, _, html) = browser(api, Method::GET, &path, None).await;
+            assert_eq!(status, StatusCode::OK, "{path}");
+            if path.starts_with("/threads/") {
+                assert!(html.contains("Rows as they were when asked"), "{path}");
+            }
+        }
+        assert_eq!(audits().await, before, "no GET ran a query");
+        let h = api.call(&api.alice, Method::GET, "/api/v1/history", None).await;
+        assert_eq!(h.body.as_array().unwrap().len(), 1, "and none was added to the history");
+
+        // Re-run is a form post: a new thread, the same choice, one audited statement.
+        let (status, location, _) =
+            browser(api, Method::POST, "/history/rerun", Some(&format!("history_id={history_id}"))).await;
+        assert_eq!(status, StatusCode::SEE_OTHER);
+        assert!(location.starts_with("/threads/") && !location.ends_with(&thread), "{location}");
+        assert_eq!(audits().await, before + 1);
+        let h = api.call(&api.alice, Method::GET, "/api/v1/history", None).await;
+        let newest = &h.body[0];
+        assert_eq!(newest["chosen"], json!(["serious: Infected"]), "{newest}");
+        assert_eq!(newest["row_count"], a.body["table"]["row_count"]);
+
+        // Someone else's entry, or garbage: back to History with a code, nothing run.
+        for bad in ["history_id=0123456789abcdef0123456789abcdef", "history_id=%27%3B+DROP+TABLE+users", ""] {
+            let (status, location, _) = browser(api, Method::POST, "/history/rerun", Some(bad)).await;
+            assert_eq!(status, StatusCode::SEE_OTHER, "{bad}");
+            assert_eq!(location, "/history?rerun_error=not_found", "{bad}");
+        }
+        assert_eq!(audits().await, before + 1);
     })
     .await;
 }

@@ -186,3 +186,107 @@ async fn oversized_bodies_are_refused_with_413() {
     assert_eq!(status, StatusCode::OK);
     t.cleanup().await;
 }
+
+/// Sends one request and returns its status, headers and body.
+async fn send_full(app: &axum::Router, req: Request<Body>) -> (StatusCode, axum::http::HeaderMap, String) {
+    let res = app.clone().oneshot(req).await.unwrap();
+    let status = res.status();
+    let headers = res.headers().clone();
+    let body = res.into_body().collect().await.unwrap().to_bytes();
+    (status, headers, String::from_utf8_lossy(&body).into_owned())
+}
+
+#[tokio::test]
+async fn every_response_carries_the_security_headers_and_pages_a_matching_script_nonce() {
+    let t = common::TestDb::sqlite().await;
+    let app = app_for(&t).await;
+    let mut nonces = Vec::new();
+    for path in [
+        "/",
+        "/settings",
+        "/history",
+        "/glossary",
+        "/login",
+        "/no/such/page",
+    ] {
+        let (status, h, body) = send_full(&app, get(path)).await;
+        assert!(
+            status.is_success() || status == StatusCode::NOT_FOUND || status.is_redirection(),
+            "{path}: {status}"
+        );
+        let csp = h[header::CONTENT_SECURITY_POLICY].to_str().unwrap().to_string();
+        assert!(
+            csp.contains("frame-ancestors 'none'") && !csp.contains("unsafe-inline"),
+            "{path}: {csp}"
+        );
+        assert_eq!(h[header::X_CONTENT_TYPE_OPTIONS], "nosniff", "{path}");
+        assert_eq!(h[header::X_FRAME_OPTIONS], "DENY", "{path}");
+        assert_eq!(h[header::REFERRER_POLICY], "same-origin", "{path}");
+        assert_eq!(
+            h[header::CACHE_CONTROL],
+            "no-store",
+            "{path}: pages carry patient data"
+        );
+        assert!(
+            !h.contains_key(header::STRICT_TRANSPORT_SECURITY),
+            "{path}: not over TLS"
+        );
+        if status == StatusCode::OK {
+            let nonce = csp
+                .split("'nonce-")
+                .nth(1)
+                .and_then(|r| r.split('\'').next())
+                .unwrap()
+                .to_string();
+            // Every inline script of the page carries exactly the nonce the header allows.
+            let scripts = body.matches("<script").count();
+            assert!(scripts >= 1, "{path}: the hydration script");
+            assert_eq!(
+                body.matches(&format!("nonce=\"{nonce}\"")).count(),
+                scripts,
+                "{path}: {}",
+                &body[..body.len().min(400)]
+            );
+            nonces.push(nonce);
+        }
+    }
+    nonces.sort();
+    nonces.dedup();
+    assert!(nonces.len() >= 4, "a fresh nonce per response");
+
+    // API answers are not cached either; TLS adds HSTS.
+    let (_, h, _) = send_full(
+        &app,
+        Request::get("/api/v1/settings").body(Body::empty()).unwrap(),
+    )
+    .await;
+    assert_eq!(h[header::CACHE_CONTROL], "no-store");
+    let tls = Request::get("/healthz")
+        .header("x-forwarded-proto", "https")
+        .body(Body::empty())
+        .unwrap();
+    let (_, h, _) = send_full(&app, tls).await;
+    assert!(
+        h[header::STRICT_TRANSPORT_SECURITY]
+            .to_str()
+            .unwrap()
+            .starts_with("max-age=")
+    );
+    t.cleanup().await;
+}
+
+#[tokio::test]
+async fn a_refused_sign_in_page_carries_the_nonce_of_its_own_header() {
+    let t = common::TestDb::sqlite().await;
+    let app = app_for(&t).await;
+    let req = Request::post("/login")
+        .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
+        .body(Body::from("username=demo&password=wrong"))
+        .unwrap();
+    let (status, h, body) = send_full(&app, req).await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED);
+    let csp = h[header::CONTENT_SECURITY_POLICY].to_str().unwrap();
+    let nonce = csp.split("'nonce-").nth(1).unwrap().split('\'').next().unwrap();
+    assert!(body.contains(&format!("nonce=\"{nonce}\"")), "{body}");
+    t.cleanup().await;
+}

@@ -1028,6 +1028,7 @@ async fn history_is_private_newest_first_and_keeps_what_is_needed_to_rerun() {
             assumptions_json: r#"[{"term":"recent","option":"last_90_days"}]"#,
             row_count: 1,
             duration_ms: 12,
+            result_json: None,
         };
         let first = store
             .add_history(a.id, entry("How many serious wounds?"), t0())

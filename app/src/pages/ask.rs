@@ -16,7 +16,7 @@ use crate::protocol::{
     Answer, AskRequest, ClarificationRound, ClarifyAnswer, ClarifyRequest, HistoryItem, Outcome, ResultTable,
     ReviseRequest, ThreadView,
 };
-use crate::server_fns::{ask, clarify, get_history, get_thread, replay, revise};
+use crate::server_fns::{ask, clarify, get_thread, replay, revise};
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 use leptos_meta::Title;
@@ -77,8 +77,8 @@ enum RestoredStep {
     Answer {
         restatement: String,
         history: Option<Box<HistoryItem>>,
-        /// Its rows, computed again when the thread was opened (`Err`: why not).
-        rows: Option<Result<Box<ResultTable>, String>>,
+        /// Its rows as they were shown then (`None`: not kept, for older answers).
+        rows: Option<Box<ResultTable>>,
     },
 }
 
@@ -195,11 +195,13 @@ fn summarize(round: &ClarificationRound, answers: &[ClarifyAnswer]) -> String {
         .join(" · ")
 }
 
-/// Loads a stored thread with each answer's rows computed again (stored threads keep
-/// no rows). `Err` is the message to show instead.
+/// Loads a stored thread with each answer's rows as they were shown: opening a thread
+/// runs no query (running one again is the explicit "Run again"). `Err` is the message
+/// to show instead.
 async fn load_thread(id: String) -> Result<Restored, String> {
-    let t = get_thread(id).await.map_err(|e| error_text(&e))?;
-    let history = get_history(Some(500)).await.unwrap_or_default();
+    let mut t = get_thread(id).await.map_err(|e| error_text(&e))?;
+    let answers = std::mem::take(&mut t.answers);
+    let history: Vec<HistoryItem> = answers.iter().map(|a| a.history.clone()).collect();
     let mut restored = restore(t, history);
     for step in restored.exchanges.iter_mut().flat_map(|e| e.steps.iter_mut()) {
         if let RestoredStep::Answer {
@@ -208,12 +210,11 @@ async fn load_thread(id: String) -> Result<Restored, String> {
             ..
         } = step
         {
-            *rows = Some(
-                replay(h.id.clone())
-                    .await
-                    .map(Box::new)
-                    .map_err(|e| error_text(&e)),
-            );
+            *rows = answers
+                .iter()
+                .find(|a| a.history.id == h.id)
+                .and_then(|a| a.table.clone())
+                .map(Box::new);
         }
     }
     Ok(restored)
@@ -257,7 +258,8 @@ pub fn AskPage() -> impl IntoView {
 fn AskThread(
     /// The stored thread this page opened (`/threads/:id`), if any.
     thread: Option<String>,
-    /// A question to ask once the page is live (History's "Re-run": `/?q=…`).
+    /// A question from a link (`/?q=…`): put in the composer, never sent by itself
+    /// (a link must not run a query for whoever opens it).
     q: Option<String>,
     /// That thread as loaded on the server, or why it could not be opened.
     restored: Option<Result<Restored, String>>,
@@ -266,7 +268,10 @@ fn AskThread(
     let thread_id = RwSignal::new(thread.clone());
     let thread_failed = matches!(restored, Some(Err(_)));
 
-    let (draft, set_draft) = signal(String::new());
+    let from_link: Option<String> = q
+        .filter(|q| thread.is_none() && !q.trim().is_empty())
+        .map(|q| q.trim().chars().take(MAX_QUESTION_CHARS).collect());
+    let (draft, set_draft) = signal(from_link.clone().unwrap_or_default());
     // The island hydrates when the browser is idle; what was typed before then is read
     // before hydrating `prop:value` clears it, and put back once the island is live (so
     // Send's state follows it too).
@@ -383,13 +388,8 @@ fn AskThread(
     };
     let send = move || send_text(draft.get_untracked());
 
-    // `/?q=…` (History's "Re-run"): ask that question once, as soon as the page is live.
-    let rerun_q = StoredValue::new(q.filter(|q| thread.is_none() && !q.trim().is_empty()));
-    Effect::new(move |_| {
-        if let Some(q) = rerun_q.get_value() {
-            send_text(q);
-        }
-    });
+    // `/?q=…` only fills the composer (above); the clinician reads it and sends it.
+    let from_link = StoredValue::new(from_link);
 
     let on_suggest = Callback::new(move |text: String| {
         set_draft.set(text.clone());
@@ -694,6 +694,11 @@ fn AskThread(
                     >
                         {move || ask_error.get()}
                     </p>
+                    {move || (from_link.with_value(Option::is_some) && live.with(Vec::is_empty)).then(|| view! {
+                        <p class="px-2 pb-1 text-sm text-slate-600" data-testid="from-link">
+                            "This question came from a link. Read it, change it if you like, then press Send."
+                        </p>
+                    })}
                     <textarea
                         id="question"
                         name="question"
@@ -758,19 +763,37 @@ fn Working() -> impl IntoView {
 }
 
 /// An answer from a stored thread: restatement, assumptions (changeable: re-runs with
-/// the change), the rows and chart as computed again when the thread was opened (the
-/// thread stores no rows), the SQL.
+/// the change), the rows and chart as they were shown (kept with the answer), "Run
+/// again" for today's rows (explicit: opening a thread runs nothing), the SQL.
 #[component]
 fn RestoredAnswer(
     restatement: String,
     history: Option<Box<HistoryItem>>,
-    rows: Option<Result<Box<ResultTable>, String>>,
+    rows: Option<Box<ResultTable>>,
     #[prop(into)] on_revise: Callback<(RwSignal<Option<Answer>>, String, Revision)>,
     #[prop(into)] on_suggest: Callback<String>,
     #[prop(into)] busy: Signal<bool>,
 ) -> impl IntoView {
     let rerun = RwSignal::new(None::<Answer>);
+    // Today's rows, once the clinician pressed "Run again" (`Err`: why not).
+    let fresh = RwSignal::new(None::<Result<ResultTable, String>>);
+    let running_again = RwSignal::new(false);
     let hid = history.as_ref().map(|h| h.id.clone()).unwrap_or_default();
+    let run_again = {
+        let hid = hid.clone();
+        move |_| {
+            if running_again.get_untracked() {
+                return;
+            }
+            running_again.set(true);
+            let hid = hid.clone();
+            spawn_local(async move {
+                let r = replay(hid).await.map_err(|e| error_text(&e));
+                fresh.set(Some(r));
+                running_again.set(false);
+            });
+        }
+    };
     let stored = move || {
         let hid = hid.clone();
         let badges = history.as_ref().map(|h| {
@@ -789,34 +812,69 @@ fn RestoredAnswer(
                 })
                 .collect_view()
         });
-        let meta = history.as_ref().map(|h| {
+        let asked_at = history
+            .as_ref()
+            .map(|h| h.created_at.get(..16).unwrap_or(&h.created_at).replace('T', " "));
+        let meta = history.as_ref().zip(asked_at.clone()).map(|(h, at)| {
             format!(
-                "Asked {} · {} rows then",
-                h.created_at.get(..16).unwrap_or(&h.created_at).replace('T', " "),
+                "Asked {at} · {} rows then",
                 crate::components::results::group_thousands(h.row_count),
             )
         });
-        let results = rows.clone().map(|r| match r {
-            Ok(table) => {
-                let note = format!(
-                    "Rows as of now ({}), computed again when you opened this thread.",
-                    crate::components::results::group_thousands(table.row_count.into())
-                );
-                let file_name = format!("clarion-{hid}");
+        let then = rows.clone();
+        let file_name = format!("clarion-{hid}");
+        let run_again = run_again.clone();
+        let results = move || {
+            let table_view = |table: ResultTable, note: String| {
                 view! {
-                    <p class="text-xs text-slate-500" data-testid="replayed">{note}</p>
+                    <p class="text-xs text-slate-500" data-testid="rows-note">{note}</p>
                     {crate::components::chart::chart_for(&table).map(|spec| view! { <Chart spec=spec /> })}
-                    <ResultsTable table=*table file_name=file_name />
+                    <ResultsTable table=table file_name=file_name.clone() />
                 }
                 .into_any()
+            };
+            match (fresh.get(), then.clone()) {
+                (Some(Ok(table)), _) => table_view(
+                    table.clone(),
+                    format!(
+                        "Rows as of now ({}), from running the question again.",
+                        crate::components::results::group_thousands(table.row_count.into())
+                    ),
+                ),
+                (Some(Err(msg)), _) => view! {
+                    <p class="rounded-md bg-amber-50 px-3 py-2 text-sm text-amber-900" role="status" data-testid="replay-error">
+                        {format!("The rows could not be computed again: {msg}")}
+                    </p>
+                }
+                .into_any(),
+                (None, Some(table)) => table_view(
+                    *table,
+                    format!(
+                        "Rows as they were when asked ({}). Run it again for today's data.",
+                        asked_at.clone().unwrap_or_default()
+                    ),
+                ),
+                (None, None) => view! {
+                    <p class="text-xs text-slate-500" data-testid="rows-note">
+                        "The rows of this answer were not kept. Run it again to see today's."
+                    </p>
+                }
+                .into_any(),
             }
-            Err(msg) => view! {
-                <p class="rounded-md bg-amber-50 px-3 py-2 text-sm text-amber-900" role="status" data-testid="replay-error">
-                    {format!("The rows could not be computed again: {msg}")}
-                </p>
-            }
-            .into_any(),
-        });
+        };
+        let again = view! {
+            <div>
+                <button
+                    type="button"
+                    data-testid="run-again"
+                    on:click=run_again
+                    disabled=move || running_again.get() || busy.get()
+                    class="inline-flex items-center rounded-lg border border-slate-300 bg-white px-3 py-1.5 text-sm font-semibold text-slate-800 shadow-sm hover:bg-slate-50 focus:outline-none focus-visible:ring-2 focus-visible:ring-teal-600 focus-visible:ring-offset-2 disabled:cursor-not-allowed disabled:opacity-60"
+                >
+                    {move || if running_again.get() { "Running…" } else { "Run again" }}
+                </button>
+            </div>
+        };
         let sql = history.as_ref().map(|h| view! { <SqlBlock sql=h.sql.clone() /> });
         view! {
             <div class="flex flex-col gap-3" data-testid="restored-answer">
@@ -824,6 +882,7 @@ fn RestoredAnswer(
                 {badges.map(|b| view! { <ul class="flex flex-wrap items-start gap-2" aria-label="Assumptions">{b}</ul> })}
                 {meta.map(|m| view! { <p class="text-xs text-slate-500" data-testid="row-count">{m}</p> })}
                 {results}
+                {again}
                 {sql}
             </div>
         }

@@ -1,6 +1,7 @@
 //! History (F19): the user's past questions, newest first, with the
 //! clarifications and assumptions that shaped each answer; re-run one in a
-//! click or open the thread it belongs to.
+//! click (a form post: it asks again with the same clarifications, in a new
+//! thread) or open the thread it belongs to (which shows the stored answer).
 
 use crate::components::ui::error_text;
 use crate::components::ui::{EmptyState, PageHeader};
@@ -9,6 +10,7 @@ use crate::server_fns::get_history;
 use leptos::prelude::*;
 use leptos_meta::Title;
 use leptos_router::components::A;
+use leptos_router::hooks::use_query_map;
 
 /// How many past questions the page lists.
 const SHOWN: i64 = 100;
@@ -17,12 +19,25 @@ const SHOWN: i64 = 100;
 #[component]
 pub fn HistoryPage() -> impl IntoView {
     let history = Resource::new(|| (), |_| get_history(Some(SHOWN)));
+    // A failed re-run comes back here with a code (never text from the address).
+    let rerun_error = use_query_map()
+        .read_untracked()
+        .get("rerun_error")
+        .map(|code| match code.as_str() {
+            "not_found" => "That question is no longer in your history.",
+            "timeout" => "The question took too long to run again. Try narrowing it on the Ask page.",
+            "unanswerable" => "That question can no longer be answered as it was (the data or its definitions changed). Ask it again on the Ask page.",
+            _ => "The question could not be run again. Please try again.",
+        });
     view! {
         <Title text="History" />
         <PageHeader
             title="History"
             subtitle="Your past questions, newest first, with the clarifications you gave and the assumptions Clarion made. Re-run any of them in one click."
         />
+        {rerun_error.map(|m| view! {
+            <p role="alert" class="mb-4 rounded-lg bg-red-50 px-4 py-3 text-sm text-red-800" data-testid="rerun-error">{m}</p>
+        })}
         <Transition fallback=|| view! { <div class="h-64 animate-pulse rounded-xl bg-slate-100"></div> }>
             {move || Suspend::new(async move {
                 match history.await {
@@ -63,8 +78,8 @@ pub fn HistoryPage() -> impl IntoView {
 
 #[component]
 fn HistoryRow(item: HistoryItem) -> impl IntoView {
-    // The Ask page reads `?q=` and sends it; threads live at `/threads/{id}`.
-    let rerun = format!("/?q={}", percent_encode(&item.question));
+    // Re-run posts (a link must never run a query); threads live at `/threads/{id}`.
+    let history_id = item.id.clone();
     let open = item
         .thread_id
         .as_ref()
@@ -118,13 +133,17 @@ fn HistoryRow(item: HistoryItem) -> impl IntoView {
                     })}
                 </div>
                 <div class="flex shrink-0 gap-2">
-                    <a
-                        href=rerun
-                        aria-label=rerun_label
-                        class="inline-flex items-center rounded-lg bg-teal-700 px-3 py-2 text-sm font-semibold text-white shadow-sm hover:bg-teal-800 focus:outline-none focus-visible:ring-2 focus-visible:ring-teal-600 focus-visible:ring-offset-2"
-                    >
-                        "Re-run"
-                    </a>
+                    <form method="post" action="/history/rerun">
+                        <input type="hidden" name="history_id" value=history_id />
+                        <button
+                            type="submit"
+                            aria-label=rerun_label
+                            title="Ask it again with the same clarifications, against today's data"
+                            class="inline-flex items-center rounded-lg bg-teal-700 px-3 py-2 text-sm font-semibold text-white shadow-sm hover:bg-teal-800 focus:outline-none focus-visible:ring-2 focus-visible:ring-teal-600 focus-visible:ring-offset-2"
+                        >
+                            "Re-run"
+                        </button>
+                    </form>
                     {open.map(|href| view! {
                         <a
                             href=href

@@ -30,7 +30,7 @@ pub fn routes() -> Router<AppState> {
         .route("/api/v1/query/revise", post(revise))
         .route("/api/v1/threads/{id}", get(thread))
         .route("/api/v1/history", get(history))
-        .route("/api/v1/history/{id}/rows", get(history_rows))
+        .route("/api/v1/history/{id}/rows", post(history_rows))
         .route("/api/v1/settings", get(settings).put(save_settings))
         .route("/api/v1/preferences", get(preferences))
         .route("/api/v1/preferences/{id}", delete(delete_preference))

@@ -46,6 +46,7 @@ async fn login(State(state): State<AppState>, req: Request) -> Response {
     // The session this browser presented (if any) ends at sign-in: a new id is
     // issued, so a session id planted before sign-in is worth nothing after it.
     let presented = cookie::session_secret(req.headers(), secure).map(str::to_owned);
+    let nonce = req.extensions().get::<super::headers::CspNonce>().cloned();
     let form = match axum::Form::<LoginForm>::from_request(req, &state).await {
         Ok(axum::Form(f)) => f,
         Err(rejection) => return rejection.into_response(),
@@ -62,9 +63,11 @@ async fn login(State(state): State<AppState>, req: Request) -> Response {
         username: shown.clone(),
         next: next.clone(),
     };
+    let render_login =
+        |fb: LoginFeedback, status: StatusCode| render_login(&state, fb, status, nonce.clone());
     if username.is_empty() || form.password.is_empty() {
         let fb = feedback("Enter your username and password.".into());
-        return render_login(&state, fb, StatusCode::BAD_REQUEST).await;
+        return render_login(fb, StatusCode::BAD_REQUEST).await;
     }
 
     match state.auth.login(&username, &form.password, &ip, Utc::now()).await {
@@ -83,27 +86,26 @@ async fn login(State(state): State<AppState>, req: Request) -> Response {
             res
         }
         Err(e @ LoginError::BadCredentials) => {
-            render_login(&state, feedback(e.to_string()), StatusCode::UNAUTHORIZED).await
+            render_login(feedback(e.to_string()), StatusCode::UNAUTHORIZED).await
         }
         Err(e @ LoginError::RateLimited { retry_after_secs }) => {
-            let mut res = render_login(&state, feedback(e.to_string()), StatusCode::TOO_MANY_REQUESTS).await;
+            let mut res = render_login(feedback(e.to_string()), StatusCode::TOO_MANY_REQUESTS).await;
             res.headers_mut()
                 .insert(header::RETRY_AFTER, HeaderValue::from(retry_after_secs));
             res
         }
         Err(e @ LoginError::BadInput(_)) => {
-            render_login(&state, feedback(e.to_string()), StatusCode::BAD_REQUEST).await
+            render_login(feedback(e.to_string()), StatusCode::BAD_REQUEST).await
         }
         Err(e @ LoginError::Busy(_)) => {
-            let mut res =
-                render_login(&state, feedback(e.to_string()), StatusCode::SERVICE_UNAVAILABLE).await;
+            let mut res = render_login(feedback(e.to_string()), StatusCode::SERVICE_UNAVAILABLE).await;
             res.headers_mut()
                 .insert(header::RETRY_AFTER, HeaderValue::from(1));
             res
         }
         Err(LoginError::Store(e)) => {
             let shown = crate::backend::internal(e).to_string();
-            render_login(&state, feedback(shown), StatusCode::INTERNAL_SERVER_ERROR).await
+            render_login(feedback(shown), StatusCode::INTERNAL_SERVER_ERROR).await
         }
     }
 }
@@ -152,7 +154,12 @@ pub fn safe_next(next: &str) -> String {
 
 /// Renders the sign-in page with feedback, through the same Leptos app and
 /// context as every other page.
-async fn render_login(state: &AppState, feedback: LoginFeedback, status: StatusCode) -> Response {
+async fn render_login(
+    state: &AppState,
+    feedback: LoginFeedback,
+    status: StatusCode,
+    nonce: Option<super::headers::CspNonce>,
+) -> Response {
     let context = super::leptos_context(state);
     let app_state = state.clone();
     let options = state.leptos_options.clone();
@@ -164,10 +171,13 @@ async fn render_login(state: &AppState, feedback: LoginFeedback, status: StatusC
         },
         move || app::shell(options.clone()),
     );
-    let page = Request::get("/login")
+    let mut page = Request::get("/login")
         .header(header::ACCEPT, "text/html")
         .body(Body::empty())
         .expect("a static request is valid");
+    if let Some(n) = nonce {
+        page.extensions_mut().insert(n);
+    }
     let mut res = handler(page).await;
     *res.status_mut() = status;
     res.headers_mut()

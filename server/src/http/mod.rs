@@ -1,12 +1,14 @@
 //! HTTP: the axum router with the Leptos pages and server functions, sign-in
 //! and sign-out, health checks, and the cross-cutting layers (added once, here).
 //!
-//! Request order through the layers: trace → catch-panic → timeout → body
-//! limit → compression → cross-origin refusal → user resolution → server-function
+//! Request order through the layers: trace → security headers (CSP nonce,
+//! no-store) → catch-panic → timeout → body limit → compression → cross-origin refusal → user resolution → server-function
 //! input errors as 400 → route (pages additionally pass the sign-in guard).
 
 pub mod api;
 pub mod auth;
+pub mod headers;
+pub mod rerun;
 
 use crate::auth::extract::{ProtectedPages, require_session_for_pages, resolve_user};
 use crate::auth::origin::refuse_cross_origin;
@@ -50,6 +52,7 @@ pub fn router(state: AppState) -> Router {
 
     Router::new()
         .route("/healthz", get(healthz))
+        .route("/history/rerun", axum::routing::post(rerun::rerun))
         .merge(auth::routes())
         .merge(api::routes())
         .leptos_routes_with_context(&state, routes, context.clone(), move || {
@@ -70,19 +73,31 @@ pub fn router(state: AppState) -> Router {
             Duration::from_secs(30),
         ))
         .layer(CatchPanicLayer::new())
+        .layer(from_fn(headers::security_headers))
         .layer(TraceLayer::new_for_http())
         .with_state(state)
 }
 
 /// What every page render and server-function call gets in its Leptos
-/// context: the backend, and who is asking (read from the request's `Parts`,
-/// where [`resolve_user`] put it; leptos_axum provides `Parts` before calling this).
+/// context: the backend, who is asking (read from the request's `Parts`,
+/// where [`resolve_user`] put it; leptos_axum provides `Parts` before calling
+/// this), and the response's CSP nonce (replacing the one leptos_axum
+/// generated, so the hydration script carries the nonce the header allows).
 pub fn leptos_context(state: &AppState) -> impl Fn() + Clone + Send + Sync + 'static {
     let backend: SharedBackend = state.backend.clone();
     move || {
         provide_context(backend.clone());
-        let user = use_context::<Parts>().and_then(|p| p.extensions.get::<AuthUser>().cloned());
+        let parts = use_context::<Parts>();
+        let user = parts
+            .as_ref()
+            .and_then(|p| p.extensions.get::<AuthUser>().cloned());
         provide_context(RequestUser(user));
+        if let Some(nonce) = parts
+            .as_ref()
+            .and_then(|p| p.extensions.get::<headers::CspNonce>())
+        {
+            provide_context(leptos::nonce::Nonce::from_value(nonce.0.as_str()));
+        }
     }
 }
 

@@ -42,7 +42,7 @@ use crate::warehouse::exec::{ExecError, Warehouse};
 use crate::warehouse::{AllowedValuesConfig, AllowedValuesProvider, ColumnSpec};
 use app::protocol::{
     Answer, AskRequest, ClarificationRound, ClarifyRequest, HistoryItem, PreferenceItem, QueryOutcome,
-    ResultTable, ReviseRequest, Settings, ThinkingStep, ThreadMessage, ThreadView,
+    ResultTable, ReviseRequest, Settings, StoredAnswer, ThinkingStep, ThreadMessage, ThreadView,
 };
 use chrono::{DateTime, NaiveDate, Utc};
 use serde::{Deserialize, Serialize};
@@ -429,21 +429,54 @@ impl Orchestrator {
         }
         // A custom value must also make a plan that renders; check before storing anything.
         if stored.iter().any(|s| matches!(s.choice, AnswerChoice::Custom(_))) {
-            let input = EngineInput::new(self.inner.model, &state.question, self.today())
-                .with_allowed(&allowed)
-                .with_context(&state.context)
-                .with_resolutions(&resolutions);
-            if let Some(plan) = understand(&input).plan
-                && let Err(e) = render_with_cap(&plan, self.inner.model, self.inner.dialect, 1)
-            {
-                return Err(OrchestratorError::bad(
-                    "invalid_custom_value",
-                    format!("That custom value cannot be used here: {e}."),
-                ));
-            }
+            self.check_custom_renders(&state.question, &state.context, &allowed, &resolutions)?;
         }
 
         let round = store.answer_round(user_id, &id, &stored, now).await?;
+        let payload = serde_json::to_string(&Payload::ClarificationAnswer {
+            clarification_id: id.as_str().to_owned(),
+        })
+        .map_err(OrchestratorError::internal)?;
+        store
+            .append_message(
+                user_id,
+                &round.thread_id,
+                NewMessage {
+                    role: MessageRole::User,
+                    body: &labels.join("; "),
+                    payload_json: Some(&payload),
+                },
+                now,
+            )
+            .await?;
+        // The round is closed only together with an answer: when the answer cannot be
+        // computed (a timeout, a database fault), it is reopened, so the clinician can
+        // try again instead of meeting "already answered".
+        let outcome = self
+            .run(Job {
+                user_id,
+                thread_id: round.thread_id,
+                question: state.question,
+                context: state.context,
+                resolutions,
+                asked: state.asked,
+                rounds_done: u32::try_from(round.round_number).unwrap_or(u32::MAX),
+                interactive: true,
+                thinking: Vec::new(),
+                started,
+                chosen: state.chosen.into_iter().chain(chosen_now).collect(),
+            })
+            .await;
+        let outcome = match outcome {
+            Ok(o) => o,
+            Err(e) => {
+                if let Err(reopen) = store.reopen_round(user_id, &id).await {
+                    tracing::error!(error = %reopen, "could not reopen a round whose answer failed");
+                }
+                return Err(e);
+            }
+        };
+        // Preferences are learned only from an answer that was given.
         for (answer, s) in req.answers.iter().zip(&stored) {
             let choice = match &s.choice {
                 AnswerChoice::Option(o) => PreferenceChoice::Option(o.clone()),
@@ -476,36 +509,31 @@ impl Orchestrator {
                 )
                 .await?;
         }
-        let payload = serde_json::to_string(&Payload::ClarificationAnswer {
-            clarification_id: id.as_str().to_owned(),
-        })
-        .map_err(OrchestratorError::internal)?;
-        store
-            .append_message(
-                user_id,
-                &round.thread_id,
-                NewMessage {
-                    role: MessageRole::User,
-                    body: &labels.join("; "),
-                    payload_json: Some(&payload),
-                },
-                now,
-            )
-            .await?;
-        self.run(Job {
-            user_id,
-            thread_id: round.thread_id,
-            question: state.question,
-            context: state.context,
-            resolutions,
-            asked: state.asked,
-            rounds_done: u32::try_from(round.round_number).unwrap_or(u32::MAX),
-            interactive: true,
-            thinking: Vec::new(),
-            started,
-            chosen: state.chosen.into_iter().chain(chosen_now).collect(),
-        })
-        .await
+        Ok(outcome)
+    }
+
+    /// A 400 (`invalid_custom_value`) when the question read with `resolutions`
+    /// makes a plan the renderer rejects (a custom value that cannot be used).
+    fn check_custom_renders(
+        &self,
+        question: &str,
+        context: &ConversationContext,
+        allowed: &AllowedValuesSnapshot,
+        resolutions: &Resolutions,
+    ) -> Result<(), OrchestratorError> {
+        let input = EngineInput::new(self.inner.model, question, self.today())
+            .with_allowed(allowed)
+            .with_context(context)
+            .with_resolutions(resolutions);
+        if let Some(plan) = understand(&input).plan
+            && let Err(e) = render_with_cap(&plan, self.inner.model, self.inner.dialect, 1)
+        {
+            return Err(OrchestratorError::bad(
+                "invalid_custom_value",
+                format!("That custom value cannot be used here: {e}."),
+            ));
+        }
+        Ok(())
     }
 
     /// `POST /api/v1/query/revise`: the same question with one assumption changed and
@@ -556,7 +584,12 @@ impl Orchestrator {
         let mut chosen = resume.chosen.clone();
         chosen.retain(|c| c.0 != req.ambiguity_id);
         chosen.extend(picked);
+        let custom = matches!(r, Resolution::Custom { .. });
         resolutions.answers.insert(req.ambiguity_id.clone(), r);
+        // Validated like a round's answer: a custom value that makes no plan is a 400.
+        if custom {
+            self.check_custom_renders(&entry.question, &resume.context, &loaded.allowed, &resolutions)?;
+        }
         let thread_id = match entry.thread_id {
             Some(t) => t,
             None => {
@@ -585,6 +618,57 @@ impl Orchestrator {
             QueryOutcome::Answered(a) => Ok(a),
             QueryOutcome::NeedsClarification(_) => {
                 Err(OrchestratorError::internal("a revision asked a question"))
+            }
+        }
+    }
+
+    /// History's "Re-run" (F19): the entry's question asked again, in a new
+    /// thread, with exactly the clarifications and saved definitions it had, so
+    /// nothing is asked again; the rows are today's. Never asks.
+    pub async fn rerun(&self, user_id: i64, history_id: &str) -> Result<Answer, OrchestratorError> {
+        let started = Instant::now();
+        let store = &self.inner.store;
+        let hid = HistoryId::new(history_id.to_owned());
+        if !hid.is_well_formed() {
+            return Err(OrchestratorError::NotFound);
+        }
+        let entry = store.history_entry(user_id, &hid).await?;
+        let resume: HistoryResume = serde_json::from_str(&entry.clarifications_json).unwrap_or_default();
+        let now = Utc::now();
+        let title: String = entry.question.chars().take(120).collect();
+        let thread_id = store.create_thread(user_id, &title, now).await?.id;
+        let payload = serde_json::to_string(&Payload::Question).map_err(OrchestratorError::internal)?;
+        store
+            .append_message(
+                user_id,
+                &thread_id,
+                NewMessage {
+                    role: MessageRole::User,
+                    body: &entry.question,
+                    payload_json: Some(&payload),
+                },
+                now,
+            )
+            .await?;
+        let outcome = self
+            .run(Job {
+                user_id,
+                thread_id,
+                question: entry.question.clone(),
+                context: resume.context,
+                resolutions: resume.resolutions,
+                asked: Vec::new(),
+                rounds_done: 0,
+                interactive: false,
+                thinking: Vec::new(),
+                started,
+                chosen: resume.chosen,
+            })
+            .await?;
+        match outcome {
+            QueryOutcome::Answered(a) => Ok(a),
+            QueryOutcome::NeedsClarification(_) => {
+                Err(OrchestratorError::internal("a re-run asked a question"))
             }
         }
     }
@@ -651,7 +735,19 @@ impl Orchestrator {
         }
         let thread = self.inner.store.thread(user_id, &id).await?;
         let messages = self.inner.store.messages(user_id, &id).await?;
+        let answers = self
+            .inner
+            .store
+            .thread_history(user_id, &id)
+            .await?
+            .into_iter()
+            .map(|(e, rows)| StoredAnswer {
+                table: rows.and_then(|r| serde_json::from_str(&r).ok()),
+                history: history_item(e),
+            })
+            .collect();
         Ok(ThreadView {
+            answers,
             id: thread.id.as_str().to_owned(),
             title: thread.title,
             created_at: thread.created_at.to_rfc3339(),
@@ -691,24 +787,7 @@ impl Orchestrator {
     /// `GET /api/v1/history`: the user's past questions, newest first.
     pub async fn history(&self, user_id: i64, limit: i64) -> Result<Vec<HistoryItem>, OrchestratorError> {
         let entries = self.inner.store.history(user_id, limit.clamp(1, 500)).await?;
-        Ok(entries
-            .into_iter()
-            .map(|e| {
-                let resume: HistoryResume = serde_json::from_str(&e.clarifications_json).unwrap_or_default();
-                HistoryItem {
-                    id: e.id.as_str().to_owned(),
-                    thread_id: e.thread_id.map(|t| t.as_str().to_owned()),
-                    question: e.question,
-                    sql: e.sql,
-                    assumptions: serde_json::from_str(&e.assumptions_json).unwrap_or_default(),
-                    clarifications: u32::try_from(resume.applied.len()).unwrap_or(u32::MAX),
-                    chosen: resume.chosen.into_iter().map(|c| c.1).collect(),
-                    row_count: e.row_count,
-                    duration_ms: e.duration_ms,
-                    created_at: e.created_at.to_rfc3339(),
-                }
-            })
-            .collect())
+        Ok(entries.into_iter().map(history_item).collect())
     }
 
     /// `GET /api/v1/preferences`: what the user answered, how often, what is remembered.
@@ -945,6 +1024,7 @@ impl Orchestrator {
             chosen: job.chosen.clone(),
         };
         let plan_json = serde_json::to_string(&plan).map_err(OrchestratorError::internal)?;
+        let result_json = serde_json::to_string(&table).map_err(OrchestratorError::internal)?;
         let entry = store
             .add_history(
                 job.user_id,
@@ -959,6 +1039,7 @@ impl Orchestrator {
                         .map_err(OrchestratorError::internal)?,
                     row_count,
                     duration_ms: job.started.elapsed().as_millis() as i64,
+                    result_json: Some(&result_json),
                 },
                 now,
             )
@@ -1152,6 +1233,23 @@ fn offered_defaults(prefs: &[crate::store::Preference]) -> std::collections::BTr
         }
     }
     out
+}
+
+/// A stored history entry as the API and the History page show it.
+fn history_item(e: crate::store::HistoryEntry) -> HistoryItem {
+    let resume: HistoryResume = serde_json::from_str(&e.clarifications_json).unwrap_or_default();
+    HistoryItem {
+        id: e.id.as_str().to_owned(),
+        thread_id: e.thread_id.map(|t| t.as_str().to_owned()),
+        question: e.question,
+        sql: e.sql,
+        assumptions: serde_json::from_str(&e.assumptions_json).unwrap_or_default(),
+        clarifications: u32::try_from(resume.applied.len()).unwrap_or(u32::MAX),
+        chosen: resume.chosen.into_iter().map(|c| c.1).collect(),
+        row_count: e.row_count,
+        duration_ms: e.duration_ms,
+        created_at: e.created_at.to_rfc3339(),
+    }
 }
 
 fn ms(d: Duration) -> f64 {

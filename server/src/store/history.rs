@@ -27,6 +27,9 @@ pub struct NewHistoryEntry<'a> {
     pub assumptions_json: &'a str,
     pub row_count: i64,
     pub duration_ms: i64,
+    /// The rows as shown (the answer's table, as JSON text), kept so that opening
+    /// the thread later shows them without running the query again.
+    pub result_json: Option<&'a str>,
 }
 
 /// A stored history entry.
@@ -185,8 +188,8 @@ impl Store {
         }
         let id = HistoryId::random();
         let sql = format!(
-            "INSERT INTO query_history ({HISTORY_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) \
-             RETURNING {HISTORY_COLUMNS}"
+            "INSERT INTO query_history ({HISTORY_COLUMNS}, result_json) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING {HISTORY_COLUMNS}"
         );
         let row: HistoryRow = on_pool!(&self.db, |p| sqlx::query_as(&sql)
             .bind(id.as_str())
@@ -200,9 +203,38 @@ impl Store {
             .bind(entry.row_count)
             .bind(entry.duration_ms)
             .bind(Ts::of(now))
+            .bind(entry.result_json)
             .fetch_one(p)
             .await)?;
         Ok(row.into())
+    }
+
+    /// The answers of one of the user's threads, oldest first, each with its stored
+    /// rows (JSON text; `None` when none were kept). Empty for someone else's thread.
+    pub async fn thread_history(
+        &self,
+        user_id: i64,
+        thread_id: &ThreadId,
+    ) -> Result<Vec<(HistoryEntry, Option<String>)>, StoreError> {
+        #[derive(sqlx::FromRow)]
+        struct WithResult {
+            #[sqlx(flatten)]
+            entry: HistoryRow,
+            result_json: Option<String>,
+        }
+        let sql = format!(
+            "SELECT {HISTORY_COLUMNS}, result_json FROM query_history \
+             WHERE thread_id = $1 AND user_id = $2 ORDER BY created_at, id"
+        );
+        let rows: Vec<WithResult> = on_pool!(&self.db, |p| sqlx::query_as(&sql)
+            .bind(thread_id.as_str())
+            .bind(user_id)
+            .fetch_all(p)
+            .await)?;
+        Ok(rows
+            .into_iter()
+            .map(|r| (HistoryEntry::from(r.entry), r.result_json))
+            .collect())
     }
 
     /// The user's history, newest first.

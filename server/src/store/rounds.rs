@@ -338,6 +338,34 @@ impl Store {
         Err(closed(round.status))
     }
 
+    /// Makes an answered round answerable again (its answers are deleted): the
+    /// answer could not be computed, so the round must not stay closed with
+    /// nothing to show for it. Does nothing to a round in any other state.
+    pub async fn reopen_round(&self, user_id: i64, id: &RoundId) -> Result<(), StoreError> {
+        on_pool!(&self.db, |p| async {
+            let mut tx = p.begin().await?;
+            let reopened = sqlx::query(
+                "UPDATE clarification_rounds SET status = 'pending', closed_at = NULL \
+                 WHERE id = $1 AND user_id = $2 AND status = 'answered'",
+            )
+            .bind(id.as_str())
+            .bind(user_id)
+            .execute(&mut *tx)
+            .await?
+            .rows_affected();
+            if reopened == 1 {
+                sqlx::query("DELETE FROM clarification_answers WHERE round_id = $1 AND user_id = $2")
+                    .bind(id.as_str())
+                    .bind(user_id)
+                    .execute(&mut *tx)
+                    .await?;
+            }
+            tx.commit().await
+        }
+        .await)?;
+        Ok(())
+    }
+
     /// Cancels a pending round (the clinician pressed Cancel). Errors as for
     /// [`Store::answer_round`].
     pub async fn abandon_round(

@@ -14,7 +14,7 @@ pub const ENDPOINTS: &[(&str, &str)] = &[
     ("post", "/api/v1/query/revise"),
     ("get", "/api/v1/threads/{id}"),
     ("get", "/api/v1/history"),
-    ("get", "/api/v1/history/{id}/rows"),
+    ("post", "/api/v1/history/{id}/rows"),
     ("get", "/api/v1/settings"),
     ("put", "/api/v1/settings"),
     ("get", "/api/v1/preferences"),
@@ -295,8 +295,17 @@ pub fn schemas() -> Map<String, Value> {
                 ("title", string()),
                 ("created_at", string()),
                 ("messages", array(r("ThreadMessage"))),
+                ("answers", array(r("StoredAnswer"))),
             ],
             &[],
+        ),
+    );
+    add(
+        "StoredAnswer",
+        object(
+            "An answer of a stored thread, with the rows as they were shown (opening a thread runs nothing).",
+            &[("history", r("HistoryItem"))],
+            &[("table", r("ResultTable"))],
         ),
     );
     add(
@@ -430,13 +439,13 @@ pub fn document() -> Value {
     h["parameters"] = json!([{"name": "limit", "in": "query", "required": false, "schema": {"type": "integer", "minimum": 1, "maximum": 500}}]);
     paths.insert("/api/v1/history".into(), json!({ "get": h }));
     let mut rows = op(
-        "The rows of a past answer, computed again now from its stored plan (records nothing)",
+        "The rows of a past answer, computed again now from its stored plan (a POST: it runs a query, audited; nothing is added to the thread or history)",
         None,
         &[("200", reply("The rows as of now", r("ResultTable")))],
         &["401", "404", "504"],
     );
     rows["parameters"] = id_param("The history entry's id (an answer's history_id)");
-    paths.insert("/api/v1/history/{id}/rows".into(), json!({ "get": rows }));
+    paths.insert("/api/v1/history/{id}/rows".into(), json!({ "post": rows }));
     paths.insert(
         "/api/v1/settings".into(),
         json!({
@@ -565,6 +574,21 @@ mod tests {
         }
     }
 
+    fn history_item() -> HistoryItem {
+        HistoryItem {
+            id: "h".into(),
+            thread_id: Some("t".into()),
+            question: "q".into(),
+            sql: "SELECT 1".into(),
+            assumptions: vec![assumption()],
+            clarifications: 1,
+            chosen: vec!["“serious”: Infected".into()],
+            row_count: 3,
+            duration_ms: 4,
+            created_at: "2026-11-01T00:00:00Z".into(),
+        }
+    }
+
     fn answer() -> Answer {
         Answer {
             thread_id: "t".into(),
@@ -684,23 +708,13 @@ mod tests {
                         clarification_id: Some("c".into()),
                         created_at: "2026-11-01T00:00:00Z".into(),
                     }],
+                    answers: vec![StoredAnswer {
+                        history: history_item(),
+                        table: Some(answer().table),
+                    }],
                 }),
             ),
-            (
-                "HistoryItem",
-                to(&HistoryItem {
-                    id: "h".into(),
-                    thread_id: Some("t".into()),
-                    question: "q".into(),
-                    sql: "SELECT 1".into(),
-                    assumptions: vec![assumption()],
-                    clarifications: 1,
-                    chosen: vec!["“serious”: Infected".into()],
-                    row_count: 3,
-                    duration_ms: 4,
-                    created_at: "2026-11-01T00:00:00Z".into(),
-                }),
-            ),
+            ("HistoryItem", to(&history_item())),
             (
                 "PreferenceItem",
                 to(&PreferenceItem {
