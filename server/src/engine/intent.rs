@@ -568,6 +568,7 @@ pub fn cues(tokens: &[Token], in_phrase: impl Fn(usize) -> bool) -> Cues {
                 | "didnt"
         ) && !(word == "no" && (next == "of" || next == "." && w(tokens, k + 2) == "of"))
             || (word == "other" && next == "than")
+            || (word == "none" && next == "of")
         {
             c.negations.push(k);
         }

@@ -3003,3 +3003,82 @@ fn many_without_a_number_and_measurement_words_are_never_dropped() {
         plan(&u).metrics
     );
 }
+
+#[test]
+fn a_negation_after_a_copula_negates_what_follows_it_not_the_value_before() {
+    // "smokers who have never had …": the smokers stay smokers
+    for (q, kept, attribute) in [
+        (
+            "count patients with diabetes who have never had a pressure injury",
+            "patients.diabetes",
+            "wounds.etiology",
+        ),
+        (
+            "smokers that have not had a venous leg ulcer",
+            "patients.smoker",
+            "wounds.etiology",
+        ),
+    ] {
+        let u = ask(q);
+        let p = plan(&u);
+        assert!(eq_filter(p, kept, Value::Bool(true)), "{q}: {:?}", p.filters);
+        assert!(negated_eq(p, attribute), "{q}: {:?}", p.filters);
+    }
+    // "arterial ulcers are not on the toe": the ulcers are arterial, the toe is negated
+    let u = ask("how many arterial ulcers are not on the toe");
+    let p = plan(&u);
+    assert!(
+        eq_filter(p, "wounds.etiology", Value::Text("arterial_leg_ulcer".into())),
+        "{:?}",
+        p.filters
+    );
+    assert!(negated_eq(p, "wounds.location"), "{:?}", p.filters);
+}
+
+#[test]
+fn values_listed_after_a_negation_are_all_negated() {
+    // "not sacrum or heel" is neither, never "not sacrum but heel"
+    for q in [
+        "count venous leg ulcers not on the sacrum or the heel",
+        "wounds that are not on the toe, sacrum or heel",
+    ] {
+        let u = ask(q);
+        let p = plan(&u);
+        let mut positive = false;
+        for f in &p.filters {
+            if matches!(f, Constraint::Compare { attribute, op: CompareOp::Eq, .. } if attribute == "wounds.location")
+                || matches!(f, Constraint::InSet { attribute, .. } if attribute == "wounds.location")
+            {
+                positive = true;
+            }
+        }
+        assert!(!positive, "{q}: {:?}", p.filters);
+        assert!(negated_eq(p, "wounds.location"), "{q}: {:?}", p.filters);
+    }
+}
+
+#[test]
+fn none_of_is_a_negation_never_the_value_none() {
+    let u = ask("patients where none of the wounds had none exudate at some point");
+    let p = plan(&u);
+    // the first "none" is a quantifier: at most one value "none" is read
+    let nones = p
+        .filters
+        .iter()
+        .map(|f| {
+            let mut n = 0;
+            f.visit(&mut |c| {
+                if let Constraint::Compare {
+                    value: Value::Text(v),
+                    ..
+                } = c
+                    && v == "none"
+                {
+                    n += 1;
+                }
+            });
+            n
+        })
+        .sum::<usize>();
+    assert!(nones <= 1, "{:?}", p.filters);
+}
