@@ -3082,3 +3082,88 @@ fn none_of_is_a_negation_never_the_value_none() {
         .sum::<usize>();
     assert!(nones <= 1, "{:?}", p.filters);
 }
+
+/// The filters of a plan, depth first, flattened (for the history-extreme checks).
+fn all_filters(p: &QueryPlan) -> Vec<Constraint> {
+    let mut out = Vec::new();
+    for f in &p.filters {
+        f.visit(&mut |c| out.push(c.clone()));
+    }
+    out
+}
+
+#[test]
+fn the_extreme_of_a_measurement_over_every_visit_compared_with_a_number_is_a_filter() {
+    // highest below n: no visit at n or above, and some visit measured
+    for q in [
+        "wounds whose highest pain score was under 2",
+        "patients whose highest recorded pain score was less than 4",
+    ] {
+        let u = ask(q);
+        let p = plan(&u);
+        assert_eq!(p.intent, Intent::List, "{q}");
+        assert!(
+            p.limit.is_none()
+                && p.order
+                    .iter()
+                    .all(|o| !matches!(o.key, plan::OrderKey::Metric { .. })),
+            "{q}: a ranking"
+        );
+        let fs = all_filters(p);
+        assert!(
+            fs.iter().any(|c| matches!(c, Constraint::Not { of } if matches!(&**of, Constraint::Compare { attribute, op: CompareOp::Gte, .. } if attribute.starts_with("assessments.")))),
+            "{q}: {fs:?}"
+        );
+        assert!(
+            fs.iter().any(
+                |c| matches!(c, Constraint::NotNull { attribute } if attribute.starts_with("assessments."))
+            ),
+            "{q}: {fs:?}"
+        );
+    }
+    // lowest at least n: no visit below n
+    let u = ask("count open wounds where the minimum pain score over all assessments was 5 or more");
+    let fs = all_filters(plan(&u));
+    assert!(
+        fs.iter().any(|c| matches!(c, Constraint::Not { of } if matches!(&**of, Constraint::Compare { attribute, op: CompareOp::Lt, .. } if attribute == "assessments.pain_score"))),
+        "{fs:?}"
+    );
+    // highest above n: some visit above n
+    let u = ask("wounds whose peak pain score was above 7");
+    let fs = all_filters(plan(&u));
+    assert!(
+        fs.iter().any(|c| matches!(c, Constraint::Compare { attribute, op: CompareOp::Gt, .. } if attribute == "assessments.pain_score")),
+        "{fs:?}"
+    );
+    assert!(!fs.iter().any(|c| matches!(c, Constraint::Not { .. })), "{fs:?}");
+    // highest equal to n: some visit at n, none above
+    let u = ask("patients whose max pain score was 8");
+    let fs = all_filters(plan(&u));
+    assert!(
+        fs.iter().any(|c| matches!(c, Constraint::Compare { op: CompareOp::Eq, .. }))
+            && fs.iter().any(|c| matches!(c, Constraint::Not { of } if matches!(&**of, Constraint::Compare { op: CompareOp::Gt, .. }))),
+        "{fs:?}"
+    );
+    // no number: still a ranking ("wounds with the highest pain score")
+    let u = ask("the 5 wounds with the highest pain score");
+    assert_eq!(plan(&u).limit, Some(5));
+}
+
+#[test]
+fn at_least_once_reads_every_visit_not_the_latest() {
+    let u = ask("how many wounds had a pain score of 9 at least once");
+    let p = plan(&u);
+    let fs = all_filters(p);
+    assert!(
+        fs.iter().any(
+            |c| matches!(c, Constraint::Compare { attribute, .. } if attribute == "assessments.pain_score")
+        ),
+        "{fs:?}"
+    );
+    // "at least" with "once" is no dangling operator
+    assert!(
+        !u.assumptions.iter().any(|a| a.assumed.contains("no number")),
+        "{:?}",
+        u.assumptions
+    );
+}
