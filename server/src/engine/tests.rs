@@ -3167,3 +3167,24 @@ fn at_least_once_reads_every_visit_not_the_latest() {
         u.assumptions
     );
 }
+
+#[test]
+fn a_counted_status_that_names_a_date_column_dates_the_period() {
+    // "healed" is both the counted status and the date the window is on
+    for q in [
+        "how many wounds healed in march 2025",
+        "number of wounds healed during the last 60 days",
+        "count of healed wounds per clinic in 2024",
+    ] {
+        let u = ask(q);
+        let p = plan(&u);
+        let on = p.time_range.as_ref().map(|t| t.attribute.as_str());
+        assert_eq!(on, Some("wounds.healed_date"), "{q}: {:?}", p.time_range);
+    }
+    // a rate is no counted status: its window stays on the default date
+    let u = ask("healing rate in 2024");
+    assert_ne!(
+        plan(&u).time_range.as_ref().map(|t| t.attribute.as_str()),
+        Some("wounds.healed_date")
+    );
+}
