@@ -3188,3 +3188,33 @@ fn a_counted_status_that_names_a_date_column_dates_the_period() {
         Some("wounds.healed_date")
     );
 }
+
+#[test]
+fn a_row_limit_said_in_the_question_shortens_a_list() {
+    for (q, n) in [
+        ("open venous leg ulcers, limit 25", 25),
+        ("list just 12 smokers", 12),
+        ("patients with diabetes, limited to 30 rows", 30),
+    ] {
+        let u = ask(q);
+        let p = plan(&u);
+        assert_eq!(p.intent, Intent::List, "{q}");
+        assert_eq!(p.limit, Some(n), "{q}");
+        assert!(u.questions().next().is_none(), "{q}: {:?}", ids(&u));
+    }
+    // with a sort instruction the order stays
+    let u = ask("only 10 patients, sorted by age");
+    let p = plan(&u);
+    assert_eq!(p.limit, Some(10));
+    assert!(!p.order.is_empty(), "{:?}", p.order);
+    // a count is no list: the number is not a row limit
+    let u = ask("how many wounds limit 7");
+    assert_eq!(plan_or_none(&u), None);
+}
+
+fn plan_or_none(u: &Understanding) -> Option<Option<u32>> {
+    u.plan
+        .as_ref()
+        .filter(|_| u.questions().next().is_none())
+        .map(|p| p.limit)
+}
