@@ -125,8 +125,7 @@ pub(super) fn negated_after(ctx: &Ctx<'_>, last: usize) -> bool {
 /// True when a mention follows the negation at `k` across linking words only ("never
 /// had a DFU", "not on the sacrum"): that mention is what it negates.
 fn negates_what_follows(ctx: &Ctx<'_>, k: usize) -> bool {
-    let mut j = k + 1;
-    for _ in 0..4 {
+    for j in k + 1..k + 5 {
         if ctx.mentions.iter().any(|m| m.first == j) {
             return true;
         }
@@ -150,7 +149,6 @@ fn negates_what_follows(ctx: &Ctx<'_>, k: usize) -> bool {
         ) {
             return false;
         }
-        j += 1;
     }
     false
 }
