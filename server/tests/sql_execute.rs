@@ -174,6 +174,48 @@ async fn hand_picked_plans_match_values_computed_from_the_dataset() {
             "{dialect:?} count preview"
         );
 
+        // The extreme of a per-visit value over every visit, as filters on the visits:
+        // highest pain < 4 (no visit at 4 or more, some visit measured); lowest pain >= 3
+        // (no visit below 3); highest pain = 6 (a visit at 6, none above).
+        let pains = |w: i64| -> Vec<i32> {
+            t.data
+                .assessments
+                .iter()
+                .filter(|a| a.wound_id == w)
+                .map(|a| a.pain_score)
+                .collect()
+        };
+        let not = |c: Constraint| Constraint::Not { of: Box::new(c) };
+        let measured = Constraint::NotNull {
+            attribute: "assessments.pain_score".into(),
+        };
+        let pain = |op, v: i64| cmp("assessments.pain_score", op, Value::Integer(v));
+        for (label, filters, keep) in [
+            (
+                "highest pain below 4",
+                vec![not(pain(CompareOp::Gte, 4)), measured.clone()],
+                Box::new(|ps: &[i32]| ps.iter().max().is_some_and(|&m| m < 4)) as Box<dyn Fn(&[i32]) -> bool>,
+            ),
+            (
+                "lowest pain at least 3",
+                vec![not(pain(CompareOp::Lt, 3)), measured.clone()],
+                Box::new(|ps: &[i32]| ps.iter().min().is_some_and(|&m| m >= 3)),
+            ),
+            (
+                "highest pain exactly 6",
+                vec![pain(CompareOp::Eq, 6), not(pain(CompareOp::Gt, 6))],
+                Box::new(|ps: &[i32]| ps.iter().max() == Some(&6)),
+            ),
+        ] {
+            let want = t.data.wounds.iter().filter(|w| keep(&pains(w.id))).count() as i64;
+            assert!(want > 0, "{label}: the dataset has such wounds");
+            assert_eq!(
+                counted(db, &count_of("wounds", filters)).await,
+                want,
+                "{dialect:?} {label}"
+            );
+        }
+
         // Group by a column: counts per etiology, in byte order of the etiology.
         let mut p = plan("wounds", Intent::GroupBy);
         p.dimensions = vec![Dimension::Attribute {

@@ -72,7 +72,7 @@ const RECORDING_WORDS: &str = "
 recorded documented noted logged measured performed conducted entered captured taken
 registered charted did carried undertaken completed found observed identified detected
 present showing showed shown noticed marked flagged listed coded labelled labeled
-classed classified known
+classed classified known scored rated
 ";
 
 /// Function words, politeness, and the words the reading steps recognise by their text

@@ -465,6 +465,13 @@ pub(crate) fn build(ctx: &Ctx<'_>, r: &Reading, det: &Detected, chosen: &[Chosen
             }];
         }
     }
+    // "limit 15", "only 20 patients": the list's length, in the list's own order
+    if let Some(n) = r.row_limit
+        && plan.intent == Intent::List
+        && plan.limit.is_none()
+    {
+        plan.limit = Some(n);
+    }
     plan
 }
 

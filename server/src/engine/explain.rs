@@ -427,6 +427,10 @@ pub fn restate(model: &SemanticModel, plan: &QueryPlan) -> String {
                 ),
             }
         }
+        // "limit 15": the first rows of the list, in its own order
+        Intent::List if plan.limit.is_some() && plan.order.is_empty() => {
+            format!("Listing the first {} {subject}", plan.limit.unwrap_or_default())
+        }
         Intent::List => format!("Listing {subject}"),
         Intent::Rank => {
             let per = plan

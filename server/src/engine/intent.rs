@@ -7,7 +7,7 @@
 //! confidence falls below 0.6 and the engine asks an intent-level question first (F1).
 //! Pure.
 
-use crate::semantic::{MeasureAgg, SortOrder};
+use crate::semantic::{CompareOp, MeasureAgg, SortOrder};
 
 use super::plan::Intent;
 use super::tokenize::{Token, TokenKind};
@@ -82,6 +82,9 @@ pub struct Cues {
     pub more_about: bool,
     /// Number of words (not punctuation).
     pub words: usize,
+    /// "wounds whose highest pain score ever was below 3": an extreme over every visit
+    /// compared with a number, a filter rather than a ranking.
+    pub history_extreme: Option<HistoryExtreme>,
 }
 
 fn w(tokens: &[Token], k: usize) -> &str {
@@ -301,6 +304,122 @@ pub fn superlative_aggregate(
         return Some(k);
     }
     None
+}
+
+/// The maximum or minimum of a per-visit measurement over a record's history, compared
+/// with a number ("patients whose lowest pain score across all visits was 6 or more").
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct HistoryExtreme {
+    /// The superlative's token.
+    pub at: usize,
+    /// Max or min.
+    pub agg: MeasureAgg,
+    /// The first token of the measurement's mention.
+    pub mention_first: usize,
+    /// The comparison: operator and number (in the measurement's own unit when none was said).
+    pub op: CompareOp,
+    pub value: f64,
+    /// One past the comparison's last token.
+    pub last: usize,
+    /// The linker's comparison over the same words (its first token), if it made one.
+    pub cmp_first: Option<usize>,
+}
+
+/// "open wounds where the lowest pain score across all visits was 6 or more", "patients
+/// whose maximum bmi … ", "wounds whose highest ever pain score was below 3": a record
+/// (named before the superlative) kept by the extreme of a per-visit measurement over all
+/// its visits, compared with a number. Not a ranking: every record that qualifies stays.
+/// Clears the ranking cue the superlative set.
+pub fn history_extreme(
+    c: &mut Cues,
+    tokens: &[Token],
+    mentions: &[super::link::Mention],
+    comparisons: &[super::link::Comparison],
+    model: &crate::semantic::SemanticModel,
+) {
+    // an aggregate word elsewhere ("average of each wound's highest …") is another reading
+    if c.agg
+        .is_some_and(|(a, b, _)| b != a + 1 || !matches!(w(tokens, a), "max" | "maximum" | "min" | "minimum"))
+    {
+        return;
+    }
+    let per_visit = |m: &super::link::Mention| {
+        m.entity().is_none()
+            && m.measure().is_none()
+            && m.attributes().any(|(e, a)| {
+                let ent = &model.entities[e];
+                let q = format!("{}.{}", ent.name, ent.attributes[a].name);
+                ent.attributes[a].ty.is_numeric()
+                    && model.entity("wounds").is_some_and(|w| {
+                        w.attributes.iter().any(|x| {
+                            matches!(&x.derived, Some(crate::semantic::Derived::Latest { attribute, .. }) if *attribute == q)
+                        })
+                    })
+            })
+    };
+    let records = |name: &str| matches!(name, "wounds" | "patients");
+    for k in 0..tokens.len() {
+        let agg = match w(tokens, k) {
+            "highest" | "max" | "maximum" | "peak" => MeasureAgg::Max,
+            "lowest" | "min" | "minimum" => MeasureAgg::Min,
+            _ => continue,
+        };
+        // the records it is said of come first ("wounds whose highest …", "open wounds
+        // where the lowest …")
+        let owner_before = mentions.iter().any(|m| {
+            m.last <= k
+                && (m.entity().is_some_and(|e| records(&model.entities[e].name))
+                    || m.measure().is_some_and(|x| records(&model.measures[x].entity)))
+        });
+        if !owner_before {
+            continue;
+        }
+        let mut j = k + 1;
+        while matches!(w(tokens, j), "ever" | "recorded" | "documented") {
+            j += 1;
+        }
+        let Some(m) = mentions.iter().find(|m| m.first == j) else {
+            continue;
+        };
+        if !per_visit(m) {
+            continue;
+        }
+        // a number compared a few words after it ("… across all visits was 6 or more",
+        // "… ever was below 3")
+        let found = comparisons
+            .iter()
+            .find(|x| x.first >= m.first && x.first <= m.last + 6 && x.upper.is_none())
+            .map(|x| (x.op, x.value, x.last, Some(x.first)))
+            .or_else(|| {
+                (m.last..m.last + 7).find_map(|i| {
+                    let (words, op) = super::link::op_phrase_at(tokens, i)?;
+                    let n = tokens
+                        .get(i + words.len())
+                        .filter(|t| t.kind == TokenKind::Number)?;
+                    Some((op, n.num?, i + words.len() + 1, None))
+                })
+            });
+        let Some((op, value, last, cmp_first)) = found else {
+            continue;
+        };
+        if c.agg.is_some_and(|(a, _, _)| a != k) {
+            continue;
+        }
+        if c.rank.is_some_and(|r| r.first <= k && k < r.last) {
+            c.rank = None;
+        }
+        c.agg = None;
+        c.history_extreme = Some(HistoryExtreme {
+            at: k,
+            agg,
+            mention_first: m.first,
+            op,
+            value,
+            last,
+            cmp_first,
+        });
+        return;
+    }
 }
 
 /// Reads the cues. `in_phrase(k)` says whether token `k` is inside a multi-word model
@@ -568,6 +687,7 @@ pub fn cues(tokens: &[Token], in_phrase: impl Fn(usize) -> bool) -> Cues {
                 | "didnt"
         ) && !(word == "no" && (next == "of" || next == "." && w(tokens, k + 2) == "of"))
             || (word == "other" && next == "than")
+            || (word == "none" && next == "of")
         {
             c.negations.push(k);
         }

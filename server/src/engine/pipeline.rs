@@ -184,7 +184,12 @@ fn run_with(input: &EngineInput<'_>, index: &EngineIndex, with_suggestions: bool
             .any(|m| m.first <= k && k < m.last && m.last - m.first > 1 && m.measure().is_none())
     };
     let mut cues = intent::cues(&tokens, multiword);
-    let superlative = intent::superlative_aggregate(&mut cues, &tokens, &mentions, model);
+    intent::history_extreme(&mut cues, &tokens, &mentions, &comparisons, model);
+    let superlative = if cues.history_extreme.is_some() {
+        None
+    } else {
+        intent::superlative_aggregate(&mut cues, &tokens, &mentions, model)
+    };
     let mentions = match superlative {
         // the superlative is the aggregate, not a ranking word
         Some(k) => mentions

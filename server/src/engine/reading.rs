@@ -308,6 +308,8 @@ pub(crate) struct Reading {
     pub sort_by: Option<(Option<String>, SortOrder)>,
     /// Decimal places asked for ("round to 1 decimal").
     pub round: Option<u8>,
+    /// How many rows of a list were asked for ("limit 15", "only 20 patients").
+    pub row_limit: Option<u32>,
     /// Groups kept by their count ("etiologies with more than 20 wounds").
     pub having: Option<(CompareOp, f64)>,
     /// Mentions no reading step gave a role (their words are not explained by them).
@@ -361,6 +363,7 @@ impl Reading {
             unused: Vec::new(),
             not_understood: Vec::new(),
             round: None,
+            row_limit: None,
             having: None,
         }
     }

@@ -3003,3 +3003,218 @@ fn many_without_a_number_and_measurement_words_are_never_dropped() {
         plan(&u).metrics
     );
 }
+
+#[test]
+fn a_negation_after_a_copula_negates_what_follows_it_not_the_value_before() {
+    // "smokers who have never had …": the smokers stay smokers
+    for (q, kept, attribute) in [
+        (
+            "count patients with diabetes who have never had a pressure injury",
+            "patients.diabetes",
+            "wounds.etiology",
+        ),
+        (
+            "smokers that have not had a venous leg ulcer",
+            "patients.smoker",
+            "wounds.etiology",
+        ),
+    ] {
+        let u = ask(q);
+        let p = plan(&u);
+        assert!(eq_filter(p, kept, Value::Bool(true)), "{q}: {:?}", p.filters);
+        assert!(negated_eq(p, attribute), "{q}: {:?}", p.filters);
+    }
+    // "arterial ulcers are not on the toe": the ulcers are arterial, the toe is negated
+    let u = ask("how many arterial ulcers are not on the toe");
+    let p = plan(&u);
+    assert!(
+        eq_filter(p, "wounds.etiology", Value::Text("arterial_leg_ulcer".into())),
+        "{:?}",
+        p.filters
+    );
+    assert!(negated_eq(p, "wounds.location"), "{:?}", p.filters);
+}
+
+#[test]
+fn values_listed_after_a_negation_are_all_negated() {
+    // "not sacrum or heel" is neither, never "not sacrum but heel"
+    for q in [
+        "count venous leg ulcers not on the sacrum or the heel",
+        "wounds that are not on the toe, sacrum or heel",
+    ] {
+        let u = ask(q);
+        let p = plan(&u);
+        let mut positive = false;
+        for f in &p.filters {
+            if matches!(f, Constraint::Compare { attribute, op: CompareOp::Eq, .. } if attribute == "wounds.location")
+                || matches!(f, Constraint::InSet { attribute, .. } if attribute == "wounds.location")
+            {
+                positive = true;
+            }
+        }
+        assert!(!positive, "{q}: {:?}", p.filters);
+        assert!(negated_eq(p, "wounds.location"), "{q}: {:?}", p.filters);
+    }
+}
+
+#[test]
+fn none_of_is_a_negation_never_the_value_none() {
+    let u = ask("patients where none of the wounds had none exudate at some point");
+    let p = plan(&u);
+    // the first "none" is a quantifier: at most one value "none" is read
+    let nones = p
+        .filters
+        .iter()
+        .map(|f| {
+            let mut n = 0;
+            f.visit(&mut |c| {
+                if let Constraint::Compare {
+                    value: Value::Text(v),
+                    ..
+                } = c
+                    && v == "none"
+                {
+                    n += 1;
+                }
+            });
+            n
+        })
+        .sum::<usize>();
+    assert!(nones <= 1, "{:?}", p.filters);
+}
+
+/// The filters of a plan, depth first, flattened (for the history-extreme checks).
+fn all_filters(p: &QueryPlan) -> Vec<Constraint> {
+    let mut out = Vec::new();
+    for f in &p.filters {
+        f.visit(&mut |c| out.push(c.clone()));
+    }
+    out
+}
+
+#[test]
+fn the_extreme_of_a_measurement_over_every_visit_compared_with_a_number_is_a_filter() {
+    // highest below n: no visit at n or above, and some visit measured
+    for q in [
+        "wounds whose highest pain score was under 2",
+        "patients whose highest recorded pain score was less than 4",
+    ] {
+        let u = ask(q);
+        let p = plan(&u);
+        assert_eq!(p.intent, Intent::List, "{q}");
+        assert!(
+            p.limit.is_none()
+                && p.order
+                    .iter()
+                    .all(|o| !matches!(o.key, plan::OrderKey::Metric { .. })),
+            "{q}: a ranking"
+        );
+        let fs = all_filters(p);
+        assert!(
+            fs.iter().any(|c| matches!(c, Constraint::Not { of } if matches!(&**of, Constraint::Compare { attribute, op: CompareOp::Gte, .. } if attribute.starts_with("assessments.")))),
+            "{q}: {fs:?}"
+        );
+        assert!(
+            fs.iter().any(
+                |c| matches!(c, Constraint::NotNull { attribute } if attribute.starts_with("assessments."))
+            ),
+            "{q}: {fs:?}"
+        );
+    }
+    // lowest at least n: no visit below n
+    let u = ask("count open wounds where the minimum pain score over all assessments was 5 or more");
+    let fs = all_filters(plan(&u));
+    assert!(
+        fs.iter().any(|c| matches!(c, Constraint::Not { of } if matches!(&**of, Constraint::Compare { attribute, op: CompareOp::Lt, .. } if attribute == "assessments.pain_score"))),
+        "{fs:?}"
+    );
+    // highest above n: some visit above n
+    let u = ask("wounds whose peak pain score was above 7");
+    let fs = all_filters(plan(&u));
+    assert!(
+        fs.iter().any(|c| matches!(c, Constraint::Compare { attribute, op: CompareOp::Gt, .. } if attribute == "assessments.pain_score")),
+        "{fs:?}"
+    );
+    assert!(!fs.iter().any(|c| matches!(c, Constraint::Not { .. })), "{fs:?}");
+    // highest equal to n: some visit at n, none above
+    let u = ask("patients whose max pain score was 8");
+    let fs = all_filters(plan(&u));
+    assert!(
+        fs.iter().any(|c| matches!(c, Constraint::Compare { op: CompareOp::Eq, .. }))
+            && fs.iter().any(|c| matches!(c, Constraint::Not { of } if matches!(&**of, Constraint::Compare { op: CompareOp::Gt, .. }))),
+        "{fs:?}"
+    );
+    // no number: still a ranking ("wounds with the highest pain score")
+    let u = ask("the 5 wounds with the highest pain score");
+    assert_eq!(plan(&u).limit, Some(5));
+}
+
+#[test]
+fn at_least_once_reads_every_visit_not_the_latest() {
+    let u = ask("how many wounds had a pain score of 9 at least once");
+    let p = plan(&u);
+    let fs = all_filters(p);
+    assert!(
+        fs.iter().any(
+            |c| matches!(c, Constraint::Compare { attribute, .. } if attribute == "assessments.pain_score")
+        ),
+        "{fs:?}"
+    );
+    // "at least" with "once" is no dangling operator
+    assert!(
+        !u.assumptions.iter().any(|a| a.assumed.contains("no number")),
+        "{:?}",
+        u.assumptions
+    );
+}
+
+#[test]
+fn a_counted_status_that_names_a_date_column_dates_the_period() {
+    // "healed" is both the counted status and the date the window is on
+    for q in [
+        "how many wounds healed in march 2025",
+        "number of wounds healed during the last 60 days",
+        "count of healed wounds per clinic in 2024",
+    ] {
+        let u = ask(q);
+        let p = plan(&u);
+        let on = p.time_range.as_ref().map(|t| t.attribute.as_str());
+        assert_eq!(on, Some("wounds.healed_date"), "{q}: {:?}", p.time_range);
+    }
+    // a rate is no counted status: its window stays on the default date
+    let u = ask("healing rate in 2024");
+    assert_ne!(
+        plan(&u).time_range.as_ref().map(|t| t.attribute.as_str()),
+        Some("wounds.healed_date")
+    );
+}
+
+#[test]
+fn a_row_limit_said_in_the_question_shortens_a_list() {
+    for (q, n) in [
+        ("open venous leg ulcers, limit 25", 25),
+        ("list just 12 smokers", 12),
+        ("patients with diabetes, limited to 30 rows", 30),
+    ] {
+        let u = ask(q);
+        let p = plan(&u);
+        assert_eq!(p.intent, Intent::List, "{q}");
+        assert_eq!(p.limit, Some(n), "{q}");
+        assert!(u.questions().next().is_none(), "{q}: {:?}", ids(&u));
+    }
+    // with a sort instruction the order stays
+    let u = ask("only 10 patients, sorted by age");
+    let p = plan(&u);
+    assert_eq!(p.limit, Some(10));
+    assert!(!p.order.is_empty(), "{:?}", p.order);
+    // a count is no list: the number is not a row limit
+    let u = ask("how many wounds limit 7");
+    assert_eq!(plan_or_none(&u), None);
+}
+
+fn plan_or_none(u: &Understanding) -> Option<Option<u32>> {
+    u.plan
+        .as_ref()
+        .filter(|_| u.questions().next().is_none())
+        .map(|p| p.limit)
+}

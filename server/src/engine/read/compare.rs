@@ -37,6 +37,9 @@ pub(super) fn claim_comparison_words(ctx: &Ctx<'_>, st: &mut State) {
 pub(super) fn comparisons(ctx: &Ctx<'_>, st: &mut State) {
     let having_at = aggregate_threshold(ctx, st);
     for c in ctx.comparisons {
+        if st.skip_cmp == Some(c.first) {
+            continue;
+        }
         // the comparison is the groups' condition, read above
         if having_at.is_some_and(|(a, b)| c.first < b && a < c.last) {
             continue;
@@ -822,7 +825,13 @@ pub(super) fn dangling_operators(ctx: &Ctx<'_>, st: &mut State) {
         let has_number = (after..(after + 3).min(ctx.tokens.len())).any(|i| ctx.tokens[i].num.is_some());
         let in_comparison = ctx.comparisons.iter().any(|c| c.first <= k && k < c.last);
         let in_time = ctx.times.iter().any(|t| t.first <= k && k < t.last);
-        if has_number || in_comparison || in_time || ctx.cues.rank.is_some_and(|r| r.first <= k && k < r.last)
+        // "at least once": which visits, read with the visit hint
+        let in_visit_hint = st.r.visit_hint_at.is_some_and(|(a, b)| a <= k && k < b);
+        if has_number
+            || in_visit_hint
+            || in_comparison
+            || in_time
+            || ctx.cues.rank.is_some_and(|r| r.first <= k && k < r.last)
         {
             continue;
         }

@@ -7,6 +7,7 @@
 use crate::semantic::{Constraint, SortOrder};
 
 use crate::engine::reading::Ctx;
+use crate::engine::tokenize::TokenKind;
 
 use super::state::{State, qualified, sortable};
 
@@ -53,6 +54,7 @@ pub(super) fn instructions(ctx: &Ctx<'_>, st: &mut State) {
         (None, Some((_, _, order))) => st.r.sort = Some(order),
         (None, None) => {}
     }
+    row_limit(ctx, st);
     let n = ctx.tokens.len();
     for k in 0..n {
         let w = |i: usize| ctx.w(i);
@@ -190,6 +192,56 @@ pub(super) fn instructions(ctx: &Ctx<'_>, st: &mut State) {
                 // the words after "include" named values that are now not filters
                 st.r.consumed.push((k + 1, end));
             }
+        }
+    }
+}
+
+/// "limit 15", "limited to 50", "only 20 patients", "just 10 wounds", "show 25 pts",
+/// "the first 30 rows": how many rows of a list to show — not a ranking (the list keeps
+/// its order) and not a filter. Only for lists: a count, an aggregate, a ranking or a
+/// trend leaves the number to the other steps (and to coverage).
+fn row_limit(ctx: &Ctx<'_>, st: &mut State) {
+    let c = ctx.cues;
+    if c.count.is_some()
+        || c.agg.is_some()
+        || c.rank.is_some()
+        || c.share.is_some()
+        || c.trend.is_some()
+        || c.compare.is_some()
+    {
+        return;
+    }
+    let w = |i: usize| ctx.w(i);
+    let count = |i: usize| {
+        ctx.tokens.get(i).and_then(|t| {
+            let v = t.num?;
+            (t.kind == TokenKind::Number && (1.0..=10_000.0).contains(&v) && v.fract() == 0.0)
+                .then_some(v as u32)
+        })
+    };
+    // the records listed: an entity, a measure, a value or a dictionary word naming them
+    let records_at = |i: usize| {
+        ctx.mentions.iter().any(|m| m.first == i)
+            || matches!(w(i), "rows" | "results" | "records" | "lines" | "entries")
+    };
+    for k in 0..ctx.tokens.len() {
+        let found = match w(k) {
+            "limit" | "limited" | "cap" | "capped" => {
+                let mut j = k + 1;
+                while matches!(w(j), "to" | "it" | "them" | "at" | "the" | "results" | "output") {
+                    j += 1;
+                }
+                count(j).map(|n| (n, j + 1))
+            }
+            "only" | "just" | "show" | "list" | "display" | "first" => {
+                count(k + 1).filter(|_| records_at(k + 2)).map(|n| (n, k + 2))
+            }
+            _ => None,
+        };
+        if let Some((n, end)) = found {
+            st.r.row_limit = Some(n);
+            st.r.consumed.push((k, end));
+            return;
         }
     }
 }

@@ -67,6 +67,18 @@ pub(super) fn measures(ctx: &Ctx<'_>, st: &mut State) {
                 && !count_word
                 && negated_at(ctx, m.first)
                 && other_subject();
+            // "wounds healed in sept - how many", "no. of wounds healed in the past 90 days":
+            // a counted status that names a date column dates the period too
+            if m_def.agg == MeasureAgg::Count
+                && let Some(Constraint::Compare {
+                    value: Value::Text(v),
+                    ..
+                }) = &m_def.filter
+                && model.time_dimension(v).is_some()
+                && !negated_at(ctx, m.first)
+            {
+                st.time_dim.get_or_insert_with(|| v.clone());
+            }
             if m_def.agg == MeasureAgg::Count
                 && (ctx.cues.count.is_none() && ctx.cues.rank.is_none() || negated_rows)
                 && !count_word

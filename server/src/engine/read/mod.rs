@@ -62,6 +62,7 @@ pub(crate) fn read(ctx: &Ctx<'_>) -> Reading {
     ranking::claim_rank_words(ctx, &mut st);
     follow_up::relaxed_filters(ctx, &mut st);
     visits::read_visit_hint(ctx, &mut st.r, &mut st.used);
+    visits::read_history_extreme(ctx, &mut st);
     ids::read_ids(ctx, &mut st.r);
     measures::read_distinct(ctx, &mut st.r, &mut st.used);
     negation::read_regardless(ctx, &mut st.used);

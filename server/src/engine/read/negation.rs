@@ -82,6 +82,10 @@ pub(super) fn negated_at(ctx: &Ctx<'_>, first: usize) -> bool {
                 | "reviewed"
                 | "managed"
                 | "diagnosed"
+                | "their"
+                | "its"
+                | "was"
+                | "were"
         ) {
             return false;
         }
@@ -103,7 +107,9 @@ pub(super) fn negated_after(ctx: &Ctx<'_>, last: usize) -> bool {
     }
     for _ in 0..4 {
         if ctx.cues.negations.contains(&k) {
-            return true;
+            // "pts with diabetes have never had a DFU": the negation governs what is said
+            // after it, not the value before the copula
+            return !negates_what_follows(ctx, k);
         }
         if !matches!(
             ctx.w(k),
@@ -112,6 +118,80 @@ pub(super) fn negated_after(ctx: &Ctx<'_>, last: usize) -> bool {
             return false;
         }
         k += 1;
+    }
+    false
+}
+
+/// True when a mention follows the negation at `k` across linking words only ("never
+/// had a DFU", "not on the sacrum"): that mention is what it negates.
+fn negates_what_follows(ctx: &Ctx<'_>, k: usize) -> bool {
+    for j in k + 1..k + 5 {
+        if ctx.mentions.iter().any(|m| m.first == j) {
+            return true;
+        }
+        if !matches!(
+            ctx.w(j),
+            "a" | "an"
+                | "any"
+                | "the"
+                | "on"
+                | "at"
+                | "in"
+                | "of"
+                | "had"
+                | "have"
+                | "has"
+                | "got"
+                | "been"
+                | "be"
+                | "ever"
+                | "with"
+        ) {
+            return false;
+        }
+    }
+    false
+}
+
+/// "not on the sacrum or heel", "no DFUs nor VLUs": a value listed after a negated value
+/// of the same attribute, joined by "or" / "nor" / a comma, is negated too.
+pub(super) fn negated_in_list(ctx: &Ctx<'_>, m: &Mention) -> bool {
+    let attrs = |x: &Mention| -> Vec<String> {
+        let mut v: Vec<String> = x
+            .entries
+            .iter()
+            .filter_map(|e| match &e.target {
+                crate::engine::vocab::Target::Value(a, _) => Some(a.clone()),
+                _ => None,
+            })
+            .collect();
+        v.extend(x.values.iter().map(|h| h.attribute.clone()));
+        v
+    };
+    let mine = attrs(m);
+    if mine.is_empty() {
+        return false;
+    }
+    let mut cur = m.first;
+    for _ in 0..4 {
+        let mut j = cur;
+        if matches!(ctx.w(j.wrapping_sub(1)), "the" | "a" | "an") {
+            j -= 1;
+        }
+        if !matches!(ctx.w(j.wrapping_sub(1)), "or" | "nor" | ",") {
+            return false;
+        }
+        j -= 1;
+        let Some(prev) = ctx.mentions.iter().find(|p| p.last == j) else {
+            return false;
+        };
+        if !attrs(prev).iter().any(|a| mine.contains(a)) {
+            return false;
+        }
+        if negated_at(ctx, prev.first) {
+            return true;
+        }
+        cur = prev.first;
     }
     false
 }

@@ -32,6 +32,8 @@ pub(crate) struct State {
     pub provisional_entity: Option<String>,
     /// The date column named or implied ("healed", "new").
     pub time_dim: Option<String>,
+    /// A comparison (its first token) another step read ("highest pain ever below 3").
+    pub skip_cmp: Option<usize>,
 }
 
 impl State {
@@ -46,6 +48,7 @@ impl State {
             explicit: Vec::new(),
             provisional_entity: None,
             time_dim: None,
+            skip_cmp: None,
         }
     }
 }

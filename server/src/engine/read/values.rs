@@ -11,7 +11,7 @@ use crate::engine::vocab::Target;
 use crate::engine::{LinkMethod, PieceKind};
 
 use super::measures::typical_agg;
-use super::negation::{negated_after, negated_at};
+use super::negation::{negated_after, negated_at, negated_in_list};
 use super::state::{State, draft_label, negated_equals, piece, qualified, value_label};
 
 /// Values, booleans, attributes, terms and time dimensions.
@@ -23,7 +23,7 @@ pub(super) fn values(ctx: &Ctx<'_>, st: &mut State) {
             continue;
         }
         let m = &ms[mi];
-        let negated = negated_at(ctx, m.first) || negated_after(ctx, m.last);
+        let negated = negated_at(ctx, m.first) || negated_after(ctx, m.last) || negated_in_list(ctx, m);
         // a value-kind or qualifier term wins over a plain value ("foot", "necrotic")
         let term = m.terms().next();
         let entity_phrase = m.phrase.split(' ').all(|w| {
@@ -240,6 +240,11 @@ pub(super) fn values(ctx: &Ctx<'_>, st: &mut State) {
         }
         if let Some(d) = m.time_dimension() {
             st.time_dim = Some(model.time_dimensions[d].name.clone());
+        }
+        // "none of their wounds": a quantifier, not the value "none" — left unexplained
+        // (reported) rather than read as a value
+        if m.phrase == "none" && ctx.w(m.last) == "of" {
+            continue;
         }
         // values
         let mut hits: Vec<(String, Value, String)> = Vec::new();

@@ -1,9 +1,13 @@
 //! Which visit a per-visit value is about: "at the latest assessment", "at any visit".
 
+use crate::engine::PieceKind;
+use crate::engine::link::convert;
 use crate::engine::plan_ops::latest_of;
-use crate::engine::reading::{Ctx, Reading};
+use crate::engine::reading::{Ctx, Filter, Reading};
+use crate::semantic::{AttributeType, CompareOp, Constraint, MeasureAgg, Value};
 
-use super::state::qualified;
+use super::negation::negated_at;
+use super::state::{State, piece, qualified};
 
 /// "at the latest assessment" / "at the last visit" (latest) or "at any visit" (any).
 pub(super) fn read_visit_hint(ctx: &Ctx<'_>, r: &mut Reading, used: &mut [bool]) {
@@ -98,6 +102,19 @@ pub(super) fn read_visit_hint(ctx: &Ctx<'_>, r: &mut Reading, used: &mut [bool])
         }
         return;
     }
+    // "scored pain 10 at least once", "had high exudate even once", "one or more times":
+    // some visit, not the latest one
+    for k in 0..ctx.tokens.len() {
+        let end = match (ctx.w(k), ctx.w(k + 1), ctx.w(k + 2)) {
+            ("at", "least", "once") => k + 3,
+            ("even", "once", _) => k + 2,
+            ("one", "or", "more") if ctx.w(k + 3) == "times" => k + 4,
+            _ => continue,
+        };
+        r.visit_hint = Some(false);
+        r.visit_hint_at = Some((k, end));
+        return;
+    }
     // "the largest area ever recorded", "highest pain of all time", "across all their
     // assessments": a measurement over the whole history, every visit counts
     let history = (0..ctx.tokens.len()).any(|k| {
@@ -109,5 +126,98 @@ pub(super) fn read_visit_hint(ctx: &Ctx<'_>, r: &mut Reading, used: &mut [bool])
     });
     if history {
         r.visit_hint = Some(false);
+    }
+}
+
+/// "wounds whose highest pain score ever was below 3", "open wounds where the lowest pain
+/// score across all visits was 6 or more": the extreme of a per-visit measurement over
+/// every visit, compared with a number, as filters on the visits (the intent stage found
+/// the phrase, [`crate::engine::intent::history_extreme`]):
+///
+/// | said | filters |
+/// |---|---|
+/// | highest > n, ≥ n | some visit > n (≥ n) |
+/// | highest < n, ≤ n | no visit ≥ n (> n), and some visit with a value |
+/// | highest = n | some visit = n, and no visit > n |
+///
+/// and the mirror image for the lowest. Its words are spoken for (the comparison is not
+/// read again).
+pub(super) fn read_history_extreme(ctx: &Ctx<'_>, st: &mut State) {
+    let model = ctx.model;
+    let Some(h) = ctx.cues.history_extreme else {
+        return;
+    };
+    let Some(m) = ctx.mentions.iter().find(|m| m.first == h.mention_first) else {
+        return;
+    };
+    let Some(a) = m
+        .attributes()
+        .map(|(e, a)| qualified(model, e, a))
+        .find(|q| latest_of(model, q).is_some())
+    else {
+        return;
+    };
+    let attr = model.attribute(&a);
+    let attr_unit = attr.and_then(|r| r.attribute.unit.clone());
+    let integer = attr.is_some_and(|r| r.attribute.ty == AttributeType::Integer);
+    let cmp_unit = h
+        .cmp_first
+        .and_then(|f| ctx.comparisons.iter().find(|c| c.first == f))
+        .and_then(|c| c.unit.clone());
+    let v = match (cmp_unit.as_deref(), attr_unit.as_deref()) {
+        (Some(u), Some(au)) => convert(h.value, u, au).unwrap_or(h.value),
+        _ => h.value,
+    };
+    let lit = if integer && v.fract() == 0.0 {
+        Value::Integer(v as i64)
+    } else {
+        Value::Real(v)
+    };
+    let cmp = |op: CompareOp| Constraint::Compare {
+        attribute: a.clone(),
+        op,
+        value: lit.clone(),
+        unit: attr_unit.clone(),
+    };
+    let none = |op: CompareOp| Constraint::Not {
+        of: Box::new(cmp(op)),
+    };
+    let some_value = Constraint::NotNull { attribute: a.clone() };
+    use CompareOp::*;
+    let max = h.agg == MeasureAgg::Max;
+    let filters = match (max, h.op) {
+        (true, Gt | Gte) | (false, Lt | Lte) => vec![cmp(h.op)],
+        (true, Lt) => vec![none(Gte), some_value],
+        (true, Lte) => vec![none(Gt), some_value],
+        (false, Gt) => vec![none(Lte), some_value],
+        (false, Gte) => vec![none(Lt), some_value],
+        (true, Eq) => vec![cmp(Eq), none(Gt)],
+        (false, Eq) => vec![cmp(Eq), none(Lt)],
+        _ => return,
+    };
+    let filters = if negated_at(ctx, h.mention_first) {
+        // "whose highest pain was not above 5": none of those hold together
+        vec![Constraint::Not {
+            of: Box::new(Constraint::All { of: filters }),
+        }]
+    } else {
+        filters
+    };
+    for f in filters {
+        st.r.filters.push(Filter {
+            constraint: f,
+            first: h.at,
+            span: ctx.span_of(h.at, h.last),
+        });
+    }
+    st.r.pieces
+        .push(piece(ctx, m, PieceKind::Attribute, a.clone(), None));
+    st.r.consumed.push((h.at, h.at + 1));
+    st.r.consumed.push((h.at, h.last));
+    st.skip_cmp = h.cmp_first;
+    for (mi, o) in ctx.mentions.iter().enumerate() {
+        if o.first >= h.at && o.last <= h.last {
+            st.used[mi] = true;
+        }
     }
 }
