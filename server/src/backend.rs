@@ -45,6 +45,7 @@ pub fn from_orchestrator(e: OrchestratorError) -> BackendError {
             "The query took longer than {} ms and was stopped. Try narrowing the question.",
             d.as_millis()
         )),
+        OrchestratorError::Busy(message) => BackendError::TooManyRequests(message),
         OrchestratorError::Internal(cause) => {
             let reference = crate::store::ids::random_hex(4);
             tracing::error!(reference, cause, "backend call failed");

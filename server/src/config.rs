@@ -221,6 +221,24 @@ mod tests {
         assert_eq!(c.query_timeout, std::time::Duration::from_secs(5));
         assert_eq!(c.preview_timeout, std::time::Duration::from_millis(300));
         assert_eq!(c.today, None);
+        assert_eq!(
+            (c.user_concurrent_queries, c.preview_cap, c.warehouse_connections),
+            (4, 12, 10)
+        );
+        assert_eq!(c.round_retention, std::time::Duration::from_secs(7 * 86_400));
+        assert_eq!(c.thread_retention, None);
+        let c = config(&[
+            ("CLARION_THREAD_RETENTION_DAYS", "30"),
+            ("CLARION_USER_CONCURRENT_QUERIES", "2"),
+        ])
+        .unwrap()
+        .orchestrator;
+        assert_eq!(
+            c.thread_retention,
+            Some(std::time::Duration::from_secs(30 * 86_400))
+        );
+        assert_eq!(c.user_concurrent_queries, 2);
+        assert!(config(&[("CLARION_THREAD_RETENTION_DAYS", "0")]).is_err());
         let c = config(&[("CLARION_MAX_ROUNDS", "3"), ("CLARION_TODAY", "2026-11-01")])
             .unwrap()
             .orchestrator;

@@ -119,16 +119,24 @@ pub async fn serve(
         );
     });
     // Housekeeping of the sign-in state, hourly (every replica may run it: deletes are idempotent).
-    let auth = state.auth.clone();
+    // and of the clarification loop (rounds, and threads when a retention is set).
+    let (auth, loop_state) = (state.auth.clone(), state.orchestrator.clone());
     tokio::spawn(async move {
         let mut every = tokio::time::interval(std::time::Duration::from_secs(3600));
         loop {
             every.tick().await;
-            match auth.housekeeping(chrono::Utc::now()).await {
+            let now = chrono::Utc::now();
+            match auth.housekeeping(now).await {
                 Ok((sessions, failures)) => {
                     tracing::info!(sessions, failures, "housekeeping: old sign-in state deleted")
                 }
                 Err(e) => tracing::warn!(error = %e, "housekeeping failed; retrying in an hour"),
+            }
+            match loop_state.housekeeping(now).await {
+                Ok((rounds, threads)) => {
+                    tracing::info!(rounds, threads, "housekeeping: old rounds and threads deleted")
+                }
+                Err(e) => tracing::warn!(error = %e, "housekeeping of rounds failed; retrying in an hour"),
             }
         }
     });

@@ -1043,3 +1043,96 @@ async fn no_get_runs_a_query_opening_a_thread_shows_the_stored_rows_and_rerun_is
     })
     .await;
 }
+
+#[tokio::test]
+async fn work_is_bounded_per_user_per_round_and_refused_questions_leave_no_thread() {
+    let config = OrchestratorConfig {
+        user_concurrent_queries: 1,
+        preview_cap: 1,
+        ..test_config()
+    };
+    each_backend(config, async |api| {
+        // One question running (its slot held): alice's next is told to wait; bob is not affected.
+        let held = api.state.orchestrator.slot(api.alice_id).unwrap();
+        let r = api.ask(json!({"question": "how many patients"})).await;
+        assert_eq!(r.status, StatusCode::TOO_MANY_REQUESTS, "{}", r.body);
+        assert_eq!(r.body["code"], "too_many_queries");
+        let bob = api
+            .call(
+                &api.bob,
+                Method::POST,
+                "/api/v1/query",
+                Some(json!({"question": "how many patients"})),
+            )
+            .await;
+        assert_eq!(bob.status, StatusCode::OK, "{}", bob.body);
+        drop(held);
+        assert_eq!(
+            api.ask(json!({"question": "how many patients"})).await.status,
+            StatusCode::OK
+        );
+
+        // At most one option count per round.
+        let round = api.ask(json!({"question": "show me serious wounds"})).await;
+        assert_eq!(round.status, StatusCode::ACCEPTED, "{}", round.body);
+        let counted: usize = round.body["questions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .flat_map(|q| q["options"].as_array().unwrap())
+            .filter(|o| o["count"].is_i64())
+            .count();
+        assert_eq!(counted, 1, "{}", round.body);
+
+        // A refused question (a data change) leaves no thread behind.
+        let threads = async || api.state.store.threads(api.alice_id, 1000).await.unwrap().len();
+        let before = threads().await;
+        let refused = api.ask(json!({"question": "delete all patients"})).await;
+        assert_eq!(
+            refused.status,
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "{}",
+            refused.body
+        );
+        assert_eq!(threads().await, before);
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn housekeeping_deletes_closed_rounds_after_the_retention_and_threads_only_when_asked() {
+    let config = OrchestratorConfig {
+        thread_retention: Some(Duration::from_secs(2 * 86_400)),
+        ..test_config()
+    };
+    each_backend(config, async |api| {
+        let r = api.ask(json!({"question": "show me serious wounds"})).await;
+        let id = r.body["clarification_id"].as_str().unwrap().to_owned();
+        let answer =
+            json!({"clarification_id": id, "answers": [{"question_id": SERIOUS, "option_id": "infected"}]});
+        assert_eq!(api.clarify(answer).await.status, StatusCode::OK);
+        let orch = &api.state.orchestrator;
+        let now = chrono::Utc::now();
+        // Within the retention: kept.
+        assert_eq!(
+            orch.housekeeping(now + chrono::Duration::days(1)).await.unwrap(),
+            (0, 0)
+        );
+        // Past it: the round goes (7 days), the thread too (2 days, as configured).
+        let (rounds, threads) = orch.housekeeping(now + chrono::Duration::days(8)).await.unwrap();
+        assert_eq!((rounds, threads), (1, 1));
+        let t = api
+            .call(
+                &api.alice,
+                Method::GET,
+                &format!("/api/v1/threads/{}", r.body["thread_id"].as_str().unwrap()),
+                None,
+            )
+            .await;
+        assert_eq!(t.status, StatusCode::NOT_FOUND);
+        // History stays.
+        let h = api.call(&api.alice, Method::GET, "/api/v1/history", None).await;
+        assert_eq!(h.body.as_array().unwrap().len(), 1);
+    })
+    .await;
+}

@@ -96,6 +96,9 @@ impl From<OrchestratorError> for ApiError {
                     d.as_millis()
                 ),
             ),
+            OrchestratorError::Busy(message) => {
+                ApiError::new(StatusCode::TOO_MANY_REQUESTS, "too_many_queries", message)
+            }
             OrchestratorError::Internal(cause) => {
                 let reference = crate::store::ids::random_hex(4);
                 tracing::error!(reference, cause, "API request failed");

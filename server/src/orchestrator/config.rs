@@ -25,6 +25,21 @@ pub struct OrchestratorConfig {
     /// (`CLARION_COUNT_CACHE_TTL_SECS`, default 60; `CLARION_COUNT_CACHE_CAP`, default
     /// 10000, 0 = off).
     pub count_cache: crate::warehouse::count_cache::CountCacheConfig,
+    /// Questions one user may have running at once (`CLARION_USER_CONCURRENT_QUERIES`,
+    /// default 4); more are refused with 429 instead of queueing.
+    pub user_concurrent_queries: usize,
+    /// Most option counts previewed for one round (`CLARION_PREVIEW_CAP`, default 12);
+    /// options beyond it show no count.
+    pub preview_cap: usize,
+    /// Most warehouse statements at once on PostgreSQL, where they share the pool with
+    /// session look-ups (`CLARION_WAREHOUSE_CONNECTIONS`, default 10 of the pool's 16).
+    pub warehouse_connections: usize,
+    /// Answered, cancelled and expired rounds are deleted this long after they closed
+    /// (`CLARION_ROUND_RETENTION_DAYS`, default 7).
+    pub round_retention: Duration,
+    /// Threads unused this long are deleted with their messages and rounds
+    /// (`CLARION_THREAD_RETENTION_DAYS`; unset keeps them).
+    pub thread_retention: Option<Duration>,
 }
 
 impl Default for OrchestratorConfig {
@@ -37,6 +52,11 @@ impl Default for OrchestratorConfig {
             preview_timeout: Duration::from_millis(300),
             today: None,
             count_cache: crate::warehouse::count_cache::CountCacheConfig::default(),
+            user_concurrent_queries: 4,
+            preview_cap: 12,
+            warehouse_connections: 10,
+            round_retention: Duration::from_secs(7 * 86_400),
+            thread_retention: None,
         }
     }
 }
@@ -80,6 +100,18 @@ impl OrchestratorConfig {
                 ttl: Duration::from_secs(number("CLARION_COUNT_CACHE_TTL_SECS", 60, 1, 86_400)?),
                 cap: number("CLARION_COUNT_CACHE_CAP", 10_000, 0, 1_000_000)? as usize,
             },
+            user_concurrent_queries: number("CLARION_USER_CONCURRENT_QUERIES", 4, 1, 100)? as usize,
+            preview_cap: number("CLARION_PREVIEW_CAP", 12, 0, 100)? as usize,
+            warehouse_connections: number("CLARION_WAREHOUSE_CONNECTIONS", 10, 1, 1000)? as usize,
+            round_retention: Duration::from_secs(
+                number("CLARION_ROUND_RETENTION_DAYS", 7, 1, 3650)? * 86_400,
+            ),
+            thread_retention: match get("CLARION_THREAD_RETENTION_DAYS") {
+                None => None,
+                Some(_) => Some(Duration::from_secs(
+                    number("CLARION_THREAD_RETENTION_DAYS", 0, 1, 36_500)? * 86_400,
+                )),
+            },
         })
     }
 
@@ -89,6 +121,7 @@ impl OrchestratorConfig {
             row_cap: self.row_cap,
             query_timeout: self.query_timeout,
             preview_timeout: self.preview_timeout,
+            max_concurrent: self.warehouse_connections,
         }
     }
 }

@@ -70,6 +70,9 @@ pub enum OrchestratorError {
     /// The query ran past its time limit (504).
     #[error("the query took longer than {0:?}")]
     Timeout(Duration),
+    /// The user already has as many questions running as allowed (429).
+    #[error("{0}")]
+    Busy(String),
     /// A fault (500); logged with its cause, shown generically.
     #[error("internal error: {0}")]
     Internal(String),
@@ -207,6 +210,8 @@ struct Inner {
     counts: crate::warehouse::count_cache::CountCache,
     /// The data version statement the count cache is keyed by.
     data_version: Option<crate::sql::Rendered>,
+    /// Each user's running questions (`config.user_concurrent_queries` permits each).
+    running: std::sync::Mutex<std::collections::HashMap<i64, Arc<tokio::sync::Semaphore>>>,
 }
 
 impl std::fmt::Debug for Orchestrator {
@@ -245,8 +250,45 @@ impl Orchestrator {
                 config,
                 counts,
                 data_version,
+                running: std::sync::Mutex::new(std::collections::HashMap::new()),
             }),
         }
+    }
+
+    /// A slot for one of `user_id`'s questions, held while it runs: a user with
+    /// `user_concurrent_queries` questions running is told to wait (429) rather
+    /// than queueing more work on the database.
+    pub fn slot(&self, user_id: i64) -> Result<tokio::sync::OwnedSemaphorePermit, OrchestratorError> {
+        let n = self.inner.config.user_concurrent_queries.max(1);
+        let sem = {
+            let mut map = self.inner.running.lock().unwrap_or_else(|p| p.into_inner());
+            map.entry(user_id)
+                .or_insert_with(|| Arc::new(tokio::sync::Semaphore::new(n)))
+                .clone()
+        };
+        sem.try_acquire_owned().map_err(|_| {
+            OrchestratorError::Busy(format!(
+                "You already have {n} questions running. Wait for one to finish, then try again."
+            ))
+        })
+    }
+
+    /// Deletes what the clarification loop no longer needs: rounds closed (or
+    /// expired) longer ago than the round retention and, when a thread retention
+    /// is set, threads unused that long. Runs hourly from `serve`. Returns (rounds, threads).
+    pub async fn housekeeping(&self, now: DateTime<Utc>) -> Result<(u64, u64), OrchestratorError> {
+        let c = &self.inner.config;
+        let keep = |d: Duration| chrono::Duration::from_std(d).unwrap_or(chrono::Duration::days(3650));
+        let rounds = self
+            .inner
+            .store
+            .purge_rounds(now - keep(c.round_retention))
+            .await?;
+        let threads = match c.thread_retention {
+            Some(d) => self.inner.store.purge_threads(now - keep(d)).await?,
+            None => 0,
+        };
+        Ok((rounds, threads))
     }
 
     /// Loads the allowed values now instead of on the first question (start-up and
@@ -270,6 +312,7 @@ impl Orchestrator {
     /// `POST /api/v1/query`: answers, or asks one round of questions.
     pub async fn ask(&self, user_id: i64, req: &AskRequest) -> Result<QueryOutcome, OrchestratorError> {
         let started = Instant::now();
+        let _slot = self.slot(user_id)?;
         // Control characters (NUL above all, which PostgreSQL text refuses) carry no
         // meaning in a question: read them as spaces.
         let cleaned: String = req
@@ -325,20 +368,31 @@ impl Orchestrator {
                 now,
             )
             .await?;
-        self.run(Job {
-            user_id,
-            thread_id,
-            question: question.to_owned(),
-            context,
-            resolutions: Resolutions::empty(),
-            asked: Vec::new(),
-            rounds_done: 0,
-            interactive: req.interactive.unwrap_or(true),
-            thinking: Vec::new(),
-            started,
-            chosen: Vec::new(),
-        })
-        .await
+        let new_thread = req.thread_id.is_none().then(|| thread_id.clone());
+        let outcome = self
+            .run(Job {
+                user_id,
+                thread_id,
+                question: question.to_owned(),
+                context,
+                resolutions: Resolutions::empty(),
+                asked: Vec::new(),
+                rounds_done: 0,
+                interactive: req.interactive.unwrap_or(true),
+                thinking: Vec::new(),
+                started,
+                chosen: Vec::new(),
+            })
+            .await;
+        // A question that was refused or failed leaves no thread behind (a follow-up's
+        // thread keeps its earlier exchanges).
+        if outcome.is_err()
+            && let Some(t) = new_thread
+            && let Err(e) = store.delete_thread(user_id, &t).await
+        {
+            tracing::warn!(error = %e, "could not delete the thread of a refused question");
+        }
+        outcome
     }
 
     /// `POST /api/v1/query/clarify`: applies the answers to a round and continues.
@@ -348,6 +402,7 @@ impl Orchestrator {
         req: &ClarifyRequest,
     ) -> Result<QueryOutcome, OrchestratorError> {
         let started = Instant::now();
+        let _slot = self.slot(user_id)?;
         let store = &self.inner.store;
         let id = RoundId::new(req.clarification_id.clone());
         if !id.is_well_formed() {
@@ -540,6 +595,7 @@ impl Orchestrator {
     /// every other confirmed choice kept (F9). Never asks.
     pub async fn revise(&self, user_id: i64, req: &ReviseRequest) -> Result<Answer, OrchestratorError> {
         let started = Instant::now();
+        let _slot = self.slot(user_id)?;
         let store = &self.inner.store;
         let hid = HistoryId::new(req.history_id.clone());
         if !hid.is_well_formed() {
@@ -627,6 +683,7 @@ impl Orchestrator {
     /// nothing is asked again; the rows are today's. Never asks.
     pub async fn rerun(&self, user_id: i64, history_id: &str) -> Result<Answer, OrchestratorError> {
         let started = Instant::now();
+        let _slot = self.slot(user_id)?;
         let store = &self.inner.store;
         let hid = HistoryId::new(history_id.to_owned());
         if !hid.is_well_formed() {
@@ -677,6 +734,7 @@ impl Orchestrator {
     /// same row cap and audit as any query). Records nothing in the thread or history:
     /// a reloaded thread shows its tables and charts as of now.
     pub async fn replay(&self, user_id: i64, history_id: &str) -> Result<ResultTable, OrchestratorError> {
+        let _slot = self.slot(user_id)?;
         let hid = HistoryId::new(history_id.to_owned());
         if !hid.is_well_formed() {
             return Err(OrchestratorError::NotFound);
@@ -1100,6 +1158,10 @@ impl Orchestrator {
         let mut slots = Vec::new();
         for (qi, a) in questions.iter().enumerate() {
             for (oi, o) in a.options.iter().enumerate() {
+                // at most `preview_cap` counts per round: the rest show no count
+                if statements.len() >= inner.config.preview_cap {
+                    break;
+                }
                 if let Some(plan) = option_plan(input, &a.id, &o.id)
                     && let Ok(r) = render_count(&plan, inner.model, inner.dialect)
                 {

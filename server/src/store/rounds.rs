@@ -366,6 +366,31 @@ impl Store {
         Ok(())
     }
 
+    /// Deletes rounds (and their answers) that closed, or expired, at or before
+    /// `before` (retention; housekeeping). Returns how many.
+    pub async fn purge_rounds(&self, before: DateTime<Utc>) -> Result<u64, StoreError> {
+        let cutoff = Ts::of(before);
+        on_pool!(&self.db, |p| async {
+            let mut tx = p.begin().await?;
+            let old = "SELECT id FROM clarification_rounds WHERE COALESCE(closed_at, expires_at) <= $1";
+            sqlx::query(&format!(
+                "DELETE FROM clarification_answers WHERE round_id IN ({old})"
+            ))
+            .bind(cutoff)
+            .execute(&mut *tx)
+            .await?;
+            let n =
+                sqlx::query("DELETE FROM clarification_rounds WHERE COALESCE(closed_at, expires_at) <= $1")
+                    .bind(cutoff)
+                    .execute(&mut *tx)
+                    .await?
+                    .rows_affected();
+            tx.commit().await.map(|_| n)
+        }
+        .await)
+        .map_err(StoreError::from)
+    }
+
     /// Cancels a pending round (the clinician pressed Cancel). Errors as for
     /// [`Store::answer_round`].
     pub async fn abandon_round(

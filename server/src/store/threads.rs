@@ -153,6 +153,17 @@ impl Store {
         Ok(())
     }
 
+    /// Deletes every user's threads unused since `before`, with their messages
+    /// and rounds (retention; housekeeping). History entries stay, without a thread.
+    pub async fn purge_threads(&self, before: DateTime<Utc>) -> Result<u64, StoreError> {
+        let sql = "DELETE FROM threads WHERE updated_at <= $1";
+        Ok(on_pool!(&self.db, |p| sqlx::query(sql)
+            .bind(Ts::of(before))
+            .execute(p)
+            .await
+            .map(|r| r.rows_affected()))?)
+    }
+
     /// Appends a message to one of the user's threads and marks the thread
     /// active; `NotFound` if the thread is missing or someone else's.
     pub async fn append_message(

@@ -35,6 +35,9 @@ pub struct ExecLimits {
     pub query_timeout: Duration,
     /// Longest one option-count preview may run before it is omitted.
     pub preview_timeout: Duration,
+    /// Most statements at once on PostgreSQL, whose pool the warehouse shares with
+    /// Clarion's own tables: the rest of the pool stays free for session look-ups.
+    pub max_concurrent: usize,
 }
 
 impl Default for ExecLimits {
@@ -43,6 +46,7 @@ impl Default for ExecLimits {
             row_cap: 1000,
             query_timeout: Duration::from_secs(5),
             preview_timeout: Duration::from_millis(300),
+            max_concurrent: 10,
         }
     }
 }
@@ -82,6 +86,8 @@ enum ReadPool {
 pub struct Warehouse {
     pool: ReadPool,
     limits: ExecLimits,
+    /// PostgreSQL: permits for statements (`limits.max_concurrent`).
+    permits: std::sync::Arc<tokio::sync::Semaphore>,
 }
 
 /// How many SQLite virtual-machine steps run between deadline checks.
@@ -110,7 +116,11 @@ impl Warehouse {
                 }
             }
         };
-        Warehouse { pool, limits }
+        Warehouse {
+            pool,
+            limits,
+            permits: std::sync::Arc::new(tokio::sync::Semaphore::new(limits.max_concurrent.max(1))),
+        }
     }
 
     /// The limits in force.
@@ -224,9 +234,17 @@ impl Warehouse {
             // run on a task of its own, never cancelled half-way (see `fetch_postgres`):
             // the caller stops waiting at the limit, the task finishes (its statement
             // timeout ends it) and gives the connection back cleanly
+            // a permit first: at most `max_concurrent` statements hold pool connections
             ReadPool::Postgres(pool) => {
-                let (pool, owned) = (pool.clone(), rendered.clone());
-                let task = tokio::spawn(async move { fetch_postgres(&pool, &owned, limit).await });
+                let (pool, owned, permits) = (pool.clone(), rendered.clone(), self.permits.clone());
+                let task = tokio::spawn(async move {
+                    // waiting for a permit counts against the limit: a statement that
+                    // could not start in time never runs
+                    let Ok(Ok(_permit)) = tokio::time::timeout(limit, permits.acquire_owned()).await else {
+                        return Err(ExecError::Timeout(limit));
+                    };
+                    fetch_postgres(&pool, &owned, limit).await
+                });
                 match tokio::time::timeout(limit, task).await {
                     Ok(Ok(r)) => r,
                     Ok(Err(e)) => Err(ExecError::Database(format!("the statement's task ended: {e}"))),
