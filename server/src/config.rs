@@ -2,7 +2,11 @@
 //!
 //! Every variable is documented in the README with its default; the embedded
 //! default (SQLite under `./data`) needs none of them. Secrets are never logged:
-//! use [`redact_url`] before printing a database URL.
+//! use [`crate::db::redact_url`] before printing a database URL.
+//!
+//! It reads each part's settings through that part's own config type
+//! (`orchestrator::config`), never through the part itself, so configuration
+//! sits above the parts in the layering.
 
 use crate::error::StartupError;
 use std::net::SocketAddr;
@@ -39,7 +43,7 @@ pub struct Config {
     /// Where the built site (CSS/JS/wasm) lives (`LEPTOS_SITE_ROOT`, default `target/site`).
     pub site_root: String,
     /// The clarification loop's limits (rounds, expiry, row cap, time limits, `today`).
-    pub orchestrator: crate::orchestrator::OrchestratorConfig,
+    pub orchestrator: crate::orchestrator::config::OrchestratorConfig,
 }
 
 impl Config {
@@ -96,7 +100,7 @@ impl Config {
             }
         };
         let site_root = non_empty("LEPTOS_SITE_ROOT").unwrap_or_else(|| "target/site".into());
-        let orchestrator = crate::orchestrator::OrchestratorConfig::from_lookup(&non_empty)?;
+        let orchestrator = crate::orchestrator::config::OrchestratorConfig::from_lookup(&non_empty)?;
 
         Ok(Config {
             addr,
@@ -109,54 +113,6 @@ impl Config {
             site_root,
             orchestrator,
         })
-    }
-}
-
-/// Hides the password in a database URL so it can be printed: the user-info
-/// password and any password-like query parameter (`?password=…`).
-pub fn redact_url(url: &str) -> String {
-    let (url, query) = match url.split_once('?') {
-        Some((u, q)) => (u, Some(redact_query(q))),
-        None => (url, None),
-    };
-    let base = redact_userinfo(url);
-    match query {
-        Some(q) => format!("{base}?{q}"),
-        None => base,
-    }
-}
-
-fn redact_query(query: &str) -> String {
-    query
-        .split('&')
-        .map(|pair| match pair.split_once('=') {
-            Some((k, _)) if k.to_ascii_lowercase().contains("pass") || k.eq_ignore_ascii_case("pwd") => {
-                format!("{k}=***")
-            }
-            _ => pair.to_string(),
-        })
-        .collect::<Vec<_>>()
-        .join("&")
-}
-
-fn redact_userinfo(url: &str) -> String {
-    let Some((scheme, rest)) = url.split_once("://") else {
-        return url.to_string();
-    };
-    let (authority, path) = match rest.find('/') {
-        Some(i) => rest.split_at(i),
-        None => (rest, ""),
-    };
-    match authority.rsplit_once('@') {
-        Some((userinfo, host)) => {
-            let user = userinfo.split(':').next().unwrap_or("");
-            if userinfo.contains(':') {
-                format!("{scheme}://{user}:***@{host}{path}")
-            } else {
-                format!("{scheme}://{user}@{host}{path}")
-            }
-        }
-        None => url.to_string(),
     }
 }
 
@@ -247,24 +203,6 @@ mod tests {
         let e = config(&[("CLARION_TODAY", "yesterday")]).unwrap_err().to_string();
         assert!(e.starts_with("CLARION_TODAY is invalid"), "{e}");
         assert!(config(&[("CLARION_ROW_CAP", "0")]).is_err());
-    }
-
-    #[test]
-    fn passwords_are_redacted_from_urls() {
-        assert_eq!(
-            redact_url("postgres://u:secret@h:5432/db"),
-            "postgres://u:***@h:5432/db"
-        );
-        assert_eq!(redact_url("postgres://u@h/db"), "postgres://u@h/db");
-        assert_eq!(redact_url("sqlite://data/x.db"), "sqlite://data/x.db");
-        assert_eq!(
-            redact_url("postgres://h/db?user=u&password=secret&sslmode=require"),
-            "postgres://h/db?user=u&password=***&sslmode=require"
-        );
-        assert_eq!(
-            redact_url("postgres://u:a@h/db?sslpassword=k&PWD=x"),
-            "postgres://u:***@h/db?sslpassword=***&PWD=***"
-        );
     }
 
     #[test]

@@ -4,7 +4,6 @@
 //! [`crate::store`]. Statement logging is switched off: generated SQL can carry
 //! patient values, and bound values must never reach the logs.
 
-use crate::config::redact_url;
 use crate::error::StartupError;
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
@@ -137,4 +136,75 @@ impl Database {
 /// Collapses an error's text to a single line.
 fn one_line(e: &dyn std::fmt::Display) -> String {
     e.to_string().split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// Hides the password in a database URL so it can be printed: the user-info
+/// password and any password-like query parameter (`?password=…`).
+pub fn redact_url(url: &str) -> String {
+    let (url, query) = match url.split_once('?') {
+        Some((u, q)) => (u, Some(redact_query(q))),
+        None => (url, None),
+    };
+    let base = redact_userinfo(url);
+    match query {
+        Some(q) => format!("{base}?{q}"),
+        None => base,
+    }
+}
+
+fn redact_query(query: &str) -> String {
+    query
+        .split('&')
+        .map(|pair| match pair.split_once('=') {
+            Some((k, _)) if k.to_ascii_lowercase().contains("pass") || k.eq_ignore_ascii_case("pwd") => {
+                format!("{k}=***")
+            }
+            _ => pair.to_string(),
+        })
+        .collect::<Vec<_>>()
+        .join("&")
+}
+
+fn redact_userinfo(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_string();
+    };
+    let (authority, path) = match rest.find('/') {
+        Some(i) => rest.split_at(i),
+        None => (rest, ""),
+    };
+    match authority.rsplit_once('@') {
+        Some((userinfo, host)) => {
+            let user = userinfo.split(':').next().unwrap_or("");
+            if userinfo.contains(':') {
+                format!("{scheme}://{user}:***@{host}{path}")
+            } else {
+                format!("{scheme}://{user}@{host}{path}")
+            }
+        }
+        None => url.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn passwords_are_redacted_from_urls() {
+        assert_eq!(
+            redact_url("postgres://u:secret@h:5432/db"),
+            "postgres://u:***@h:5432/db"
+        );
+        assert_eq!(redact_url("postgres://u@h/db"), "postgres://u@h/db");
+        assert_eq!(redact_url("sqlite://data/x.db"), "sqlite://data/x.db");
+        assert_eq!(
+            redact_url("postgres://h/db?user=u&password=secret&sslmode=require"),
+            "postgres://h/db?user=u&password=***&sslmode=require"
+        );
+        assert_eq!(
+            redact_url("postgres://u:a@h/db?sslpassword=k&PWD=x"),
+            "postgres://u:***@h/db?sslpassword=***&PWD=***"
+        );
+    }
 }

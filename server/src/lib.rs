@@ -12,6 +12,7 @@ pub mod error;
 pub mod eval;
 pub mod http;
 pub mod orchestrator;
+pub mod password;
 pub mod semantic;
 pub mod serve;
 pub mod sql;

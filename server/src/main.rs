@@ -118,7 +118,7 @@ fn main() -> ExitCode {
                 server::serve::prepare(&config).await?;
                 Ok(Some(format!(
                     "Database is up to date: {}",
-                    server::config::redact_url(&config.database_url)
+                    server::db::redact_url(&config.database_url)
                 )))
             }
             Command::Seed {
@@ -185,7 +185,7 @@ fn main() -> ExitCode {
 fn print_demo_banner(config: &Config, created: bool) {
     println!();
     println!("  Clarion is running at http://{}", config.addr);
-    println!("  Database: {}", server::config::redact_url(&config.database_url));
+    println!("  Database: {}", server::db::redact_url(&config.database_url));
     if !config.demo {
         println!(
             "  No demo accounts: {} is not a loopback address, and their passwords are",

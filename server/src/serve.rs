@@ -1,7 +1,8 @@
 //! Starting and stopping the HTTP server.
 
-use crate::config::{Config, redact_url};
+use crate::config::Config;
 use crate::db::Database;
+use crate::db::redact_url;
 use crate::error::StartupError;
 use crate::state::AppState;
 use crate::store::{Role, Store};

@@ -550,7 +550,7 @@ async fn api_tokens_authenticate_integrators_and_anything_else_gets_401_json() {
                 get(|AdminUser(u): AdminUser| async move { u.username }),
             )
             .layer(axum::middleware::from_fn_with_state(
-                state.clone(),
+                state.auth.clone(),
                 server::auth::extract::resolve_user,
             ))
             .with_state(state.clone());

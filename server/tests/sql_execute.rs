@@ -706,3 +706,56 @@ async fn the_row_cap_fetches_one_extra_row_to_detect_truncation() {
         db.cleanup().await;
     }
 }
+
+/// Least privilege: the warehouse reads the clinical tables and nothing else, so a
+/// statement naming Clarion's own tables fails even if it reached the warehouse.
+#[tokio::test]
+async fn the_warehouse_can_read_the_clinical_tables_and_nothing_else_on_every_backend() {
+    use server::semantic::AttributeType;
+    use server::sql::{ColumnSource, OutputColumn, Rendered};
+    use server::warehouse::exec::{ExecLimits, Warehouse};
+    use server::warehouse::privilege::ReadableTables;
+    for db in seeded_backends().await {
+        let b = db.db.backend();
+        let store = server::store::Store::new(db.db.clone());
+        store
+            .ensure_user("victim", "Victim", server::store::Role::Admin, "a-long-password")
+            .await
+            .unwrap();
+        let tables = ReadableTables::new(MODEL.entities.iter().map(|e| e.table.clone()));
+        let warehouse = Warehouse::new(&db.db, ExecLimits::default()).with_readable_tables(tables);
+        let statement = |sql: &str| Rendered {
+            dialect: Dialect::from(b),
+            sql: sql.to_string(),
+            values: Vec::new(),
+            columns: vec![OutputColumn {
+                name: "x".into(),
+                label: "x".into(),
+                ty: AttributeType::Text,
+                source: ColumnSource::RowCount,
+            }],
+            row_cap: Some(10),
+        };
+        let ok = warehouse
+            .run(&statement(
+                "SELECT CAST(COUNT(*) AS TEXT) FROM patients p JOIN wounds w ON w.patient_id = p.id",
+            ))
+            .await;
+        assert!(ok.is_ok(), "{b:?}: clinical tables are readable: {ok:?}");
+        for forbidden in [
+            "SELECT password_hash FROM users",
+            "SELECT token_hash FROM sessions",
+            "SELECT p.mrn FROM patients p WHERE EXISTS (SELECT 1 FROM api_tokens)",
+            "SELECT question FROM query_history",
+        ] {
+            let r = warehouse.run(&statement(forbidden)).await;
+            assert!(r.is_err(), "{b:?}: {forbidden} must not run: {r:?}");
+            let e = r.unwrap_err().to_string();
+            assert!(
+                e.contains("prohibited") || e.contains("not authorized") || e.contains("permission denied"),
+                "{b:?}: {forbidden}: {e}"
+            );
+        }
+        db.cleanup().await;
+    }
+}

@@ -11,7 +11,7 @@
 //! `leptos_axum::redirect` inside the page because a redirect issued while a
 //! streamed page is already under way cannot change the status line any more.
 
-use crate::state::AppState;
+use super::service::Auth;
 use app::backend::AuthUser;
 use axum::Json;
 use axum::extract::{FromRequestParts, MatchedPath, Request, State};
@@ -26,15 +26,15 @@ use std::sync::Arc;
 /// Resolves the session cookie or bearer token to a user and stores it in the
 /// request's extensions. Never refuses a request itself: unauthenticated
 /// requests continue without a user, and whatever needs one refuses them.
-pub async fn resolve_user(State(state): State<AppState>, mut req: Request, next: Next) -> Response {
+pub async fn resolve_user(State(auth): State<Auth>, mut req: Request, next: Next) -> Response {
     if !req.uri().path().starts_with("/pkg/") {
         let bearer = super::cookie::bearer_token(req.headers()).map(str::to_owned);
-        let secure = state.auth.config().secure_request(req.headers(), req.uri());
+        let secure = auth.config().secure_request(req.headers(), req.uri());
         let session = super::cookie::session_secret(req.headers(), secure).map(str::to_owned);
         let now = Utc::now();
         let found = match (bearer, session) {
-            (Some(token), _) => state.auth.token_user(&token, now).await,
-            (None, Some(secret)) => state.auth.session_user(&secret, now).await,
+            (Some(token), _) => auth.token_user(&token, now).await,
+            (None, Some(secret)) => auth.session_user(&secret, now).await,
             (None, None) => Ok(None),
         };
         match found {

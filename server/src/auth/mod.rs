@@ -23,7 +23,7 @@ pub mod config;
 pub mod cookie;
 pub mod extract;
 pub mod origin;
-pub mod password;
+pub use crate::password;
 pub mod proxy;
 pub mod service;
 pub mod token;

@@ -19,8 +19,8 @@
 //! count under the same limits.
 
 use super::config::AuthConfig;
-use super::password::Busy;
-use super::{password, token};
+use super::token;
+use crate::password::{self, Busy};
 use crate::store::{ApiToken, Store, StoreError, User};
 use chrono::{DateTime, Duration, Utc};
 use thiserror::Error;

@@ -25,8 +25,8 @@ pub mod model;
 mod names;
 mod sample;
 
-use crate::config::redact_url;
 use crate::db::Database;
+use crate::db::redact_url;
 use chrono::NaiveDate;
 use std::fmt;
 use std::time::{Duration, Instant};

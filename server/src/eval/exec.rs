@@ -76,7 +76,7 @@ impl EvalDb {
             }
         };
         if !url.starts_with("sqlite:") {
-            return Err(DbError::NotSqlite(crate::config::redact_url(&url)));
+            return Err(DbError::NotSqlite(crate::db::redact_url(&url)));
         }
         let db = Database::connect_and_migrate(&url)
             .await
@@ -102,7 +102,7 @@ impl EvalDb {
         let place = if temp.is_some() {
             "temporary SQLite file".to_owned()
         } else {
-            crate::config::redact_url(&url)
+            crate::db::redact_url(&url)
         };
         Ok(EvalDb {
             pool,

@@ -64,7 +64,7 @@ pub fn router(state: AppState) -> Router {
             app::shell,
         ))
         .layer(from_fn(bad_server_fn_input_is_400))
-        .layer(from_fn_with_state(state.clone(), resolve_user))
+        .layer(from_fn_with_state(state.auth.clone(), resolve_user))
         .layer(from_fn(refuse_cross_origin))
         .layer(CompressionLayer::new())
         .layer(axum::middleware::from_fn(limit_body))

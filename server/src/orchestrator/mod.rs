@@ -23,7 +23,7 @@
 //! requests in memory (rounds are rows), or know about HTTP.
 
 mod answers;
-mod config;
+pub mod config;
 mod convert;
 
 pub use config::OrchestratorConfig;
@@ -228,7 +228,9 @@ impl Orchestrator {
     pub fn new(store: Store, config: OrchestratorConfig) -> Self {
         let model = SemanticModel::wound_care_shared();
         let db = store.database().clone();
-        let warehouse = Warehouse::new(&db, config.exec_limits());
+        let warehouse = Warehouse::new(&db, config.exec_limits()).with_readable_tables(
+            crate::warehouse::privilege::ReadableTables::new(model.entities.iter().map(|e| e.table.clone())),
+        );
         let dialect = Dialect::from(db.backend());
         let allowed =
             AllowedValuesProvider::new(db, ColumnSpec::from_model(model), AllowedValuesConfig::default())

@@ -34,9 +34,9 @@ use super::model::{
     ModelInfo, SemanticModel, TimeDimension, Value,
 };
 use super::schema::{ColumnInfo, SchemaInfo, TableInfo};
-use crate::config::redact_url;
+use crate::db::redact_url;
 use crate::db::{Backend, Database};
-use crate::warehouse::allowed_values::is_valid_identifier;
+use crate::semantic::schema::is_valid_identifier;
 use anyhow::Context;
 use catalog::RawTable;
 use std::collections::{BTreeSet, HashMap, HashSet};

@@ -202,6 +202,16 @@ fn split_top_level(body: &str) -> Vec<&str> {
     out
 }
 
+/// `^[a-z_][a-z0-9_]*$`, at most 63 bytes (PostgreSQL's identifier limit).
+pub fn is_valid_identifier(name: &str) -> bool {
+    let mut bytes = name.bytes();
+    match bytes.next() {
+        Some(b) if b.is_ascii_lowercase() || b == b'_' => {}
+        _ => return false,
+    }
+    name.len() <= 63 && bytes.all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_')
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -8,11 +8,11 @@
 //! "today" are computed in Rust from the plan's `today` and bound — the database
 //! clock is never read. This module must not format values into SQL text.
 
+use crate::db::Backend;
 use chrono::{Days, Months, NaiveDate};
 use serde::{Deserialize, Serialize};
 
 use super::fragment::{BoundValue, Sql};
-use crate::db::Backend;
 use crate::semantic::{AttributeType, Grain, Span, SpanUnit};
 
 /// A SQL dialect the renderer supports.
@@ -34,7 +34,6 @@ impl From<Backend> for Dialect {
         }
     }
 }
-
 impl Dialect {
     /// Both dialects, for tests and tools that render for each.
     pub const ALL: [Dialect; 2] = [Dialect::Sqlite, Dialect::Postgres];

@@ -101,7 +101,7 @@ impl Store {
         role: Role,
         password: &str,
     ) -> Result<User, StoreError> {
-        let hash = crate::auth::password::hash(password).await;
+        let hash = crate::password::hash(password).await;
         let sql = "INSERT INTO users (username, display_name, role, password_hash) VALUES ($1, $2, $3, $4) \
                    RETURNING id, username, display_name, role";
         let row: Result<UserRow, sqlx::Error> = on_pool!(&self.db, |p| sqlx::query_as(sql)
@@ -164,7 +164,7 @@ impl Store {
             .user_by_username(username)
             .await?
             .ok_or(StoreError::NotFound)?;
-        let hash = crate::auth::password::hash(password).await;
+        let hash = crate::password::hash(password).await;
         on_pool!(&self.db, |p| async {
             let mut tx = p.begin().await?;
             sqlx::query("UPDATE users SET password_hash = $1 WHERE id = $2")

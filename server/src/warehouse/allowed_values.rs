@@ -25,6 +25,7 @@
 
 use crate::db::Database;
 use crate::semantic::SemanticModel;
+pub use crate::semantic::schema::is_valid_identifier;
 use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -143,16 +144,6 @@ impl fmt::Display for ColumnRef {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}.{}", self.table, self.column)
     }
-}
-
-/// `^[a-z_][a-z0-9_]*$`, at most 63 bytes (PostgreSQL's identifier limit).
-pub fn is_valid_identifier(name: &str) -> bool {
-    let mut bytes = name.bytes();
-    match bytes.next() {
-        Some(b) if b.is_ascii_lowercase() || b == b'_' => {}
-        _ => return false,
-    }
-    name.len() <= 63 && bytes.all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_')
 }
 
 /// Double-quotes an identifier. Only ever called on a [`ColumnRef`] part, which

@@ -20,6 +20,7 @@ use crate::db::Database;
 use crate::semantic::AttributeType;
 use crate::sql::{Rendered, bind};
 use crate::warehouse::count_cache::CountCache;
+use crate::warehouse::privilege::{ReadableTables, WAREHOUSE_ROLE};
 use serde_json::Value as Json;
 use sqlx::postgres::PgRow;
 use sqlx::sqlite::{SqliteConnectOptions, SqlitePoolOptions, SqliteRow};
@@ -75,8 +76,9 @@ pub enum ExecError {
 
 #[derive(Clone, Debug)]
 enum ReadPool {
-    /// A read-only pool (or the main pool for in-memory databases).
-    Sqlite(SqlitePool),
+    /// A read-only pool of its own (`dedicated`), or the main pool for in-memory
+    /// databases (tests), where no authorizer can be installed.
+    Sqlite { pool: SqlitePool, dedicated: bool },
     /// The main pool; each statement runs in a read-only transaction.
     Postgres(PgPool),
 }
@@ -88,6 +90,10 @@ pub struct Warehouse {
     limits: ExecLimits,
     /// PostgreSQL: permits for statements (`limits.max_concurrent`).
     permits: std::sync::Arc<tokio::sync::Semaphore>,
+    /// The only tables statements may read (empty: no restriction, e.g. `introspect`).
+    tables: ReadableTables,
+    /// PostgreSQL: whether `clarion_warehouse` can be used (checked once).
+    pg_role: std::sync::Arc<tokio::sync::OnceCell<bool>>,
 }
 
 /// How many SQLite virtual-machine steps run between deadline checks.
@@ -104,15 +110,19 @@ impl Warehouse {
                 let in_memory = base.get_filename().as_os_str().is_empty()
                     || base.get_filename().to_string_lossy().contains(":memory:");
                 if in_memory {
-                    ReadPool::Sqlite(p.clone())
+                    ReadPool::Sqlite {
+                        pool: p.clone(),
+                        dedicated: false,
+                    }
                 } else {
                     let opts = base.read_only(true).create_if_missing(false);
-                    ReadPool::Sqlite(
-                        SqlitePoolOptions::new()
+                    ReadPool::Sqlite {
+                        pool: SqlitePoolOptions::new()
                             .max_connections(4)
                             .acquire_timeout(Duration::from_secs(5))
                             .connect_lazy_with(opts),
-                    )
+                        dedicated: true,
+                    }
                 }
             }
         };
@@ -120,6 +130,50 @@ impl Warehouse {
             pool,
             limits,
             permits: std::sync::Arc::new(tokio::sync::Semaphore::new(limits.max_concurrent.max(1))),
+            tables: ReadableTables::default(),
+            pg_role: Default::default(),
+        }
+    }
+
+    /// The same warehouse restricted to reading `tables` (the semantic model's):
+    /// an authorizer on SQLite, the `clarion_warehouse` role on PostgreSQL.
+    pub fn with_readable_tables(mut self, tables: ReadableTables) -> Self {
+        self.tables = tables;
+        self
+    }
+
+    /// PostgreSQL: true when `clarion_warehouse` exists, Clarion's login is a member,
+    /// and it may read every readable table (checked once; a failed check is retried).
+    async fn pg_role_usable(&self, pool: &PgPool) -> bool {
+        if self.tables.is_empty() {
+            return false;
+        }
+        if let Some(v) = self.pg_role.get() {
+            return *v;
+        }
+        let check = "SELECT COALESCE((SELECT pg_has_role(current_user, r.oid, 'MEMBER') \
+                       AND (SELECT bool_and(has_table_privilege(r.oid, t, 'SELECT')) FROM unnest($1::text[]) t) \
+                       FROM pg_roles r WHERE r.rolname = $2), false)";
+        match sqlx::query_scalar::<_, bool>(check)
+            .bind(self.tables.sorted())
+            .bind(WAREHOUSE_ROLE)
+            .fetch_one(pool)
+            .await
+        {
+            Ok(usable) => {
+                if !usable {
+                    tracing::warn!(
+                        role = WAREHOUSE_ROLE,
+                        "the warehouse reads with the login's own privileges: the role is missing, \
+                         not granted to this login, or lacks SELECT on a clinical table (see README)"
+                    );
+                }
+                *self.pg_role.get_or_init(|| async { usable }).await
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "could not check the warehouse role; reading without it this time");
+                false
+            }
         }
     }
 
@@ -225,8 +279,9 @@ impl Warehouse {
 
     async fn fetch(&self, rendered: &Rendered, limit: Duration) -> Result<Vec<Vec<Json>>, ExecError> {
         match &self.pool {
-            ReadPool::Sqlite(pool) => {
-                match tokio::time::timeout(limit, fetch_sqlite(pool, rendered, limit)).await {
+            ReadPool::Sqlite { pool, dedicated } => {
+                let tables = dedicated.then_some(self.tables).filter(|t| !t.is_empty());
+                match tokio::time::timeout(limit, fetch_sqlite(pool, rendered, limit, tables)).await {
                     Ok(r) => r,
                     Err(_) => Err(ExecError::Timeout(limit)),
                 }
@@ -236,6 +291,7 @@ impl Warehouse {
             // timeout ends it) and gives the connection back cleanly
             // a permit first: at most `max_concurrent` statements hold pool connections
             ReadPool::Postgres(pool) => {
+                let as_role = self.pg_role_usable(pool).await;
                 let (pool, owned, permits) = (pool.clone(), rendered.clone(), self.permits.clone());
                 let task = tokio::spawn(async move {
                     // waiting for a permit counts against the limit: a statement that
@@ -243,7 +299,7 @@ impl Warehouse {
                     let Ok(Ok(_permit)) = tokio::time::timeout(limit, permits.acquire_owned()).await else {
                         return Err(ExecError::Timeout(limit));
                     };
-                    fetch_postgres(&pool, &owned, limit).await
+                    fetch_postgres(&pool, &owned, limit, as_role).await
                 });
                 match tokio::time::timeout(limit, task).await {
                     Ok(Ok(r)) => r,
@@ -263,13 +319,17 @@ async fn fetch_sqlite(
     pool: &SqlitePool,
     rendered: &Rendered,
     limit: Duration,
+    tables: Option<ReadableTables>,
 ) -> Result<Vec<Vec<Json>>, ExecError> {
     let mut conn = pool.acquire().await.map_err(db_err)?;
     let deadline = Instant::now() + limit;
-    conn.lock_handle()
-        .await
-        .map_err(db_err)?
-        .set_progress_handler(PROGRESS_STEPS, move || Instant::now() < deadline);
+    {
+        let mut handle = conn.lock_handle().await.map_err(db_err)?;
+        handle.set_progress_handler(PROGRESS_STEPS, move || Instant::now() < deadline);
+        if let Some(tables) = tables {
+            super::privilege::install_on(&mut handle, &tables);
+        }
+    }
     let args = bind::sqlite_arguments(&rendered.values).map_err(|e| ExecError::Database(e.to_string()))?;
     let fetched = sqlx::query_with(&rendered.sql, args).fetch_all(&mut *conn).await;
     if let Ok(mut h) = conn.lock_handle().await {
@@ -290,6 +350,7 @@ async fn fetch_postgres(
     pool: &PgPool,
     rendered: &Rendered,
     limit: Duration,
+    as_role: bool,
 ) -> Result<Vec<Vec<Json>>, ExecError> {
     // Never cancelled from outside (`Warehouse::fetch` runs it on its own task): a `begin`
     // cancelled after the server started the transaction but before sqlx owned it would
@@ -299,6 +360,12 @@ async fn fetch_postgres(
     let mut tx = pool.begin().await.map_err(db_err)?;
     let work = async {
         tx.execute("SET TRANSACTION READ ONLY").await.map_err(db_err)?;
+        if as_role {
+            // A fixed identifier, never input: only the clinical tables are readable.
+            tx.execute(format!("SET LOCAL ROLE {WAREHOUSE_ROLE}").as_str())
+                .await
+                .map_err(db_err)?;
+        }
         // `SET LOCAL` takes no parameters; the value is a number we computed, not input.
         let ms = limit.as_millis().clamp(1, i32::MAX as u128);
         tx.execute(format!("SET LOCAL statement_timeout = {ms}").as_str())

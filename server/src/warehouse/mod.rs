@@ -4,6 +4,7 @@
 pub mod allowed_values;
 pub mod count_cache;
 pub mod exec;
+pub mod privilege;
 
 pub use allowed_values::{
     AllowedValuesConfig, AllowedValuesError, AllowedValuesProvider, AllowedValuesStats, Clock, ColumnRef,

@@ -1,4 +1,5 @@
-//! Password hashing (argon2id via the `password-auth` crate).
+//! Password hashing (argon2id via the `password-auth` crate), below both the
+//! store (which hashes new passwords) and auth (which verifies sign-ins).
 //!
 //! Hashing is deliberately slow (tens of milliseconds in a release build), so
 //! it runs on tokio's blocking pool, never on an async worker thread. A sign-in
@@ -62,7 +63,8 @@ async fn verify_gated(permits: &Semaphore, password: &str, hash: Option<&str>) -
 /// unknown usernames as on known ones.
 fn dummy_hash() -> &'static str {
     static DUMMY: OnceLock<String> = OnceLock::new();
-    DUMMY.get_or_init(|| password_auth::generate_hash(crate::store::ids::random_hex(16)))
+    // Always compared with `known = false`, so its own password needs no secrecy.
+    DUMMY.get_or_init(|| password_auth::generate_hash("clarion: no such account"))
 }
 
 async fn blocking<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
