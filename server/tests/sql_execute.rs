@@ -434,6 +434,36 @@ async fn hand_picked_plans_match_values_computed_from_the_dataset() {
         let never = t.wounds_where(|w| !t.visits(w.id).iter().any(|a| a.infection_signs));
         assert_eq!(counted(db, &p).await, never, "{dialect:?} no infected assessment");
 
+        // "non smokers where none of their wounds was ever infected": the patient's own
+        // flag, and no related wound flagged (not "some wound that is not").
+        let p = count_of(
+            "patients",
+            vec![
+                cmp("patients.smoker", CompareOp::Eq, false),
+                Constraint::Not {
+                    of: Box::new(cmp("wounds.infected", CompareOp::Eq, true)),
+                },
+            ],
+        );
+        let clean = t
+            .data
+            .patients
+            .iter()
+            .filter(|p| !p.smoker && !t.data.wounds.iter().any(|w| w.patient_id == p.id && w.infected))
+            .count() as i64;
+        let some_clean = t
+            .data
+            .patients
+            .iter()
+            .filter(|p| !p.smoker && t.data.wounds.iter().any(|w| w.patient_id == p.id && !w.infected))
+            .count() as i64;
+        assert_ne!(clean, some_clean, "the data tells the two readings apart");
+        assert_eq!(
+            counted(db, &p).await,
+            clean,
+            "{dialect:?} none of their wounds infected"
+        );
+
         // A related count of only the rows a condition describes: wounds with at least 2
         // assessments showing slough.
         let p = count_of(

@@ -238,7 +238,26 @@ pub fn describe(model: &SemanticModel, plan_entity: &str, c: &Constraint) -> Str
                     format!("{name} not {}", value_text(model, attribute, v))
                 }
             }
-            other => format!("not ({})", describe(model, plan_entity, other)),
+            // of related rows: "no wound with infected: yes"
+            other => match other
+                .attributes()
+                .first()
+                .and_then(|a| split_qualified(a))
+                .map(|(e, _)| e)
+                .filter(|e| {
+                    model
+                        .join_path(plan_entity, e)
+                        .is_some_and(|p| p.iter().any(|s| !s.forward))
+                })
+                .and_then(|e| model.entity(e))
+            {
+                Some(rel) => format!(
+                    "no {} with {}",
+                    rel.label.to_lowercase(),
+                    describe(model, &rel.name, other)
+                ),
+                None => format!("not ({})", describe(model, plan_entity, other)),
+            },
         },
     }
 }

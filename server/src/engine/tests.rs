@@ -378,6 +378,62 @@ fn never_and_no_over_related_rows_mean_no_related_row_matches() {
 }
 
 #[test]
+fn none_of_their_records_flagged_means_no_related_row_is_flagged() {
+    // a negated flag of a related record is "no related row has it" (NOT EXISTS), and
+    // "their"/"whose" records belong to the subject, which stays the owner
+    for (q, entity, attribute) in [
+        (
+            "smokers where none of their wounds were ever infected, how many",
+            "patients",
+            "wounds.infected",
+        ),
+        (
+            "female patients whose wounds have never been infected",
+            "patients",
+            "wounds.infected",
+        ),
+        (
+            "patients where none of the wounds is infected",
+            "patients",
+            "wounds.latest_infection_signs",
+        ),
+        (
+            "clinics where none of the wounds are infected",
+            "clinics",
+            "wounds.latest_infection_signs",
+        ),
+        (
+            "how many patients have no wounds with necrotic tissue",
+            "patients",
+            "wounds.latest_tissue",
+        ),
+    ] {
+        let u = ask(q);
+        let p = plan(&u);
+        assert_eq!(p.entity, entity, "{q}");
+        assert!(negated_eq(p, attribute), "{q}: {:?}", p.filters);
+        assert!(
+            !eq_filter(p, attribute, Value::Bool(false)),
+            "{q}: some related row without it is not what was asked: {:?}",
+            p.filters
+        );
+    }
+    // said of the plan's own rows, a negated flag is the other value
+    let u = ask("how many wounds were never infected");
+    assert!(eq_filter(plan(&u), "wounds.infected", Value::Bool(false)));
+    // said together with something else of the same related row: that one row
+    let u = ask("patients with a venous leg ulcer that is not infected");
+    let p = plan(&u);
+    assert!(
+        p.filters
+            .iter()
+            .any(|f| matches!(f, Constraint::All { of } if of.len() == 2)),
+        "{:?}",
+        p.filters
+    );
+}
+
+#[test]
 fn both_values_of_related_rows_are_separate_rows() {
     for q in [
         "list pts with both a DFU and an arterial leg ulcer",

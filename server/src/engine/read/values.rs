@@ -372,14 +372,16 @@ pub(super) fn values(ctx: &Ctx<'_>, st: &mut State) {
                             span: m.span,
                         });
                     }
+                    // negated as a whole: "never had signs of infection at any
+                    // visit" is no visit with them, not a visit without them
                     None => st.r.visit_values.push(VisitValue {
                         per_visit: q,
                         latest,
-                        value: Value::Bool(!negated),
+                        value: Value::Bool(true),
                         label: draft_label(&attr.name),
                         first: m.first,
                         span: m.span,
-                        negated: false,
+                        negated,
                     }),
                 }
                 continue;
