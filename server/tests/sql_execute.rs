@@ -464,6 +464,32 @@ async fn hand_picked_plans_match_values_computed_from_the_dataset() {
             "{dialect:?} none of their wounds infected"
         );
 
+        // "wounds of patients registered at <clinic>": a reference compared with a name is
+        // the referenced clinic's name, through that reference (the patient's clinic), not
+        // the wound's treating clinic.
+        let clinic = &t.data.clinics[0];
+        let p = count_of(
+            "wounds",
+            vec![cmp(
+                "patients.clinic_id",
+                CompareOp::Eq,
+                Value::Text(clinic.name.clone()),
+            )],
+        );
+        let registered = t.wounds_where(|w| {
+            t.data
+                .patients
+                .iter()
+                .any(|p| p.id == w.patient_id && p.clinic_id == clinic.id)
+        });
+        let treated = t.wounds_where(|w| w.clinic_id == clinic.id);
+        assert_ne!(registered, treated, "the data tells the two clinics apart");
+        assert_eq!(
+            counted(db, &p).await,
+            registered,
+            "{dialect:?} patient's clinic by name"
+        );
+
         // A related count of only the rows a condition describes: wounds with at least 2
         // assessments showing slough.
         let p = count_of(

@@ -779,6 +779,47 @@ fn a_name_matching_several_clinics_asks_which_one() {
 }
 
 #[test]
+fn a_verb_before_a_clinic_says_whose_clinic_it_is() {
+    let mut snap = AllowedValuesSnapshot::from_model_static(model());
+    snap.insert(
+        "clinics.name",
+        vec!["Summit Care Home".into(), "Valley Wound Clinic".into()],
+        false,
+    );
+    // "registered at": the patient's clinic, also for wounds and visits
+    for q in [
+        "number of ulcers of patients registered at Summit Care Home",
+        "visits in 2025 for pts registered with Valley Wound Clinic, count",
+        "for every patient registered at Summit Care Home, how many wounds",
+    ] {
+        let u = ask_with(q, |i| i.with_allowed(&snap));
+        let p = plan(&u);
+        assert!(
+            has_filter(p, "patients.clinic_id") && !has_filter(p, "clinics.name"),
+            "{q}: {:?}",
+            p.filters
+        );
+    }
+    // the date stays the records' own: "registered" named the clinic, not a date
+    let u = ask_with(
+        "visits in 2025 for pts registered with Valley Wound Clinic, count",
+        |i| i.with_allowed(&snap),
+    );
+    assert_eq!(
+        plan(&u).time_range.as_ref().map(|t| t.attribute.as_str()),
+        Some("assessments.assessed_on")
+    );
+    // "treated at", and patients' own clinic: the way the records reach it anyway
+    for q in [
+        "wounds treated at Summit Care Home",
+        "patients registered at Valley Wound Clinic",
+    ] {
+        let u = ask_with(q, |i| i.with_allowed(&snap));
+        assert!(has_filter(plan(&u), "clinics.name"), "{q}");
+    }
+}
+
+#[test]
 fn only_a_dictionary_term_saying_what_is_counted_is_an_entity_ambiguity() {
     let u = ask("how many are infected");
     assert!(ids(&u).iter().any(|i| i.starts_with("entity@")), "{:?}", ids(&u));
