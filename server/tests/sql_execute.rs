@@ -694,6 +694,51 @@ async fn hand_picked_plans_match_values_computed_from_the_dataset() {
         got.sort();
         assert_eq!(got, want, "{dialect:?} groups kept by an average");
 
+        // "months with more than N assessments": periods of the records' date kept by
+        // their count (a time bucket with HAVING).
+        let mut per_month: BTreeMap<String, i64> = BTreeMap::new();
+        for a in &t.data.assessments {
+            *per_month
+                .entry(a.assessed_on.format("%Y-%m-01").to_string())
+                .or_default() += 1;
+        }
+        let mut counts: Vec<i64> = per_month.values().copied().collect();
+        counts.sort_unstable();
+        let cut = counts[counts.len() / 2];
+        let mut p = plan("assessments", Intent::Trend);
+        p.metrics = vec![Metric {
+            agg: MeasureAgg::Count,
+            attribute: None,
+            condition: None,
+            label: "Assessments".into(),
+        }];
+        p.dimensions = vec![Dimension::Time {
+            attribute: "assessments.assessed_on".into(),
+            grain: Grain::Month,
+        }];
+        p.having = Some(server::engine::plan::Having {
+            op: CompareOp::Gt,
+            value: cut as f64,
+        });
+        let want: BTreeMap<String, i64> = per_month
+            .iter()
+            .filter(|(_, n)| **n > cut)
+            .map(|(k, n)| (k.clone(), *n))
+            .collect();
+        assert!(
+            !want.is_empty() && want.len() < per_month.len(),
+            "the cut splits the months"
+        );
+        let got: BTreeMap<String, i64> = rows(db, &p)
+            .await
+            .iter()
+            .map(|r| match &r[0] {
+                Cell::Text(k) => (k[..10].to_owned(), int(&r[1])),
+                other => panic!("{dialect:?}: expected a month, got {other:?}"),
+            })
+            .collect();
+        assert_eq!(got, want, "{dialect:?} months kept by their count");
+
         // Healing rate per clinic, best first, top 3.
         let mut p = plan("wounds", Intent::Rank);
         p.dimensions = vec![Dimension::Attribute {

@@ -3315,3 +3315,82 @@ fn plan_or_none(u: &Understanding) -> Option<Option<u32>> {
         .filter(|_| u.questions().next().is_none())
         .map(|p| p.limit)
 }
+
+#[test]
+fn periods_kept_by_their_count_or_average_are_grouped_and_filtered_by_it() {
+    // a plural calendar unit opening the question: one row per period, kept by its figure
+    for (q, entity, grain) in [
+        (
+            "weeks of 2025 with over 400 assessments",
+            "assessments",
+            Grain::Week,
+        ),
+        (
+            "which quarters had fewer than 200 wounds",
+            "wounds",
+            Grain::Quarter,
+        ),
+        ("years having more than 50 healed wounds", "wounds", Grain::Year),
+        (
+            "months in 2025 where the mean pain score was below 4",
+            "assessments",
+            Grain::Month,
+        ),
+    ] {
+        let u = ask(q);
+        let p = plan(&u);
+        assert_eq!(p.entity, entity, "{q}");
+        assert!(
+            matches!(p.dimensions.first(), Some(Dimension::Time { grain: g, .. }) if *g == grain),
+            "{q}: {:?}",
+            p.dimensions
+        );
+        assert!(p.having.is_some(), "{q}: {:?}", p);
+        assert!(
+            p.filters
+                .iter()
+                .all(|f| !matches!(f, Constraint::RelatedCount { .. })),
+            "{q}"
+        );
+    }
+    // the date the records are counted on: "onsets" are wounds by onset
+    let u = ask("months of 2024 with more than 30 wound onsets");
+    assert!(matches!(
+        plan(&u).dimensions.first(),
+        Some(Dimension::Time { attribute, .. }) if attribute == "wounds.onset_date"
+    ));
+}
+
+#[test]
+fn groups_kept_by_an_aggregate_said_with_an_abbreviation() {
+    for (q, dim, agg) in [
+        (
+            "etiologies where avg initial area is above 12 cm2",
+            "wounds.etiology",
+            MeasureAgg::Avg,
+        ),
+        (
+            "body locations where the avg initial area is over 10",
+            "wounds.location",
+            MeasureAgg::Avg,
+        ),
+        (
+            "clinics where max bmi is above 40",
+            "clinics.name",
+            MeasureAgg::Max,
+        ),
+    ] {
+        let u = ask(q);
+        let p = plan(&u);
+        assert_eq!(
+            p.dimensions,
+            [Dimension::Attribute {
+                attribute: dim.into()
+            }],
+            "{q}"
+        );
+        assert_eq!(p.metrics.first().map(|m| m.agg), Some(agg), "{q}");
+        assert!(p.having.is_some(), "{q}");
+        assert!(p.filters.is_empty(), "{q}: {:?}", p.filters);
+    }
+}

@@ -66,6 +66,17 @@ pub(super) fn values(ctx: &Ctx<'_>, st: &mut State) {
                     st.used[mi] = true;
                     continue;
                 }
+                if matches!(m.phrase.as_str(), "where" | "when")
+                    && m.first > 0
+                    && ctx.w(m.first - 1) != "from"
+                {
+                    // "etiologies where avg area is above 15", "wounds where pain ≥ 8": a
+                    // relative word, not a column (also not the column an aggregate is of)
+                    if m.phrase == "where" || ctx.cues.agg.is_some() {
+                        st.used[mi] = true;
+                        continue;
+                    }
+                }
                 if ctx.cues.agg.is_some()
                     && matches!(st.r.metric, MetricSpec::None)
                     && let Some((_, _, agg)) = ctx.cues.agg
