@@ -3394,3 +3394,47 @@ fn groups_kept_by_an_aggregate_said_with_an_abbreviation() {
         assert!(p.filters.is_empty(), "{q}: {:?}", p.filters);
     }
 }
+
+#[test]
+fn rankings_by_a_number_of_records_count_them_per_group() {
+    // values of an attribute ranked by how many records each has
+    for (q, dim, entity, n) in [
+        (
+            "top 4 wound locations among burns by number of wounds",
+            "wounds.location",
+            "wounds",
+            4,
+        ),
+        (
+            "bottom 2 etiologies by count of assessments",
+            "wounds.etiology",
+            "assessments",
+            2,
+        ),
+    ] {
+        let u = ask(q);
+        let p = plan(&u);
+        assert_eq!(p.intent, Intent::Rank, "{q}");
+        assert_eq!(p.entity, entity, "{q}");
+        assert_eq!(
+            p.dimensions,
+            [Dimension::Attribute {
+                attribute: dim.into()
+            }],
+            "{q}"
+        );
+        assert_eq!(p.metrics.first().map(|m| m.agg), Some(MeasureAgg::Count), "{q}");
+        assert_eq!(p.limit, Some(n), "{q}");
+        assert!(u.questions().next().is_none(), "{q}: {:?}", ids(&u));
+    }
+    // records ranked by how many related records they have, in the period said
+    let u = ask("top 3 clinics by no. of wounds in 2024");
+    let p = plan(&u);
+    assert_eq!(p.entity, "wounds");
+    assert_eq!(p.limit, Some(3));
+    assert_eq!(
+        p.time_range.as_ref().map(|t| t.attribute.as_str()),
+        Some("wounds.onset_date")
+    );
+    assert!(u.questions().next().is_none(), "{:?}", ids(&u));
+}
