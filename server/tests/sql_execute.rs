@@ -434,6 +434,62 @@ async fn hand_picked_plans_match_values_computed_from_the_dataset() {
         let never = t.wounds_where(|w| !t.visits(w.id).iter().any(|a| a.infection_signs));
         assert_eq!(counted(db, &p).await, never, "{dialect:?} no infected assessment");
 
+        // "non smokers where none of their wounds was ever infected": the patient's own
+        // flag, and no related wound flagged (not "some wound that is not").
+        let p = count_of(
+            "patients",
+            vec![
+                cmp("patients.smoker", CompareOp::Eq, false),
+                Constraint::Not {
+                    of: Box::new(cmp("wounds.infected", CompareOp::Eq, true)),
+                },
+            ],
+        );
+        let clean = t
+            .data
+            .patients
+            .iter()
+            .filter(|p| !p.smoker && !t.data.wounds.iter().any(|w| w.patient_id == p.id && w.infected))
+            .count() as i64;
+        let some_clean = t
+            .data
+            .patients
+            .iter()
+            .filter(|p| !p.smoker && t.data.wounds.iter().any(|w| w.patient_id == p.id && !w.infected))
+            .count() as i64;
+        assert_ne!(clean, some_clean, "the data tells the two readings apart");
+        assert_eq!(
+            counted(db, &p).await,
+            clean,
+            "{dialect:?} none of their wounds infected"
+        );
+
+        // "wounds of patients registered at <clinic>": a reference compared with a name is
+        // the referenced clinic's name, through that reference (the patient's clinic), not
+        // the wound's treating clinic.
+        let clinic = &t.data.clinics[0];
+        let p = count_of(
+            "wounds",
+            vec![cmp(
+                "patients.clinic_id",
+                CompareOp::Eq,
+                Value::Text(clinic.name.clone()),
+            )],
+        );
+        let registered = t.wounds_where(|w| {
+            t.data
+                .patients
+                .iter()
+                .any(|p| p.id == w.patient_id && p.clinic_id == clinic.id)
+        });
+        let treated = t.wounds_where(|w| w.clinic_id == clinic.id);
+        assert_ne!(registered, treated, "the data tells the two clinics apart");
+        assert_eq!(
+            counted(db, &p).await,
+            registered,
+            "{dialect:?} patient's clinic by name"
+        );
+
         // A related count of only the rows a condition describes: wounds with at least 2
         // assessments showing slough.
         let p = count_of(
@@ -637,6 +693,51 @@ async fn hand_picked_plans_match_values_computed_from_the_dataset() {
             .collect();
         got.sort();
         assert_eq!(got, want, "{dialect:?} groups kept by an average");
+
+        // "months with more than N assessments": periods of the records' date kept by
+        // their count (a time bucket with HAVING).
+        let mut per_month: BTreeMap<String, i64> = BTreeMap::new();
+        for a in &t.data.assessments {
+            *per_month
+                .entry(a.assessed_on.format("%Y-%m-01").to_string())
+                .or_default() += 1;
+        }
+        let mut counts: Vec<i64> = per_month.values().copied().collect();
+        counts.sort_unstable();
+        let cut = counts[counts.len() / 2];
+        let mut p = plan("assessments", Intent::Trend);
+        p.metrics = vec![Metric {
+            agg: MeasureAgg::Count,
+            attribute: None,
+            condition: None,
+            label: "Assessments".into(),
+        }];
+        p.dimensions = vec![Dimension::Time {
+            attribute: "assessments.assessed_on".into(),
+            grain: Grain::Month,
+        }];
+        p.having = Some(server::engine::plan::Having {
+            op: CompareOp::Gt,
+            value: cut as f64,
+        });
+        let want: BTreeMap<String, i64> = per_month
+            .iter()
+            .filter(|(_, n)| **n > cut)
+            .map(|(k, n)| (k.clone(), *n))
+            .collect();
+        assert!(
+            !want.is_empty() && want.len() < per_month.len(),
+            "the cut splits the months"
+        );
+        let got: BTreeMap<String, i64> = rows(db, &p)
+            .await
+            .iter()
+            .map(|r| match &r[0] {
+                Cell::Text(k) => (k[..10].to_owned(), int(&r[1])),
+                other => panic!("{dialect:?}: expected a month, got {other:?}"),
+            })
+            .collect();
+        assert_eq!(got, want, "{dialect:?} months kept by their count");
 
         // Healing rate per clinic, best first, top 3.
         let mut p = plan("wounds", Intent::Rank);

@@ -362,8 +362,10 @@ pub(crate) fn vague_terms(ctx: &Ctx<'_>, r: &Reading, d: &mut Detected) {
         let mut anchor = tu.anchor.clone();
         // "assessments with signs of infection": the entity's own yes/no column
         if let Some(attr) = local_boolean(model, &anchor, &ctx.mentions[tu.mention].phrase) {
-            d.direct
-                .push((equals(attr, Value::Bool(!tu.negated)), anchor.clone()));
+            d.direct.push((
+                plan_ops::negate(equals(attr, Value::Bool(true)), tu.negated),
+                anchor.clone(),
+            ));
             continue;
         }
         if !term.applies_to.contains(&anchor) {
@@ -537,7 +539,7 @@ pub(crate) fn vague_terms(ctx: &Ctx<'_>, r: &Reading, d: &mut Detected) {
     }
 }
 
-/// When a status holds, said around a term: "ever", "at any time", "at some point",
+/// When a status holds, said around a term: "ever", "never", "at any time", "at some point",
 /// "a history of", "at any visit" name its any-time option (`ever`); "now",
 /// "currently", "at the moment", "at the latest visit" its current one (`now` /
 /// `latest`). Only words of the same clause count (up to 5 tokens either side).
@@ -564,7 +566,8 @@ fn scope_option<'t>(
     let scope = (lo..hi)
         .filter(|k| !(first..last).contains(k))
         .find_map(|k| match (w(k), w(k + 1)) {
-            ("ever" | "previously" | "anytime", _)
+            // "never" is "not ever": the any-time option, negated
+            ("ever" | "never" | "previously" | "anytime", _)
             | ("history", "of")
             | ("any" | "some", "time" | "point") => Some(Scope::Ever),
             ("now" | "currently" | "presently" | "still", _)
@@ -733,17 +736,23 @@ pub(crate) fn visit_values(ctx: &Ctx<'_>, r: &Reading, d: &mut Detected) {
         let eq = |a: &str| plan_ops::negate(equals(a, v.value.clone()), v.negated);
         let name = attribute_name(&v.per_visit);
         let label = plan_ops::attribute_label(name);
+        let not = if v.negated { "No " } else { "" };
+        let what = if v.negated {
+            v.label.to_lowercase()
+        } else {
+            v.label.clone()
+        };
         let options = vec![
             option(
                 "latest",
-                &format!("{} at the latest visit", v.label),
+                &format!("{not}{what} at the latest visit"),
                 "The most recent assessment.",
                 true,
                 constraint_effect(eq(&v.latest)),
             ),
             option(
                 "any_visit",
-                &format!("{} at any visit", v.label),
+                &format!("{not}{what} at any visit"),
                 "At least one assessment, ever.",
                 false,
                 constraint_effect(eq(&v.per_visit)),

@@ -212,6 +212,7 @@ pub(crate) fn merge(
         }
     }
     plan_ops::normalise_intent(model, &mut plan);
+    plan_ops::fold_negations(model, &mut plan);
     plan_ops::consolidate(model, &mut plan);
     plan
 }

@@ -16,8 +16,8 @@ use super::ambiguity::Detected;
 use super::plan::{Dimension, Having, Intent, Metric, OrderBy, OrderKey, QueryPlan};
 use super::plan_ops::{
     Chosen, DEFAULT_GRAIN, Slot, add_filter, agg_metric, anchor, apply_change, comparison_constraint,
-    consolidate, count_metric, default_time_attribute, display_dimension, latest_of, measure_metric,
-    normalise_intent, rank_order, time_range, window_range,
+    consolidate, count_metric, default_time_attribute, display_dimension, fold_negations, latest_of,
+    measure_metric, normalise_intent, rank_order, time_range, window_range,
 };
 use super::reading::{CmpSubject, ColSpec, Ctx, DimSpec, MetricSpec, RankKey, RankSpec, Reading};
 
@@ -418,6 +418,7 @@ pub(crate) fn build(ctx: &Ctx<'_>, r: &Reading, det: &Detected, chosen: &[Chosen
         apply_change(model, &mut plan, change);
     }
     normalise_intent(model, &mut plan);
+    fold_negations(model, &mut plan);
     consolidate(model, &mut plan);
     // a list shows one value per row: a column of records on the many side (a patient's
     // wounds' latest pain) cannot be one of its columns

@@ -27,11 +27,17 @@ fn attr_name(model: &SemanticModel, plan_entity: &str, attribute: &str) -> Strin
         return attribute.to_owned();
     };
     let base = match model.attribute(attribute).map(|r| r.attribute.role) {
-        Some(crate::semantic::AttributeRole::Label) | Some(crate::semantic::AttributeRole::ForeignKey) => {
-            model
-                .entity(e)
-                .map_or_else(|| e.to_owned(), |x| x.label.to_lowercase())
-        }
+        // a reference names the record it points to: a patient's clinic
+        Some(crate::semantic::AttributeRole::ForeignKey) => model
+            .joins
+            .iter()
+            .find(|j| j.from == attribute)
+            .and_then(|j| model.entity(j.to_entity()))
+            .or_else(|| model.entity(e))
+            .map_or_else(|| e.to_owned(), |x| x.label.to_lowercase()),
+        Some(crate::semantic::AttributeRole::Label) => model
+            .entity(e)
+            .map_or_else(|| e.to_owned(), |x| x.label.to_lowercase()),
         _ => attribute_label(a),
     };
     if e == plan_entity
@@ -238,7 +244,26 @@ pub fn describe(model: &SemanticModel, plan_entity: &str, c: &Constraint) -> Str
                     format!("{name} not {}", value_text(model, attribute, v))
                 }
             }
-            other => format!("not ({})", describe(model, plan_entity, other)),
+            // of related rows: "no wound with infected: yes"
+            other => match other
+                .attributes()
+                .first()
+                .and_then(|a| split_qualified(a))
+                .map(|(e, _)| e)
+                .filter(|e| {
+                    model
+                        .join_path(plan_entity, e)
+                        .is_some_and(|p| p.iter().any(|s| !s.forward))
+                })
+                .and_then(|e| model.entity(e))
+            {
+                Some(rel) => format!(
+                    "no {} with {}",
+                    rel.label.to_lowercase(),
+                    describe(model, &rel.name, other)
+                ),
+                None => format!("not ({})", describe(model, plan_entity, other)),
+            },
         },
     }
 }

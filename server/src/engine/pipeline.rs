@@ -401,6 +401,7 @@ fn run_with(input: &EngineInput<'_>, index: &EngineIndex, with_suggestions: bool
         plan.columns.clear();
     }
 
+    plan_ops::fold_negations(model, &mut plan);
     let candidates = std::mem::take(&mut detected.candidates);
     let u = assemble(
         input,

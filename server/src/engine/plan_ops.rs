@@ -606,27 +606,93 @@ pub(crate) fn intent_name(i: Intent) -> &'static str {
     }
 }
 
-/// Negates a constraint (booleans flip; others are wrapped in `not`, which across a
-/// one-to-many step means "no related row matches": "patients who never had a pressure
-/// injury").
+/// Negates a constraint: wrapped in `not`, which across a one-to-many step means "no
+/// related row matches" ("patients who never had a pressure injury", "none of their wounds
+/// was infected"). A negated boolean of the plan's own rows (or of a row they belong to)
+/// becomes the other value once the plan's entity is known ([`fold_negations`]).
 pub(crate) fn negate(c: Constraint, negated: bool) -> Constraint {
     if !negated {
         return c;
     }
     match c {
-        Constraint::Compare {
-            attribute,
-            op: CompareOp::Eq,
-            value: Value::Bool(b),
-            unit,
-        } => Constraint::Compare {
-            attribute,
-            op: CompareOp::Eq,
-            value: Value::Bool(!b),
-            unit,
-        },
         Constraint::Not { of } => *of,
         other => Constraint::Not { of: Box::new(other) },
+    }
+}
+
+/// True when `attribute` lies across a one-to-many step from `from` ("patients" →
+/// `wounds.etiology`): said with "never"/"no"/"none of", it means no related row matches.
+pub(crate) fn across_many(model: &SemanticModel, from: Option<&str>, attribute: &str) -> bool {
+    let (Some(from), Some((e, _))) = (from, split_qualified(attribute)) else {
+        return false;
+    };
+    e != from
+        && model
+            .join_path(from, e)
+            .is_some_and(|p| p.iter().any(|s| !s.forward))
+}
+
+/// `not (flag = yes)` on the plan's own rows, or on a row each belongs to, is `flag = no`;
+/// across a one-to-many step it stays a `not` ("none of their wounds was infected": no
+/// related row is flagged), never "at least one related row that is not" — unless
+/// something else is said of the same related rows ("patients with a DFU that is not
+/// infected": one wound, both).
+pub(crate) fn fold_negations(model: &SemanticModel, plan: &mut QueryPlan) {
+    let from = plan.entity.clone();
+    let positive: Vec<String> = plan
+        .filters
+        .iter()
+        .filter(|f| !matches!(f, Constraint::Not { .. }))
+        .flat_map(|f| f.attributes())
+        .filter(|a| across_many(model, Some(&from), a))
+        .filter_map(|a| split_qualified(a).map(|(e, _)| e.to_owned()))
+        .collect();
+    let mut folded = false;
+    for f in &mut plan.filters {
+        folded |= fold_negation(model, &from, &positive, f);
+    }
+    for m in &mut plan.metrics {
+        if let Some(c) = &mut m.condition {
+            fold_negation(model, &from, &positive, c);
+        }
+    }
+    if folded {
+        consolidate(model, plan);
+    }
+}
+
+fn fold_negation(model: &SemanticModel, from: &str, positive: &[String], c: &mut Constraint) -> bool {
+    match c {
+        Constraint::Not { of } => {
+            if let Constraint::Compare {
+                attribute,
+                op: CompareOp::Eq,
+                value: Value::Bool(b),
+                unit,
+            } = of.as_ref()
+            {
+                let same_rows =
+                    split_qualified(attribute).is_some_and(|(e, _)| positive.iter().any(|p| p == e));
+                if !across_many(model, Some(from), attribute) || same_rows {
+                    *c = Constraint::Compare {
+                        attribute: attribute.clone(),
+                        op: CompareOp::Eq,
+                        value: Value::Bool(!b),
+                        unit: unit.clone(),
+                    };
+                    return same_rows;
+                }
+            }
+            false
+        }
+        Constraint::All { of } | Constraint::Any { of } => {
+            let mut any = false;
+            for m in of.iter_mut() {
+                any |= fold_negation(model, from, positive, m);
+            }
+            any
+        }
+        _ => false,
     }
 }
 

@@ -378,6 +378,62 @@ fn never_and_no_over_related_rows_mean_no_related_row_matches() {
 }
 
 #[test]
+fn none_of_their_records_flagged_means_no_related_row_is_flagged() {
+    // a negated flag of a related record is "no related row has it" (NOT EXISTS), and
+    // "their"/"whose" records belong to the subject, which stays the owner
+    for (q, entity, attribute) in [
+        (
+            "smokers where none of their wounds were ever infected, how many",
+            "patients",
+            "wounds.infected",
+        ),
+        (
+            "female patients whose wounds have never been infected",
+            "patients",
+            "wounds.infected",
+        ),
+        (
+            "patients where none of the wounds is infected",
+            "patients",
+            "wounds.latest_infection_signs",
+        ),
+        (
+            "clinics where none of the wounds are infected",
+            "clinics",
+            "wounds.latest_infection_signs",
+        ),
+        (
+            "how many patients have no wounds with necrotic tissue",
+            "patients",
+            "wounds.latest_tissue",
+        ),
+    ] {
+        let u = ask(q);
+        let p = plan(&u);
+        assert_eq!(p.entity, entity, "{q}");
+        assert!(negated_eq(p, attribute), "{q}: {:?}", p.filters);
+        assert!(
+            !eq_filter(p, attribute, Value::Bool(false)),
+            "{q}: some related row without it is not what was asked: {:?}",
+            p.filters
+        );
+    }
+    // said of the plan's own rows, a negated flag is the other value
+    let u = ask("how many wounds were never infected");
+    assert!(eq_filter(plan(&u), "wounds.infected", Value::Bool(false)));
+    // said together with something else of the same related row: that one row
+    let u = ask("patients with a venous leg ulcer that is not infected");
+    let p = plan(&u);
+    assert!(
+        p.filters
+            .iter()
+            .any(|f| matches!(f, Constraint::All { of } if of.len() == 2)),
+        "{:?}",
+        p.filters
+    );
+}
+
+#[test]
 fn both_values_of_related_rows_are_separate_rows() {
     for q in [
         "list pts with both a DFU and an arterial leg ulcer",
@@ -720,6 +776,47 @@ fn a_name_matching_several_clinics_asks_which_one() {
             .iter()
             .any(|a| a.source == AssumptionSource::LowConfidenceLink)
     );
+}
+
+#[test]
+fn a_verb_before_a_clinic_says_whose_clinic_it_is() {
+    let mut snap = AllowedValuesSnapshot::from_model_static(model());
+    snap.insert(
+        "clinics.name",
+        vec!["Summit Care Home".into(), "Valley Wound Clinic".into()],
+        false,
+    );
+    // "registered at": the patient's clinic, also for wounds and visits
+    for q in [
+        "number of ulcers of patients registered at Summit Care Home",
+        "visits in 2025 for pts registered with Valley Wound Clinic, count",
+        "for every patient registered at Summit Care Home, how many wounds",
+    ] {
+        let u = ask_with(q, |i| i.with_allowed(&snap));
+        let p = plan(&u);
+        assert!(
+            has_filter(p, "patients.clinic_id") && !has_filter(p, "clinics.name"),
+            "{q}: {:?}",
+            p.filters
+        );
+    }
+    // the date stays the records' own: "registered" named the clinic, not a date
+    let u = ask_with(
+        "visits in 2025 for pts registered with Valley Wound Clinic, count",
+        |i| i.with_allowed(&snap),
+    );
+    assert_eq!(
+        plan(&u).time_range.as_ref().map(|t| t.attribute.as_str()),
+        Some("assessments.assessed_on")
+    );
+    // "treated at", and patients' own clinic: the way the records reach it anyway
+    for q in [
+        "wounds treated at Summit Care Home",
+        "patients registered at Valley Wound Clinic",
+    ] {
+        let u = ask_with(q, |i| i.with_allowed(&snap));
+        assert!(has_filter(plan(&u), "clinics.name"), "{q}");
+    }
 }
 
 #[test]
@@ -3217,4 +3314,127 @@ fn plan_or_none(u: &Understanding) -> Option<Option<u32>> {
         .as_ref()
         .filter(|_| u.questions().next().is_none())
         .map(|p| p.limit)
+}
+
+#[test]
+fn periods_kept_by_their_count_or_average_are_grouped_and_filtered_by_it() {
+    // a plural calendar unit opening the question: one row per period, kept by its figure
+    for (q, entity, grain) in [
+        (
+            "weeks of 2025 with over 400 assessments",
+            "assessments",
+            Grain::Week,
+        ),
+        (
+            "which quarters had fewer than 200 wounds",
+            "wounds",
+            Grain::Quarter,
+        ),
+        ("years having more than 50 healed wounds", "wounds", Grain::Year),
+        (
+            "months in 2025 where the mean pain score was below 4",
+            "assessments",
+            Grain::Month,
+        ),
+    ] {
+        let u = ask(q);
+        let p = plan(&u);
+        assert_eq!(p.entity, entity, "{q}");
+        assert!(
+            matches!(p.dimensions.first(), Some(Dimension::Time { grain: g, .. }) if *g == grain),
+            "{q}: {:?}",
+            p.dimensions
+        );
+        assert!(p.having.is_some(), "{q}: {:?}", p);
+        assert!(
+            p.filters
+                .iter()
+                .all(|f| !matches!(f, Constraint::RelatedCount { .. })),
+            "{q}"
+        );
+    }
+    // the date the records are counted on: "onsets" are wounds by onset
+    let u = ask("months of 2024 with more than 30 wound onsets");
+    assert!(matches!(
+        plan(&u).dimensions.first(),
+        Some(Dimension::Time { attribute, .. }) if attribute == "wounds.onset_date"
+    ));
+}
+
+#[test]
+fn groups_kept_by_an_aggregate_said_with_an_abbreviation() {
+    for (q, dim, agg) in [
+        (
+            "etiologies where avg initial area is above 12 cm2",
+            "wounds.etiology",
+            MeasureAgg::Avg,
+        ),
+        (
+            "body locations where the avg initial area is over 10",
+            "wounds.location",
+            MeasureAgg::Avg,
+        ),
+        (
+            "clinics where max bmi is above 40",
+            "clinics.name",
+            MeasureAgg::Max,
+        ),
+    ] {
+        let u = ask(q);
+        let p = plan(&u);
+        assert_eq!(
+            p.dimensions,
+            [Dimension::Attribute {
+                attribute: dim.into()
+            }],
+            "{q}"
+        );
+        assert_eq!(p.metrics.first().map(|m| m.agg), Some(agg), "{q}");
+        assert!(p.having.is_some(), "{q}");
+        assert!(p.filters.is_empty(), "{q}: {:?}", p.filters);
+    }
+}
+
+#[test]
+fn rankings_by_a_number_of_records_count_them_per_group() {
+    // values of an attribute ranked by how many records each has
+    for (q, dim, entity, n) in [
+        (
+            "top 4 wound locations among burns by number of wounds",
+            "wounds.location",
+            "wounds",
+            4,
+        ),
+        (
+            "bottom 2 etiologies by count of assessments",
+            "wounds.etiology",
+            "assessments",
+            2,
+        ),
+    ] {
+        let u = ask(q);
+        let p = plan(&u);
+        assert_eq!(p.intent, Intent::Rank, "{q}");
+        assert_eq!(p.entity, entity, "{q}");
+        assert_eq!(
+            p.dimensions,
+            [Dimension::Attribute {
+                attribute: dim.into()
+            }],
+            "{q}"
+        );
+        assert_eq!(p.metrics.first().map(|m| m.agg), Some(MeasureAgg::Count), "{q}");
+        assert_eq!(p.limit, Some(n), "{q}");
+        assert!(u.questions().next().is_none(), "{q}: {:?}", ids(&u));
+    }
+    // records ranked by how many related records they have, in the period said
+    let u = ask("top 3 clinics by no. of wounds in 2024");
+    let p = plan(&u);
+    assert_eq!(p.entity, "wounds");
+    assert_eq!(p.limit, Some(3));
+    assert_eq!(
+        p.time_range.as_ref().map(|t| t.attribute.as_str()),
+        Some("wounds.onset_date")
+    );
+    assert!(u.questions().next().is_none(), "{:?}", ids(&u));
 }

@@ -21,7 +21,9 @@ use super::dialect::date_minus;
 use super::expr::{Ctx, Scope, count_related, default_date, first_fan_out, pick_related, step_target};
 use super::fragment::{BoundValue, Ident, Sql};
 use super::render::RenderError;
-use crate::semantic::{AttributeRef, AttributeType, CompareOp, Constraint, Entity, JoinStep, Span, Value};
+use crate::semantic::{
+    AttributeRef, AttributeRole, AttributeType, CompareOp, Constraint, Entity, JoinStep, Span, Value,
+};
 
 /// A lowered constraint.
 #[derive(Clone, Debug)]
@@ -98,6 +100,42 @@ pub(crate) fn lower<'m>(ctx: &Ctx<'m>, base: &str, constraint: &Constraint) -> R
         })
     };
     match constraint {
+        Constraint::Compare {
+            attribute,
+            op: op @ (CompareOp::Eq | CompareOp::Ne),
+            value: value @ Value::Text(_),
+            ..
+        } if referenced_label(ctx, attribute)?.is_some() => {
+            let (route, label) = referenced_route(ctx, base, attribute)?;
+            let value = coerce(label, value)?;
+            Ok(Pred::Leaf {
+                route,
+                leaf: Leaf::Compare {
+                    attr: label,
+                    op: *op,
+                    value,
+                },
+            })
+        }
+        Constraint::InSet { attribute, values }
+            if referenced_label(ctx, attribute)?.is_some()
+                && values.iter().all(|v| matches!(v, Value::Text(_))) =>
+        {
+            let (route, label) = referenced_route(ctx, base, attribute)?;
+            if values.is_empty() {
+                return Err(RenderError::EmptySet {
+                    attribute: attribute.clone(),
+                });
+            }
+            let values = values
+                .iter()
+                .map(|v| coerce(label, v))
+                .collect::<Result<Vec<_>, _>>()?;
+            Ok(Pred::Leaf {
+                route,
+                leaf: Leaf::InSet { attr: label, values },
+            })
+        }
         Constraint::Compare {
             attribute,
             op,
@@ -266,6 +304,53 @@ pub(crate) fn lower<'m>(ctx: &Ctx<'m>, base: &str, constraint: &Constraint) -> R
         )),
         Constraint::Not { of } => Ok(Pred::Not(Box::new(lower(ctx, base, of)?))),
     }
+}
+
+/// A foreign key compared with text names the referenced record by its label:
+/// `patients.clinic_id = 'Harborview Care Home'` is the patient's (registered) clinic
+/// named so, reached through that reference and no other. The referenced entity's label
+/// attribute, when the attribute is a foreign key of a join and that entity has one.
+fn referenced_label<'m>(ctx: &Ctx<'m>, attribute: &str) -> Result<Option<AttributeRef<'m>>, RenderError> {
+    let attr = ctx.attribute(attribute)?;
+    if attr.attribute.role != AttributeRole::ForeignKey {
+        return Ok(None);
+    }
+    let Some(join) = ctx.model.joins.iter().find(|j| j.from == attribute) else {
+        return Ok(None);
+    };
+    let target = ctx.entity(join.to_entity())?;
+    Ok(target
+        .attributes
+        .iter()
+        .find(|a| a.role == AttributeRole::Label && a.ty == AttributeType::Text)
+        .map(|a| AttributeRef {
+            entity: target,
+            attribute: a,
+        }))
+}
+
+/// The route from `base` to the record a foreign key references (through that key), and
+/// the referenced entity's label.
+fn referenced_route<'m>(
+    ctx: &Ctx<'m>,
+    base: &str,
+    attribute: &str,
+) -> Result<(Vec<JoinStep<'m>>, AttributeRef<'m>), RenderError> {
+    let attr = ctx.attribute(attribute)?;
+    let label = referenced_label(ctx, attribute)?.ok_or_else(|| RenderError::InvalidPlan {
+        reason: format!("{attribute} names no record by a label"),
+    })?;
+    let join = ctx
+        .model
+        .joins
+        .iter()
+        .find(|j| j.from == attribute)
+        .ok_or_else(|| RenderError::InvalidPlan {
+            reason: format!("{attribute} is no reference"),
+        })?;
+    let mut route = ctx.join_path(base, &attr.entity.name)?;
+    route.push(JoinStep { join, forward: true });
+    Ok((route, label))
 }
 
 /// True when every leaf of `pred` is on the anchor row itself (no join).

@@ -1,7 +1,7 @@
 //! Comparisons ("area over 10", "older than 80"), two values of one attribute compared
 //! or either of them, and threshold gaps ("more visits than usual").
 
-use crate::semantic::{CompareOp, Constraint, Derived, TermKind, Value, split_qualified};
+use crate::semantic::{CompareOp, Constraint, Derived, Grain, TermKind, Value, split_qualified};
 
 use crate::engine::link::{Comparison, EXACT, Subject};
 use crate::engine::plan_ops::{latest_of, negate};
@@ -50,7 +50,7 @@ pub(super) fn comparisons(ctx: &Ctx<'_>, st: &mut State) {
         if st.r.visit_hint_at.is_some_and(|(a, b)| a < c.last && c.last <= b) {
             continue;
         }
-        if group_threshold(ctx, st, c) {
+        if bucket_threshold(ctx, st, c) || group_threshold(ctx, st, c) {
             continue;
         }
         read_comparison(ctx, &mut st.r, &mut st.consumed_time, c);
@@ -586,7 +586,33 @@ fn group_on(ctx: &Ctx<'_>, st: &mut State, mi: usize, dim: String) {
 /// `HAVING`). Returns the token range of the comparison it read.
 fn aggregate_threshold(ctx: &Ctx<'_>, st: &mut State) -> Option<(usize, usize)> {
     let model = ctx.model;
-    let agg_entity = match &st.r.metric {
+    if !st.r.dims.is_empty() || st.r.having.is_some() {
+        return None;
+    }
+    // "avg initial area is above 15": an aggregate word right before a comparison of a
+    // numeric attribute is the metric compared, when nothing else was read as one
+    let mut said: Option<(MetricSpec, TextSpan, usize, usize)> = None;
+    if matches!(st.r.metric, MetricSpec::None)
+        && let Some((a, b, agg)) = ctx.cues.agg
+        && agg != crate::semantic::MeasureAgg::Median
+        && let Some((ci, c)) = ctx
+            .comparisons
+            .iter()
+            .enumerate()
+            .find(|(_, c)| c.first == b || c.first == b + 1 && matches!(ctx.w(b), "the" | "of"))
+        && let Subject::Attribute(attribute) = &c.subject
+        && model
+            .attribute(attribute)
+            .is_some_and(|r| r.attribute.ty.is_numeric())
+        && let Some(si) = c.subject_mention
+    {
+        let metric = MetricSpec::Agg {
+            agg,
+            attribute: attribute.clone(),
+        };
+        said = Some((metric, ctx.span_of(a, ctx.mentions[si].last), ci, a));
+    }
+    let agg_entity = match said.as_ref().map_or(&st.r.metric, |(m, _, _, _)| m) {
         MetricSpec::Agg { agg, attribute } if *agg != crate::semantic::MeasureAgg::Median => {
             split_qualified(attribute).map(|(e, _)| e.to_owned())
         }
@@ -595,10 +621,10 @@ fn aggregate_threshold(ctx: &Ctx<'_>, st: &mut State) -> Option<(usize, usize)> 
         }
         _ => None,
     }?;
-    if !st.r.dims.is_empty() || st.r.having.is_some() {
-        return None;
-    }
-    let span = st.r.metric_span?;
+    let span = match &said {
+        Some((_, span, _, _)) => *span,
+        None => st.r.metric_span?,
+    };
     // the comparison right after the metric: "[is] above 10 [cm2]"
     let mut k = ctx.tokens.iter().position(|t| t.span.start >= span.end)?;
     while matches!(ctx.w(k), "is" | "was" | "are" | "were" | "of") {
@@ -613,6 +639,24 @@ fn aggregate_threshold(ctx: &Ctx<'_>, st: &mut State) -> Option<(usize, usize)> 
     }
     // the groups, said first: "etiologies", "clinics", "body locations"
     let metric_first = ctx.tokens.iter().position(|t| t.span.start >= span.start)?;
+    // or periods: "months in 2026 where the average pain was above 4"
+    if let Some((b, grain)) = opening_periods(ctx, metric_first)
+        && ctx.model.default_time_dimension(&agg_entity).is_some()
+    {
+        commit_said(ctx, st, said);
+        st.r.entity = Some(agg_entity);
+        st.r.grain = Some(grain);
+        st.r.having = Some((op, value));
+        st.r.consumed.push((b, b + 1));
+        st.r.consumed.push((k, last));
+        st.r.pieces.push(comparison_piece(
+            ctx,
+            ctx.span_of(k, last),
+            format!("per {}", grain.as_str()),
+            Value::Real(value),
+        ));
+        return Some((k, last));
+    }
     let (gi, g) = ctx
         .mentions
         .iter()
@@ -644,6 +688,7 @@ fn aggregate_threshold(ctx: &Ctx<'_>, st: &mut State) -> Option<(usize, usize)> 
             })
             .map(|(e, a)| qualified(model, e, a))
     }?;
+    commit_said(ctx, st, said);
     group_on(ctx, st, gi, dim);
     st.r.having = Some((op, value));
     st.r.consumed.push((k, last));
@@ -654,6 +699,123 @@ fn aggregate_threshold(ctx: &Ctx<'_>, st: &mut State) -> Option<(usize, usize)> 
         Value::Real(value),
     ));
     Some((k, last))
+}
+
+/// "months in 2026 with more than 2200 assessments", "which weeks of October had fewer
+/// than 300 visits", "years that had over 90 wound onsets": the subject is a set of
+/// periods (a plural calendar unit opening the question), and the count keeps the
+/// periods — one row per period of the counted records' date, kept by its count (SQL
+/// `HAVING`), never a count compared per record.
+fn bucket_threshold(ctx: &Ctx<'_>, st: &mut State, c: &Comparison) -> bool {
+    let model = ctx.model;
+    let Subject::Related(rel) = &c.subject else {
+        return false;
+    };
+    if c.upper.is_some() || !st.r.dims.is_empty() || st.r.entity.as_ref().is_some_and(|e| e != rel) {
+        return false;
+    }
+    let Some((b, grain)) = opening_periods(ctx, c.first) else {
+        return false;
+    };
+    if model.default_time_dimension(rel).is_none() {
+        return false;
+    }
+    let condition = c.subject_mention.and_then(|si| {
+        let sm = &ctx.mentions[si];
+        sm.measure()
+            .and_then(|x| model.measures[x].filter.clone())
+            .or_else(|| related_value(model, rel, sm))
+    });
+    // "wound onsets", "healings": the date the records are counted on
+    if let Some(d) = c
+        .subject_mention
+        .and_then(|si| ctx.mentions[si].time_dimension())
+        .filter(|&d| {
+            crate::semantic::split_qualified(&model.time_dimensions[d].attribute)
+                .is_some_and(|(e, _)| e == rel)
+        })
+    {
+        st.time_dim = Some(model.time_dimensions[d].name.clone());
+    }
+    st.r.entity = Some(rel.clone());
+    st.r.entity_source = EntitySource::Implied;
+    if let Some(si) = c.subject_mention {
+        st.used[si] = true;
+    }
+    if let Some(cond) = condition {
+        st.r.filters.push(Filter {
+            constraint: cond,
+            first: c.first,
+            span: c.span,
+        });
+    }
+    st.r.grain = Some(grain);
+    st.r.having = Some((c.op, c.value));
+    st.r.consumed.push((b, b + 1));
+    st.r.pieces.push(comparison_piece(
+        ctx,
+        c.span,
+        format!("{rel} per {}", grain.as_str()),
+        Value::Real(c.value),
+    ));
+    true
+}
+
+/// The metric an aggregate word said before a comparison ("avg initial area is above
+/// 15"), once the groups it is compared for are found.
+fn commit_said(ctx: &Ctx<'_>, st: &mut State, said: Option<(MetricSpec, TextSpan, usize, usize)>) {
+    let Some((metric, span, ci, a)) = said else {
+        return;
+    };
+    let c = &ctx.comparisons[ci];
+    if let (MetricSpec::Agg { attribute, .. }, Some(si)) = (&metric, c.subject_mention) {
+        st.r.pieces.push(piece(
+            ctx,
+            &ctx.mentions[si],
+            PieceKind::Attribute,
+            attribute.clone(),
+            None,
+        ));
+    }
+    st.r.metric = metric;
+    st.r.metric_span = Some(span);
+    st.r.consumed.push((a, c.first));
+}
+
+/// A plural calendar unit opening the question before token `before` ("months in 2026
+/// with …", "which weeks had …"): its token and grain — the periods are the subject.
+fn opening_periods(ctx: &Ctx<'_>, before: usize) -> Option<(usize, Grain)> {
+    let b = (0..before).find(|&k| matches!(ctx.w(k), "days" | "weeks" | "months" | "quarters" | "years"))?;
+    let opening = (0..b).all(|k| {
+        !ctx.tokens[k].is_wordlike()
+            || matches!(
+                ctx.w(k),
+                "which" | "what" | "the" | "list" | "show" | "me" | "all" | "give" | "find" | "those" | "any"
+            )
+    });
+    let grain = match ctx.w(b) {
+        "days" => Grain::Day,
+        "weeks" => Grain::Week,
+        "months" => Grain::Month,
+        "quarters" => Grain::Quarter,
+        _ => Grain::Year,
+    };
+    (opening
+        && matches!(
+            ctx.w(b + 1),
+            "in" | "of"
+                | "during"
+                | "with"
+                | "that"
+                | "which"
+                | "where"
+                | "when"
+                | "having"
+                | "had"
+                | "have"
+                | "has"
+        ))
+    .then_some((b, grain))
 }
 
 /// "etiologies with more than 20 open wounds", "disciplines with fewer than 5

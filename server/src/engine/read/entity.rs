@@ -49,6 +49,20 @@ pub(super) fn named(ctx: &Ctx<'_>, st: &mut State) {
         }
         return;
     }
+    // "non smokers where none of their wounds …", "diabetics whose wounds …": records
+    // said as someone's ("their", "whose") belong to the subject, they are not it
+    if !earlier_named
+        && st.r.rank.is_none()
+        && let Some((mi, owner)) = owned_records(ctx, st)
+    {
+        st.r.entity = Some(owner);
+        st.r.entity_source = EntitySource::Named;
+        st.used[mi] = true;
+        for (oi, _) in &st.explicit {
+            st.used[*oi] = true;
+        }
+        return;
+    }
     if let Some((mi, e)) = st.explicit.first().filter(|_| !earlier_named) {
         st.r.entity = Some(e.clone());
         st.r.entity_source = EntitySource::Named;
@@ -243,4 +257,43 @@ fn asked_entity(ctx: &Ctx<'_>, st: &State) -> Option<(usize, String)> {
     // only when another entity is named too: otherwise the usual reading decides
     let other = st.explicit.iter().any(|(oi, e)| *oi != mi && *e != entity);
     other.then_some((mi, entity))
+}
+
+/// The first entity named, when it is said as the records of someone named before it
+/// ("non smokers where none of their wounds …", "diabetics whose wounds …"): that
+/// mention and the owner's entity, implied by a value, attribute or term said before it
+/// that belongs to an entity having many of those records.
+fn owned_records(ctx: &Ctx<'_>, st: &State) -> Option<(usize, String)> {
+    let model = ctx.model;
+    let &(mi, ref e) = st.explicit.first()?;
+    let m = &ctx.mentions[mi];
+    if m.first == 0 || !matches!(ctx.w(m.first - 1), "their" | "whose") {
+        return None;
+    }
+    let owner_of = |o: &crate::engine::link::Mention| -> Option<String> {
+        if o.entity().is_some() {
+            return None;
+        }
+        let from_value = o.entries.iter().find_map(|x| match &x.target {
+            Target::Value(a, _) => split_qualified(a).map(|(e, _)| e.to_owned()),
+            _ => None,
+        });
+        from_value
+            .or_else(|| {
+                o.values
+                    .iter()
+                    .find_map(|h| split_qualified(&h.attribute).map(|(e, _)| e.to_owned()))
+            })
+            .or_else(|| o.attributes().next().map(|(e, _)| model.entities[e].name.clone()))
+            .or_else(|| o.terms().find_map(|t| model.terms[t].applies_to.first().cloned()))
+    };
+    // the nearest one before that can own those records
+    let owner = ctx
+        .mentions
+        .iter()
+        .rev()
+        .filter(|o| o.last < m.first)
+        .filter_map(owner_of)
+        .find(|owner| owner != e && model.has_many(owner, e))?;
+    Some((mi, owner))
 }

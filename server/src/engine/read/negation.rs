@@ -86,6 +86,8 @@ pub(super) fn negated_at(ctx: &Ctx<'_>, first: usize) -> bool {
                 | "its"
                 | "was"
                 | "were"
+                | "is"
+                | "are"
         ) {
             return false;
         }

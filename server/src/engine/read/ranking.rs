@@ -73,8 +73,14 @@ pub(super) fn rank(ctx: &Ctx<'_>, st: &mut State) {
                 _ => "wounds.latest_area",
             }
         });
-        let count_by = count_by_attribute(ctx, st, rc);
+        let count_by = by_number_of(ctx, st, rc).or_else(|| count_by_attribute(ctx, st, rc));
         let key = if let Some((attribute, counted)) = count_by {
+            if attribute.is_empty() {
+                RankKey::CountOf(counted)
+            } else {
+                RankKey::CountBy { attribute, counted }
+            }
+        } else if let Some((attribute, counted)) = None::<(String, String)> {
             RankKey::CountBy { attribute, counted }
         } else if let Some(a) = superlative_attr {
             RankKey::Attribute(a.to_owned())
@@ -343,4 +349,94 @@ fn count_by_attribute(ctx: &Ctx<'_>, st: &mut State, rc: cues::RankCue) -> Optio
         })
         .unwrap_or(own);
     Some((attribute, counted))
+}
+
+/// "top 3 body sites for DFUs by no. of wounds", "top 5 clinicians by number of
+/// assessments in 2026", "bottom 2 etiologies by count of patients": the ranking's key is
+/// said as a count of records after "by". The ranked thing is what the cue names: an
+/// attribute's values (`(attribute, counted)`) or an entity (`("", counted)`: its rows'
+/// related records counted).
+fn by_number_of(ctx: &Ctx<'_>, st: &mut State, rc: cues::RankCue) -> Option<(String, String)> {
+    let model = ctx.model;
+    let ms = ctx.mentions;
+    let by = (rc.last..ctx.tokens.len()).find(|&k| ctx.w(k) == "by")?;
+    let mut k = by + 1;
+    if ctx.w(k) == "the" {
+        k += 1;
+    }
+    if !matches!(
+        ctx.w(k),
+        "no" | "number" | "count" | "nr" | "num" | "amount" | "total" | "numbers"
+    ) {
+        return None;
+    }
+    // "by number of wounds" read whole: a count measure, or a count of related records
+    let counted_by = |m: &crate::engine::link::Mention| -> Option<String> {
+        m.measure()
+            .filter(|&x| model.measures[x].agg == MeasureAgg::Count && model.measures[x].filter.is_none())
+            .map(|x| model.measures[x].entity.clone())
+            .or_else(|| {
+                m.attributes()
+                    .find_map(|(e, a)| crate::engine::link::counts_related(model, &qualified(model, e, a)))
+            })
+    };
+    let whole = ms.iter().position(|m| m.first == k && counted_by(m).is_some());
+    k += 1;
+    if ctx.w(k) == "." {
+        k += 1;
+    }
+    if whole.is_none() && ctx.w(k) != "of" {
+        return None;
+    }
+    let (ci, counted) = ms
+        .iter()
+        .enumerate()
+        .find(|(mi, m)| {
+            whole == Some(*mi)
+                || whole.is_none()
+                    && (m.first == k + 1
+                        || m.first == k + 2 && matches!(ctx.w(k + 1), "the" | "their" | "its"))
+        })
+        .and_then(|(mi, m)| {
+            m.entity()
+                .map(|e| model.entities[e].name.clone())
+                .or_else(|| counted_by(m))
+                .map(|e| (mi, e))
+        })?;
+    // what is ranked: the words right after the cue ("body sites", "clinicians")
+    let mut ri = ctx
+        .mention_covering(rc.last)
+        .or_else(|| ctx.mention_covering(rc.last + 1))?;
+    // "wound locations": the entity's word qualifies the attribute after it
+    if ms[ri].entity().is_some()
+        && let Some(ai) = ms
+            .iter()
+            .position(|o| o.first == ms[ri].last && o.entity().is_none())
+        && ms[ai].attributes().next().is_some()
+    {
+        st.used[ri] = true;
+        ri = ai;
+    }
+    if ri == ci {
+        return None;
+    }
+    let r = &ms[ri];
+    let ranked = if r.entity().is_some() {
+        let e = model.entities[r.entity()?].name.clone();
+        if e == counted {
+            return None;
+        }
+        st.rank_subject = Some(e);
+        String::new()
+    } else {
+        r.attributes()
+            .find(|&(e, a)| {
+                groupable(model, e, a) && model.entities[e].attributes[a].ty == AttributeType::Text
+            })
+            .map(|(e, a)| qualified(model, e, a))?
+    };
+    st.used[ri] = true;
+    st.used[ci] = true;
+    st.r.consumed.push((by, ms[ci].first));
+    Some((ranked, counted))
 }

@@ -171,17 +171,7 @@ pub(super) fn draft_label(name: &str) -> String {
         .map_or_else(String::new, |f| f.to_uppercase().collect::<String>() + c.as_str())
 }
 
-/// True when `attribute` lies across a one-to-many step from `from` ("patients" →
-/// `wounds.etiology`): said with "never"/"no", it means no related row matches.
-pub(super) fn across_many(model: &SemanticModel, from: Option<&str>, attribute: &str) -> bool {
-    let (Some(from), Some((e, _))) = (from, split_qualified(attribute)) else {
-        return false;
-    };
-    e != from
-        && model
-            .join_path(from, e)
-            .is_some_and(|p| p.iter().any(|s| !s.forward))
-}
+pub(super) use crate::engine::plan_ops::across_many;
 
 /// `attribute = value`, negated: "never"/"no"/"without" a value of a related row is "no
 /// related row has it" (`not`); of the row itself, the other value (booleans) or `not`.

@@ -66,6 +66,17 @@ pub(super) fn values(ctx: &Ctx<'_>, st: &mut State) {
                     st.used[mi] = true;
                     continue;
                 }
+                if matches!(m.phrase.as_str(), "where" | "when")
+                    && m.first > 0
+                    && ctx.w(m.first - 1) != "from"
+                {
+                    // "etiologies where avg area is above 15", "wounds where pain ≥ 8": a
+                    // relative word, not a column (also not the column an aggregate is of)
+                    if m.phrase == "where" || ctx.cues.agg.is_some() {
+                        st.used[mi] = true;
+                        continue;
+                    }
+                }
                 if ctx.cues.agg.is_some()
                     && matches!(st.r.metric, MetricSpec::None)
                     && let Some((_, _, agg)) = ctx.cues.agg
@@ -271,6 +282,23 @@ pub(super) fn values(ctx: &Ctx<'_>, st: &mut State) {
                     st.time_dim.get_or_insert_with(|| s.to_owned());
                 }
             }
+            // "pts registered at Harborview": the clinic reached through the reference
+            // the verb names (the patient's), not the one the records reach by default
+            if let Some((fk, verb)) = referenced_by_verb(ctx, m, &hits, st.provisional_entity.as_deref()) {
+                for h in &mut hits {
+                    h.0 = fk.clone();
+                }
+                // the verb says whose clinic, not which date ("registered" is also a
+                // time word)
+                if let Some(d) = ms
+                    .iter()
+                    .find(|o| o.first == verb && o.last == verb + 1)
+                    .and_then(|o| o.time_dimension())
+                    && st.time_dim.as_deref() == Some(model.time_dimensions[d].name.as_str())
+                {
+                    st.time_dim = None;
+                }
+            }
             let per_visit = hits.len() == 1
                 && hits[0].0.starts_with("assessments.")
                 && matches!(st.provisional_entity.as_deref(), Some("wounds" | "patients"));
@@ -372,14 +400,16 @@ pub(super) fn values(ctx: &Ctx<'_>, st: &mut State) {
                             span: m.span,
                         });
                     }
+                    // negated as a whole: "never had signs of infection at any
+                    // visit" is no visit with them, not a visit without them
                     None => st.r.visit_values.push(VisitValue {
                         per_visit: q,
                         latest,
-                        value: Value::Bool(!negated),
+                        value: Value::Bool(true),
                         label: draft_label(&attr.name),
                         first: m.first,
                         span: m.span,
-                        negated: false,
+                        negated,
                     }),
                 }
                 continue;
@@ -478,4 +508,62 @@ pub(super) fn values(ctx: &Ctx<'_>, st: &mut State) {
         st.r.pieces
             .push(piece(ctx, &ms[mi], PieceKind::TimeDimension, d.clone(), None));
     }
+}
+
+/// The foreign key a verb before a record's name points through: "registered at
+/// Harborview" is the clinic of `patients.clinic_id` (its join is "the clinic the
+/// patient is registered at"), "treated at", "works at" the others. Only when the named
+/// values are labels of one entity, exactly one join to it describes the verb, and that
+/// join is not the way the question's records reach it anyway.
+fn referenced_by_verb(
+    ctx: &Ctx<'_>,
+    m: &crate::engine::link::Mention,
+    hits: &[(String, Value, String)],
+    entity: Option<&str>,
+) -> Option<(String, usize)> {
+    let model = ctx.model;
+    let target = {
+        let (e, _) = crate::semantic::split_qualified(&hits.first()?.0)?;
+        e.to_owned()
+    };
+    let labels = hits.iter().all(|(a, v, _)| {
+        matches!(v, Value::Text(_))
+            && model
+                .attribute(a)
+                .is_some_and(|r| r.entity.name == target && r.attribute.role == AttributeRole::Label)
+    });
+    let mut k = m.first.checked_sub(1)?;
+    if matches!(ctx.w(k), "the" | "a") {
+        k = k.checked_sub(1)?;
+    }
+    if !labels || !matches!(ctx.w(k), "at" | "with" | "in" | "to" | "by") || k == 0 {
+        return None;
+    }
+    let stem = |w: &str| -> String {
+        let w = w.trim_end_matches("'s");
+        for suffix in ["ing", "ed", "es", "s"] {
+            if let Some(x) = w.strip_suffix(suffix)
+                && x.len() >= 4
+            {
+                return x.to_owned();
+            }
+        }
+        w.to_owned()
+    };
+    let verb = stem(ctx.w(k - 1));
+    if verb.len() < 4 {
+        return None;
+    }
+    let mut joins = model
+        .joins
+        .iter()
+        .filter(|j| j.to_entity() == target && j.description.split(' ').any(|w| stem(w) == verb));
+    let join = joins.next()?;
+    if joins.next().is_some() {
+        return None;
+    }
+    let default = entity
+        .and_then(|e| model.join_path(e, &target))
+        .is_some_and(|p| p.iter().any(|s| std::ptr::eq(s.join, join)));
+    (!default).then(|| (join.from.clone(), k - 1))
 }
