@@ -6,7 +6,7 @@ use chrono::NaiveDate;
 use std::time::Duration;
 
 /// Limits of the clarification loop and of read-only execution.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct OrchestratorConfig {
     /// Most clarification rounds per question (`CLARION_MAX_ROUNDS`, default 2).
     pub max_rounds: u32,
@@ -25,6 +25,8 @@ pub struct OrchestratorConfig {
     /// (`CLARION_COUNT_CACHE_TTL_SECS`, default 60; `CLARION_COUNT_CACHE_CAP`, default
     /// 10000, 0 = off).
     pub count_cache: crate::warehouse::count_cache::CountCacheConfig,
+    /// The optional language model (`CLARION_LLM_URL` and friends; none = off).
+    pub llm: Option<crate::llm::LlmConfig>,
 }
 
 impl Default for OrchestratorConfig {
@@ -37,6 +39,7 @@ impl Default for OrchestratorConfig {
             preview_timeout: Duration::from_millis(300),
             today: None,
             count_cache: crate::warehouse::count_cache::CountCacheConfig::default(),
+            llm: None,
         }
     }
 }
@@ -80,6 +83,7 @@ impl OrchestratorConfig {
                 ttl: Duration::from_secs(number("CLARION_COUNT_CACHE_TTL_SECS", 60, 1, 86_400)?),
                 cap: number("CLARION_COUNT_CACHE_CAP", 10_000, 0, 1_000_000)? as usize,
             },
+            llm: crate::llm::LlmConfig::from_lookup(get)?,
         })
     }
 

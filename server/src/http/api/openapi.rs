@@ -168,7 +168,7 @@ pub fn schemas() -> Map<String, Value> {
                 ("assumed", string()),
                 (
                     "source",
-                    enumeration(&["default", "saved_definition", "low_confidence"]),
+                    enumeration(&["default", "saved_definition", "low_confidence", "language_model"]),
                 ),
                 ("options", array(r("Choice"))),
             ],
