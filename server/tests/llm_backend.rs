@@ -454,7 +454,36 @@ async fn repeated_failures_pause_calls_and_healthz_says_so() {
 #[tokio::test]
 async fn an_administrator_can_switch_it_off_at_runtime() {
     let (api, stub) = api_with(vec![Step::Reply(plan_reply(area_over_15()))]).await;
-    api.state.store.set_llm_enabled(false).await.unwrap();
+    let (admin, _) = api
+        .state
+        .store
+        .ensure_user("root", "Root", server::store::Role::Admin, "root-password-1")
+        .await
+        .unwrap();
+    let (_, admin_token) = api
+        .state
+        .auth
+        .create_api_token(admin.id, "tests", chrono::Utc::now(), None)
+        .await
+        .unwrap();
+    let path = "/api/v1/admin/language-model";
+    let put = axum::http::Method::PUT;
+    let denied = api
+        .call(&api.alice, put.clone(), path, Some(json!({"enabled": false})))
+        .await;
+    assert_eq!(
+        denied.status,
+        StatusCode::FORBIDDEN,
+        "clinicians cannot switch it"
+    );
+    let off = api
+        .call(&admin_token, put, path, Some(json!({"enabled": false})))
+        .await;
+    assert_eq!(off.status, StatusCode::OK, "{}", off.body);
+    assert_eq!(off.body["enabled"], false);
+    assert_eq!(off.body["configured"], true);
+    assert_eq!(off.body["model"], "stand-in-7b");
+    assert!(!off.body.to_string().contains("sk-test-secret"));
     let r = api.ask(json!({"question": UNKNOWN})).await;
     assert_engine_question(&r);
     assert!(thinking(&r).contains("switched off"), "{}", thinking(&r));
