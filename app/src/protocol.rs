@@ -425,6 +425,8 @@ pub enum AssumptionSource {
     SavedDefinition,
     /// A piece of the question matched with less than full confidence.
     LowConfidence,
+    /// A reading proposed by the language model and checked against the model (F24).
+    LanguageModel,
 }
 
 /// One assumption badge (F9).

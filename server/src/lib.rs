@@ -11,6 +11,7 @@ pub mod engine;
 pub mod error;
 pub mod eval;
 pub mod http;
+pub mod llm;
 pub mod orchestrator;
 pub mod password;
 pub mod semantic;

@@ -119,6 +119,29 @@ pub async fn serve(
             "orchestrator warmed up (allowed values loaded)"
         );
     });
+    // The language model (F24): say whether it is on and check, in the background, that
+    // its endpoint answers; an unreachable endpoint never stops the start-up.
+    match state.orchestrator.llm() {
+        None => tracing::info!("language model: off (set CLARION_LLM_URL to use one)"),
+        Some(llm) => {
+            let endpoint = llm.config().endpoint_display();
+            let model = llm.config().model.clone();
+            tracing::info!(endpoint = %endpoint, model = %model, key = llm.config().api_key.is_some(), "language model: on");
+            let orchestrator = state.orchestrator.clone();
+            tokio::spawn(async move {
+                if let Some(llm) = orchestrator.llm() {
+                    match llm.probe().await {
+                        Ok(()) => tracing::info!(endpoint = %endpoint, "language model: endpoint reachable"),
+                        Err(why) => tracing::warn!(
+                            endpoint = %endpoint,
+                            why = %why,
+                            "language model: endpoint not reachable now; questions fall back to the engine until it is"
+                        ),
+                    }
+                }
+            });
+        }
+    }
     // Housekeeping of the sign-in state, hourly (every replica may run it: deletes are idempotent).
     // and of the clarification loop (rounds, and threads when a retention is set).
     let (auth, loop_state) = (state.auth.clone(), state.orchestrator.clone());

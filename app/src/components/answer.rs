@@ -109,6 +109,7 @@ pub fn AssumptionBadge(
         AssumptionSource::SavedDefinition => "Your saved definition",
         AssumptionSource::Default => "Assumed",
         AssumptionSource::LowConfidence => "Read as",
+        AssumptionSource::LanguageModel => "Proposed by the language model",
     };
     let tone = if saved {
         "border-indigo-200 bg-indigo-50 text-indigo-900"

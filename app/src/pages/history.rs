@@ -119,6 +119,7 @@ fn HistoryRow(item: HistoryItem) -> impl IntoView {
                                     AssumptionSource::SavedDefinition => ("border-teal-200 bg-teal-50 text-teal-900", "your saved definition"),
                                     AssumptionSource::Default => ("border-amber-200 bg-amber-50 text-amber-900", "best guess"),
                                     AssumptionSource::LowConfidence => ("border-slate-200 bg-slate-50 text-slate-800", "close match"),
+                                    AssumptionSource::LanguageModel => ("border-violet-200 bg-violet-50 text-violet-900", "proposed by the language model"),
                                 };
                                 view! {
                                     <li class=format!("rounded-full border px-3 py-1 text-xs {tone}") data-testid="history-assumption">

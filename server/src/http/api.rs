@@ -35,6 +35,10 @@ pub fn routes() -> Router<AppState> {
         .route("/api/v1/preferences", get(preferences))
         .route("/api/v1/preferences/{id}", delete(delete_preference))
         .route("/api/v1/openapi.json", get(openapi_document))
+        .route(
+            "/api/v1/admin/language-model",
+            get(language_model).put(switch_language_model),
+        )
 }
 
 /// An API error response.
@@ -209,6 +213,56 @@ async fn history_rows(
     Path(id): Path<String>,
 ) -> Result<Response, ApiError> {
     Ok(Json(state.orchestrator.replay(user.id, &id).await?).into_response())
+}
+
+/// The administrators' runtime switch of the language model (F24).
+#[derive(Debug, serde::Serialize, Deserialize)]
+struct LanguageModelSwitch {
+    enabled: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    configured: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    model: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    endpoint: Option<String>,
+}
+
+async fn language_model_state(state: &AppState) -> Result<LanguageModelSwitch, ApiError> {
+    let enabled = state
+        .store
+        .llm_enabled()
+        .await
+        .map_err(|e| ApiError::from(OrchestratorError::Internal(e.to_string())))?;
+    let llm = state.orchestrator.llm();
+    Ok(LanguageModelSwitch {
+        enabled,
+        configured: Some(llm.is_some()),
+        model: llm.map(|l| l.config().model.clone()),
+        endpoint: llm.map(|l| l.config().endpoint_display()),
+    })
+}
+
+#[tracing::instrument(skip_all)]
+async fn language_model(
+    State(state): State<AppState>,
+    crate::auth::AdminUser(_): crate::auth::AdminUser,
+) -> Result<Response, ApiError> {
+    Ok(Json(language_model_state(&state).await?).into_response())
+}
+
+#[tracing::instrument(skip_all)]
+async fn switch_language_model(
+    State(state): State<AppState>,
+    crate::auth::AdminUser(user): crate::auth::AdminUser,
+    ApiJson(s): ApiJson<LanguageModelSwitch>,
+) -> Result<Response, ApiError> {
+    state
+        .store
+        .set_llm_enabled(s.enabled)
+        .await
+        .map_err(|e| ApiError::from(OrchestratorError::Internal(e.to_string())))?;
+    tracing::info!(by = user.id, enabled = s.enabled, "language model switched");
+    Ok(Json(language_model_state(&state).await?).into_response())
 }
 
 #[tracing::instrument(skip_all)]

@@ -157,10 +157,20 @@ async fn bad_server_fn_input_is_400(
 
 /// Liveness and readiness: 200 when the database answers, 503 otherwise.
 async fn healthz(State(state): State<AppState>) -> impl IntoResponse {
+    // The language model never makes Clarion unhealthy: it is optional and every
+    // failure falls back to the engine. Its breaker state is reported for operators.
+    let llm = match state.orchestrator.llm() {
+        None => serde_json::json!("off"),
+        Some(l) => serde_json::json!({
+            "endpoint": l.config().endpoint_display(),
+            "model": l.config().model,
+            "breaker": l.status(),
+        }),
+    };
     match state.store.database().ping().await {
         Ok(()) => (
             StatusCode::OK,
-            axum::Json(serde_json::json!({"status": "ok", "database": "ok"})),
+            axum::Json(serde_json::json!({"status": "ok", "database": "ok", "language_model": llm})),
         ),
         Err(e) => {
             tracing::warn!(error = %e, "health check: database unavailable");

@@ -6,7 +6,7 @@ use chrono::NaiveDate;
 use std::time::Duration;
 
 /// Limits of the clarification loop and of read-only execution.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct OrchestratorConfig {
     /// Most clarification rounds per question (`CLARION_MAX_ROUNDS`, default 2).
     pub max_rounds: u32,
@@ -40,6 +40,8 @@ pub struct OrchestratorConfig {
     /// Threads unused this long are deleted with their messages and rounds
     /// (`CLARION_THREAD_RETENTION_DAYS`; unset keeps them).
     pub thread_retention: Option<Duration>,
+    /// The optional language model (`CLARION_LLM_URL` and friends; none = off).
+    pub llm: Option<crate::llm::LlmConfig>,
 }
 
 impl Default for OrchestratorConfig {
@@ -57,6 +59,7 @@ impl Default for OrchestratorConfig {
             warehouse_connections: 10,
             round_retention: Duration::from_secs(7 * 86_400),
             thread_retention: None,
+            llm: None,
         }
     }
 }
@@ -112,6 +115,7 @@ impl OrchestratorConfig {
                     number("CLARION_THREAD_RETENTION_DAYS", 0, 1, 36_500)? * 86_400,
                 )),
             },
+            llm: crate::llm::LlmConfig::from_lookup(get)?,
         })
     }
 

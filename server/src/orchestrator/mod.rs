@@ -25,12 +25,14 @@
 mod answers;
 pub mod config;
 mod convert;
+mod fallback;
 
 pub use config::OrchestratorConfig;
+pub use fallback::LlmPiece;
 
 use crate::engine::{
     self, AllowedValuesSnapshot, Ambiguity, ConversationContext, Decision, EngineInput, GateThresholds,
-    Preferences, QueryPlan, Resolution, Resolutions, option_plan, understand,
+    Preferences, QueryPlan, Resolution, Resolutions, understand,
 };
 use crate::semantic::SemanticModel;
 use crate::sql::{Dialect, RenderCheck, RenderError, render_count, render_with_cap};
@@ -131,6 +133,12 @@ struct RoundState {
     /// What the user chose in earlier rounds: (ambiguity id, "“serious”: Infected").
     #[serde(default)]
     chosen: Vec<(String, String)>,
+    /// Language-model calls made for this question so far.
+    #[serde(default)]
+    llm_calls: u32,
+    /// Pieces the language model proposed that are in the resolutions.
+    #[serde(default)]
+    llm_pieces: Vec<LlmPiece>,
 }
 
 /// What a history entry needs for a re-run or a revision (its `clarifications_json`).
@@ -142,6 +150,9 @@ struct HistoryResume {
     /// What the user chose in clarification rounds: (ambiguity id, "“serious”: Infected").
     #[serde(default)]
     chosen: Vec<(String, String)>,
+    /// Pieces the language model proposed (badges "proposed by the language model").
+    #[serde(default)]
+    llm_pieces: Vec<LlmPiece>,
 }
 
 /// How a choice reads in the thread and in the history: "serious: Infected", or for a
@@ -182,6 +193,13 @@ struct Job {
     started: Instant,
     /// What the user chose in this question's rounds: (ambiguity id, label).
     chosen: Vec<(String, String)>,
+    /// The language model may be asked (a new question or a round's answer; never a
+    /// revision or re-run, which replay their stored resolutions exactly).
+    allow_llm: bool,
+    /// Language-model calls made for this question so far (all rounds).
+    llm_calls: u32,
+    /// Pieces the language model proposed that are in `resolutions`.
+    llm_pieces: Vec<LlmPiece>,
 }
 
 /// The user's side of the engine input, loaded once per request.
@@ -212,6 +230,8 @@ struct Inner {
     data_version: Option<crate::sql::Rendered>,
     /// Each user's running questions (`config.user_concurrent_queries` permits each).
     running: std::sync::Mutex<std::collections::HashMap<i64, Arc<tokio::sync::Semaphore>>>,
+    /// The optional language model (F24).
+    llm: Option<crate::llm::Llm>,
 }
 
 impl std::fmt::Debug for Orchestrator {
@@ -242,6 +262,7 @@ impl Orchestrator {
         let data_version = crate::sql::render_data_version(model, dialect)
             .map_err(|e| tracing::warn!(error = %e, "option counts are not cached"))
             .ok();
+        let llm = config.llm.clone().map(crate::llm::Llm::new);
         Orchestrator {
             inner: Arc::new(Inner {
                 store,
@@ -253,6 +274,7 @@ impl Orchestrator {
                 counts,
                 data_version,
                 running: std::sync::Mutex::new(std::collections::HashMap::new()),
+                llm,
             }),
         }
     }
@@ -299,6 +321,11 @@ impl Orchestrator {
         if let Some(p) = &self.inner.allowed {
             p.refresh_all().await;
         }
+    }
+
+    /// The language model, when one is configured (F24).
+    pub fn llm(&self) -> Option<&crate::llm::Llm> {
+        self.inner.llm.as_ref()
     }
 
     /// The limits in force.
@@ -384,6 +411,9 @@ impl Orchestrator {
                 thinking: Vec::new(),
                 started,
                 chosen: Vec::new(),
+                allow_llm: true,
+                llm_calls: 0,
+                llm_pieces: Vec::new(),
             })
             .await;
         // A question that was refused or failed leaves no thread behind (a follow-up's
@@ -420,6 +450,7 @@ impl Orchestrator {
         let mut stored = Vec::new();
         let mut labels = Vec::new();
         let mut chosen_now = Vec::new();
+        let mut llm_now = Vec::new();
         for answer in &req.answers {
             let Some(amb) = state.ambiguities.iter().find(|a| a.id == answer.question_id) else {
                 return Err(OrchestratorError::bad(
@@ -436,15 +467,39 @@ impl Orchestrator {
                     ),
                 ));
             }
-            let resolution = answers::resolution(
-                self.inner.model,
-                &allowed,
-                state.entity.as_deref(),
-                amb,
-                answer.option_id.as_deref(),
-                answer.custom.as_deref(),
-                answer.dont_know,
-            )?;
+            // An option the language model proposed carries its typed piece; it is answered
+            // as that piece (and shown as proposed by the language model).
+            let proposed = answer
+                .option_id
+                .as_deref()
+                .filter(|_| answer.custom.is_none() && !answer.dont_know)
+                .and_then(|id| amb.option(id))
+                .and_then(fallback::proposed_resolution);
+            let resolution = match proposed {
+                Some(r) => {
+                    let o = answer.option_id.as_deref().and_then(|id| amb.option(id));
+                    llm_now.push(LlmPiece {
+                        ambiguity_id: amb.id.clone(),
+                        word: amb.text.clone(),
+                        label: o.map(|o| o.label.clone()).unwrap_or_default(),
+                    });
+                    r
+                }
+                None => answers::resolution(
+                    self.inner.model,
+                    &allowed,
+                    state.entity.as_deref(),
+                    amb,
+                    answer.option_id.as_deref(),
+                    answer.custom.as_deref(),
+                    answer.dont_know,
+                )?,
+            };
+            let option_label = answer
+                .option_id
+                .as_deref()
+                .and_then(|id| amb.option(id))
+                .map(|o| o.label.clone());
             let (choice, label) = match &resolution {
                 Resolution::Option { id } => (
                     AnswerChoice::Option(id.clone()),
@@ -454,9 +509,15 @@ impl Orchestrator {
                     AnswerChoice::Custom(
                         serde_json::to_string(constraint).map_err(OrchestratorError::internal)?,
                     ),
-                    answer.custom.clone().unwrap_or_default().trim().to_owned(),
+                    option_label
+                        .clone()
+                        .unwrap_or_else(|| answer.custom.clone().unwrap_or_default().trim().to_owned()),
                 ),
-                _ => (AnswerChoice::DontKnow, "your best judgment".to_owned()),
+                Resolution::Change { .. } => (
+                    AnswerChoice::Option(answer.option_id.clone().unwrap_or_default()),
+                    option_label.clone().unwrap_or_default(),
+                ),
+                Resolution::DontKnow => (AnswerChoice::DontKnow, "your best judgment".to_owned()),
             };
             let text = chosen_text(amb, &label);
             // "I don't know" is not a choice: the answer shows it as an assumption instead.
@@ -522,6 +583,9 @@ impl Orchestrator {
                 thinking: Vec::new(),
                 started,
                 chosen: state.chosen.into_iter().chain(chosen_now).collect(),
+                allow_llm: true,
+                llm_calls: state.llm_calls,
+                llm_pieces: state.llm_pieces.into_iter().chain(llm_now).collect(),
             })
             .await;
         let outcome = match outcome {
@@ -536,6 +600,8 @@ impl Orchestrator {
         // Preferences are learned only from an answer that was given.
         for (answer, s) in req.answers.iter().zip(&stored) {
             let choice = match &s.choice {
+                // a proposed plan change is not a reusable definition
+                AnswerChoice::Option(o) if fallback::is_proposed_id(o) => continue,
                 AnswerChoice::Option(o) => PreferenceChoice::Option(o.clone()),
                 AnswerChoice::Custom(c) => PreferenceChoice::Custom(c.clone()),
                 AnswerChoice::DontKnow => continue,
@@ -549,7 +615,10 @@ impl Orchestrator {
                         a.option(o).map(|o| o.label.as_str()).unwrap_or(o)
                     )
                 }
-                (_, Some(a)) => format!("{} = {}", a.text, answer.custom.as_deref().unwrap_or("").trim()),
+                (_, Some(a)) => match answer.option_id.as_deref().and_then(|id| a.option(id)) {
+                    Some(o) => format!("{} = {}", a.text, o.label),
+                    None => format!("{} = {}", a.text, answer.custom.as_deref().unwrap_or("").trim()),
+                },
                 _ => s.ambiguity_id.clone(),
             };
             store
@@ -670,6 +739,13 @@ impl Orchestrator {
                 thinking: Vec::new(),
                 started,
                 chosen,
+                allow_llm: false,
+                llm_calls: 0,
+                llm_pieces: resume
+                    .llm_pieces
+                    .into_iter()
+                    .filter(|p| p.ambiguity_id != req.ambiguity_id)
+                    .collect(),
             })
             .await?;
         match outcome {
@@ -722,6 +798,9 @@ impl Orchestrator {
                 thinking: Vec::new(),
                 started,
                 chosen: resume.chosen,
+                allow_llm: false,
+                llm_calls: 0,
+                llm_pieces: resume.llm_pieces,
             })
             .await?;
         match outcome {
@@ -972,17 +1051,16 @@ impl Orchestrator {
         let today = self.today();
         // The engine input borrows these while `job` moves on to build the reply.
         let (question, context) = (job.question.clone(), job.context.clone());
-        let resolutions = answers::with_saved_customs(&job.resolutions, &loaded.saved_customs);
+        let mut resolutions = answers::with_saved_customs(&job.resolutions, &loaded.saved_customs);
         let check = RenderCheck { model };
-        let input = EngineInput::new(model, &question, today)
+        let first = EngineInput::new(model, &question, today)
             .with_check(&check)
             .with_allowed(&loaded.allowed)
             .with_context(&context)
             .with_preferences(&loaded.preferences)
-            .with_resolutions(&resolutions)
             .with_thresholds(thresholds);
         let t = Instant::now();
-        let u = understand(&input);
+        let mut u = understand(&first.with_resolutions(&resolutions));
         let engine_time = t.elapsed();
         job.thinking.push(convert::step(
             "Understood the question",
@@ -990,6 +1068,25 @@ impl Orchestrator {
             Some(engine_time),
         ));
         job.thinking.extend(convert::engine_steps(&u));
+        // Only what the engine could not settle goes to the language model (F24); a
+        // question it reads confidently never reaches this call.
+        if let Some(llm) = &inner.llm
+            && fallback::wanted(&u, &job)
+        {
+            let cx = fallback::Ctx {
+                llm,
+                store,
+                model,
+                loaded: &loaded,
+                thresholds,
+                asking: job.interactive && !loaded.settings.skip_clarifications,
+                input: first.with_resolutions(&resolutions),
+            };
+            let mut next = resolutions.clone();
+            fallback::consult(cx, &mut job, &mut u, &mut next).await;
+            resolutions = next;
+        }
+        let input = first.with_resolutions(&resolutions);
         if let Decision::Refuse { reason, message } = &u.decision {
             use engine::RefuseReason as R;
             let code = match reason {
@@ -1074,6 +1171,16 @@ impl Orchestrator {
             &job.resolutions,
             &loaded.saved_customs,
         ));
+        if !job.llm_pieces.is_empty() {
+            // A proposed piece's badge offers the engine's own readings of the word (one
+            // more sub-millisecond reading without the proposed pieces).
+            let mut without = resolutions.clone();
+            for p in &job.llm_pieces {
+                without.answers.remove(&p.ambiguity_id);
+            }
+            let own = understand(&first.with_resolutions(&without));
+            assumptions.extend(fallback::badges(&own, &job.resolutions, &job.llm_pieces));
+        }
 
         let t = Instant::now();
         let streak = engine::suggest::streak(model, &plan, &job.context);
@@ -1082,6 +1189,7 @@ impl Orchestrator {
             context: job.context.clone(),
             applied: u.applied.clone(),
             chosen: job.chosen.clone(),
+            llm_pieces: job.llm_pieces.clone(),
         };
         let plan_json = serde_json::to_string(&plan).map_err(OrchestratorError::internal)?;
         let result_json = serde_json::to_string(&table).map_err(OrchestratorError::internal)?;
@@ -1164,7 +1272,7 @@ impl Orchestrator {
                 if statements.len() >= inner.config.preview_cap {
                     break;
                 }
-                if let Some(plan) = option_plan(input, &a.id, &o.id)
+                if let Some(plan) = fallback::option_plan_any(input, a, o)
                     && let Ok(r) = render_count(&plan, inner.model, inner.dialect)
                 {
                     statements.push(r);
@@ -1219,6 +1327,8 @@ impl Orchestrator {
             ambiguities: questions.iter().map(|a| (*a).clone()).collect(),
             entity: u.entity.clone(),
             chosen: job.chosen.clone(),
+            llm_calls: job.llm_calls,
+            llm_pieces: job.llm_pieces.clone(),
         };
         let t = Instant::now();
         let now = Utc::now();

@@ -362,7 +362,7 @@ pub struct AllowedValue {
 }
 
 /// A literal value in a constraint or an allowed-values list.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(untagged)]
 pub enum Value {
     /// `true` / `false`.
@@ -553,7 +553,7 @@ pub struct TimeDimension {
 }
 
 /// A time grain for grouping.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Grain {
     /// Calendar day.
@@ -721,7 +721,7 @@ pub struct TermOption {
 }
 
 /// A comparison operator.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum CompareOp {
     /// `>`
@@ -782,7 +782,7 @@ impl CompareOp {
 }
 
 /// A length of time ("30 days", "4 weeks").
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Span {
     /// How many units (at least 1).
@@ -814,7 +814,7 @@ impl Span {
 }
 
 /// The unit of a [`Span`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum SpanUnit {
     /// Days.
@@ -834,7 +834,7 @@ pub enum SpanUnit {
 /// one-to-many path the constraint means "at least one related row matches" (EXISTS),
 /// and all members of an `all` that concern the same related entity must match on the
 /// same related row.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 pub enum Constraint {
     /// `attribute op value`, e.g. latest area > 25 cm².
@@ -994,7 +994,7 @@ impl Constraint {
 }
 
 /// Which single value to take when an attribute has many rows per entity.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Aggregation {
     /// The most recent value.
@@ -1016,7 +1016,7 @@ pub enum Aggregation {
 }
 
 /// Sort direction.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum SortOrder {
     /// Smallest first.
@@ -1027,7 +1027,7 @@ pub enum SortOrder {
 
 /// A typed change to the query plan (not a filter): which column, which aggregate,
 /// ordering and limits.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 pub enum PlanChange {
     /// Use this attribute where the question's word named a column ("which date").

@@ -43,6 +43,33 @@ impl SemanticModel {
     }
 }
 
+impl SemanticModel {
+    /// Checks one typed constraint proposed from outside the model file (a language
+    /// model's plan piece) with the same rules as the file's own constraints, for
+    /// questions about any of `entities`. `Err` lists every problem.
+    pub fn check_constraint(&self, c: &Constraint, entities: &[String]) -> Result<(), Vec<String>> {
+        let mut v = Validator {
+            model: self,
+            schema: None,
+            problems: Vec::new(),
+        };
+        v.constraint("proposed constraint", c, entities);
+        v.into_result()
+    }
+
+    /// Checks one typed plan change proposed from outside the model file, like
+    /// [`SemanticModel::check_constraint`].
+    pub fn check_change(&self, ch: &PlanChange, entities: &[String]) -> Result<(), Vec<String>> {
+        let mut v = Validator {
+            model: self,
+            schema: None,
+            problems: Vec::new(),
+        };
+        v.change("proposed change", ch, entities);
+        v.into_result()
+    }
+}
+
 struct Validator<'m> {
     model: &'m SemanticModel,
     schema: Option<&'m SchemaInfo>,
@@ -95,6 +122,14 @@ fn did_you_mean<'a>(wrong: &str, candidates: impl Iterator<Item = &'a str>) -> S
 }
 
 impl<'m> Validator<'m> {
+    fn into_result(self) -> Result<(), Vec<String>> {
+        if self.problems.is_empty() {
+            Ok(())
+        } else {
+            Err(self.problems.into_iter().map(|p| p.message).collect())
+        }
+    }
+
     fn problem(&mut self, entry: &str, message: impl Into<String>) {
         self.problems.push(Problem {
             entry: entry.to_owned(),

@@ -20,6 +20,8 @@ pub const ENDPOINTS: &[(&str, &str)] = &[
     ("get", "/api/v1/preferences"),
     ("delete", "/api/v1/preferences/{id}"),
     ("get", "/api/v1/openapi.json"),
+    ("get", "/api/v1/admin/language-model"),
+    ("put", "/api/v1/admin/language-model"),
 ];
 
 fn string() -> Value {
@@ -168,7 +170,7 @@ pub fn schemas() -> Map<String, Value> {
                 ("assumed", string()),
                 (
                     "source",
-                    enumeration(&["default", "saved_definition", "low_confidence"]),
+                    enumeration(&["default", "saved_definition", "low_confidence", "language_model"]),
                 ),
                 ("options", array(r("Choice"))),
             ],
@@ -342,6 +344,18 @@ pub fn schemas() -> Map<String, Value> {
         ),
     );
     add(
+        "LanguageModelSwitch",
+        object(
+            "The optional language model (F24): whether one is configured, and the administrators' runtime switch (all replicas).",
+            &[("enabled", boolean())],
+            &[
+                ("configured", boolean()),
+                ("model", string()),
+                ("endpoint", string()),
+            ],
+        ),
+    );
+    add(
         "Settings",
         object(
             "How Clarion treats ambiguous questions for this user.",
@@ -451,6 +465,13 @@ pub fn document() -> Value {
         json!({
             "get": op("Your settings", None, &[("200", reply("Settings", r("Settings")))], &["401"]),
             "put": op("Change your settings", Some("Settings"), &[("200", reply("Saved settings", r("Settings")))], &["400", "401", "413"]),
+        }),
+    );
+    paths.insert(
+        "/api/v1/admin/language-model".into(),
+        json!({
+            "get": op("The language model's switch (administrators)", None, &[("200", reply("Switch", r("LanguageModelSwitch")))], &["401", "403"]),
+            "put": op("Switch the language model on or off for every replica (administrators)", Some("LanguageModelSwitch"), &[("200", reply("Switch", r("LanguageModelSwitch")))], &["400", "401", "403", "413"]),
         }),
     );
     paths.insert(
