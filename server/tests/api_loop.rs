@@ -1136,3 +1136,33 @@ async fn housekeeping_deletes_closed_rounds_after_the_retention_and_threads_only
     })
     .await;
 }
+
+#[tokio::test]
+async fn the_history_limit_is_checked_as_documented() {
+    each_backend(test_config(), async |api| {
+        for bad in ["abc", "0", "501", "-1", "1e3", "9999999999999999999999"] {
+            let r = api
+                .call(
+                    &api.alice,
+                    Method::GET,
+                    &format!("/api/v1/history?limit={bad}"),
+                    None,
+                )
+                .await;
+            assert_eq!(r.status, StatusCode::BAD_REQUEST, "{bad}: {}", r.body);
+            assert_eq!(r.body["code"], "bad_limit", "{bad}");
+        }
+        for ok in ["1", "500", ""] {
+            let r = api
+                .call(
+                    &api.alice,
+                    Method::GET,
+                    &format!("/api/v1/history?limit={ok}"),
+                    None,
+                )
+                .await;
+            assert_eq!(r.status, StatusCode::OK, "{ok}: {}", r.body);
+        }
+    })
+    .await;
+}

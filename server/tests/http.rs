@@ -290,3 +290,27 @@ async fn a_refused_sign_in_page_carries_the_nonce_of_its_own_header() {
     assert!(body.contains(&format!("nonce=\"{nonce}\"")), "{body}");
     t.cleanup().await;
 }
+
+#[tokio::test]
+async fn a_trailing_slash_redirects_to_the_page_and_never_renders_for_a_signed_out_visitor() {
+    let t = common::TestDb::sqlite().await;
+    let store = Store::new(t.db.clone());
+    let config = Config::from_lookup(|k| (k == "DATABASE_URL").then(|| t.url.clone())).unwrap();
+    let app = server::http::router(AppState::new(server::serve::leptos_options(&config), store));
+    for (path, location) in [
+        ("/settings/", "/settings"),
+        ("/history/?x=1", "/history?x=1"),
+        ("/settings//", "/settings"),
+        ("//evil.example/", "/"),
+    ] {
+        let (status, h, body) = send_full(&app, get(path)).await;
+        assert_eq!(status, StatusCode::PERMANENT_REDIRECT, "{path}");
+        assert_eq!(h[header::LOCATION], location, "{path}");
+        assert!(!body.contains("<nav"), "{path}: no page shell");
+    }
+    // Followed, the page itself sends a signed-out visitor to sign in.
+    let (status, h, _) = send_full(&app, get("/settings")).await;
+    assert_eq!(status, StatusCode::SEE_OTHER);
+    assert!(h[header::LOCATION].to_str().unwrap().starts_with("/login"));
+    t.cleanup().await;
+}

@@ -189,21 +189,37 @@ async fn thread(
     Ok(Json(state.orchestrator.thread(user.id, &id).await?).into_response())
 }
 
-/// `?limit=` for the history.
-#[derive(Debug, Deserialize)]
-struct Limit {
-    limit: Option<i64>,
-}
-
+/// `GET /api/v1/history?limit=N`: 1 to 500 (default 50); anything else is a JSON 400.
 #[tracing::instrument(skip_all)]
 async fn history(
     State(state): State<AppState>,
     CurrentUser(user): CurrentUser,
-    Query(q): Query<Limit>,
+    query: Result<Query<std::collections::HashMap<String, String>>, axum::extract::rejection::QueryRejection>,
 ) -> Result<Response, ApiError> {
-    let items = state.orchestrator.history(user.id, q.limit.unwrap_or(50)).await?;
+    let bad = || {
+        ApiError::new(
+            StatusCode::BAD_REQUEST,
+            "bad_limit",
+            format!("limit must be a whole number from 1 to {HISTORY_MAX}."),
+        )
+    };
+    let Ok(Query(q)) = query else {
+        return Err(bad());
+    };
+    let limit = match q.get("limit").map(|v| v.trim()) {
+        None | Some("") => 50,
+        Some(v) => v
+            .parse::<i64>()
+            .ok()
+            .filter(|n| (1..=HISTORY_MAX).contains(n))
+            .ok_or_else(bad)?,
+    };
+    let items = state.orchestrator.history(user.id, limit).await?;
     Ok(Json(items).into_response())
 }
+
+/// Most history entries one request returns (the documented maximum).
+const HISTORY_MAX: i64 = 500;
 
 /// The rows of a stored answer, computed again now (records nothing).
 #[tracing::instrument(skip_all)]

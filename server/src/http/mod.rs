@@ -64,6 +64,7 @@ pub fn router(state: AppState) -> Router {
             app::shell,
         ))
         .layer(from_fn(bad_server_fn_input_is_400))
+        .layer(from_fn(no_trailing_slash))
         .layer(from_fn_with_state(state.auth.clone(), resolve_user))
         .layer(from_fn(refuse_cross_origin))
         .layer(CompressionLayer::new())
@@ -153,6 +154,36 @@ async fn bad_server_fn_input_is_400(
         parts.status = StatusCode::BAD_REQUEST;
     }
     axum::response::Response::from_parts(parts, axum::body::Body::from(bytes))
+}
+
+/// `/settings/` is `/settings`: a page address with a trailing slash is redirected
+/// (308, query kept) before any route or fallback sees it, so it can never render
+/// the page shell around a signed-out visitor or miss the sign-in guard.
+async fn no_trailing_slash(
+    req: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> axum::response::Response {
+    let path = req.uri().path();
+    let is_read = matches!(*req.method(), axum::http::Method::GET | axum::http::Method::HEAD);
+    if is_read && path.len() > 1 && path.ends_with('/') {
+        let trimmed = path.trim_end_matches('/');
+        let target = match req.uri().query() {
+            Some(q) => format!("{}?{q}", if trimmed.is_empty() { "/" } else { trimmed }),
+            None => (if trimmed.is_empty() { "/" } else { trimmed }).to_string(),
+        };
+        // `//evil.example/` must not become a redirect to another site
+        let target = if target.starts_with("//") {
+            "/".to_string()
+        } else {
+            target
+        };
+        let mut res = StatusCode::PERMANENT_REDIRECT.into_response();
+        if let Ok(v) = axum::http::HeaderValue::from_str(&target) {
+            res.headers_mut().insert(axum::http::header::LOCATION, v);
+        }
+        return res;
+    }
+    next.run(req).await
 }
 
 /// Liveness and readiness: 200 when the database answers, 503 otherwise.

@@ -73,7 +73,12 @@ pub fn schemas() -> Map<String, Value> {
         "AskRequest",
         object(
             "A question, optionally in an existing thread.",
-            &[("question", string())],
+            &[(
+                "question",
+                // what the server accepts: 1 to 1000 characters, at least one of them
+                // neither a space nor a control character
+                json!({"type": "string", "minLength": 1, "maxLength": crate::engine::MAX_QUESTION_CHARS, "pattern": "[^\\s\\u0000-\\u001f\\u007f]"}),
+            )],
             &[("thread_id", string()), ("interactive", boolean())],
         ),
     );
