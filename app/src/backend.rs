@@ -107,6 +107,17 @@ pub trait Backend: Send + Sync + 'static {
     async fn preferences(&self, user: &AuthUser) -> Result<Vec<PreferenceItem>, BackendError>;
     /// Forgets one remembered choice.
     async fn delete_preference(&self, user: &AuthUser, id: i64) -> Result<(), BackendError>;
+    /// The user's API tokens, newest first.
+    async fn api_tokens(&self, user: &AuthUser) -> Result<Vec<crate::protocol::ApiTokenItem>, BackendError>;
+    /// Creates an API token for the user (valid `expires_in_days`, or until revoked).
+    async fn create_api_token(
+        &self,
+        user: &AuthUser,
+        name: String,
+        expires_in_days: Option<u32>,
+    ) -> Result<crate::protocol::CreatedApiToken, BackendError>;
+    /// Revokes one of the user's API tokens (`NotFound` for anyone else's).
+    async fn revoke_api_token(&self, user: &AuthUser, id: i64) -> Result<(), BackendError>;
 
     // ---- account and administration ----
     /// Changes the user's own password after checking the current one (a wrong

@@ -689,6 +689,33 @@ pub struct HistoryItem {
     pub created_at: String,
 }
 
+/// One of the user's API tokens, as listed in Settings (never the secret).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ApiTokenItem {
+    /// Id (to revoke it).
+    pub id: i64,
+    /// What it is for ("nightly export").
+    pub name: String,
+    /// The first characters of the secret, to tell tokens apart.
+    pub prefix: String,
+    /// When it was created (RFC 3339).
+    pub created_at: String,
+    /// When it stops working (RFC 3339); absent: until revoked or the password changes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expires_at: Option<String>,
+    /// When it was last used (RFC 3339), if ever.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_used_at: Option<String>,
+}
+
+/// A token just created: its listing and the secret, shown this once.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CreatedApiToken {
+    pub token: ApiTokenItem,
+    /// The bearer secret; not stored, never shown again.
+    pub secret: String,
+}
+
 /// One learned preference (F12, F13).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PreferenceItem {

@@ -214,6 +214,48 @@ pub async fn delete_preference(id: i64) -> Result<(), ServerFnError> {
         .map_err(ssr::to_sfe)
 }
 
+/// The signed-in user's API tokens (names, prefixes, dates; never a secret).
+#[server(endpoint = "api_tokens", output = Reply)]
+pub async fn get_api_tokens() -> Result<Vec<crate::protocol::ApiTokenItem>, ServerFnError> {
+    let user = ssr::require_user()?;
+    ssr::backend()?.api_tokens(&user).await.map_err(ssr::to_sfe)
+}
+
+/// Creates an API token for the signed-in user; the secret is returned once.
+#[server(endpoint = "create_api_token", output = Reply)]
+pub async fn create_api_token(
+    name: String,
+    expires_in_days: Option<u32>,
+) -> Result<crate::protocol::CreatedApiToken, ServerFnError> {
+    use crate::backend::BackendError;
+    let user = ssr::require_user()?;
+    let name = name.trim().to_string();
+    if name.is_empty() || name.chars().count() > 60 {
+        return Err(ssr::to_sfe(BackendError::BadInput(
+            "Give the token a name of 1 to 60 characters, e.g. “nightly export”.".into(),
+        )));
+    }
+    if expires_in_days.is_some_and(|d| !(1..=3650).contains(&d)) {
+        return Err(ssr::to_sfe(BackendError::BadInput(
+            "A token lasts 1 to 3650 days, or until revoked.".into(),
+        )));
+    }
+    ssr::backend()?
+        .create_api_token(&user, name, expires_in_days)
+        .await
+        .map_err(ssr::to_sfe)
+}
+
+/// Revokes one of the signed-in user's API tokens.
+#[server(endpoint = "revoke_api_token", output = Reply)]
+pub async fn revoke_api_token(id: i64) -> Result<(), ServerFnError> {
+    let user = ssr::require_user()?;
+    ssr::backend()?
+        .revoke_api_token(&user, id)
+        .await
+        .map_err(ssr::to_sfe)
+}
+
 // ---- account and administration ------------------------------------------------------
 
 /// Shortest new password accepted.

@@ -113,6 +113,39 @@ test.describe('Settings: clarifications, remembered choices, account', () => {
     expect(problems).toEqual([]);
   });
 
+  test('API tokens: created with its secret shown once, used as a bearer token, then revoked', async ({ page, playwright }) => {
+    const user = createUser('tok', 'Toni Token', 'token-password-1');
+    await login(page, user, 'token-password-1', '/settings');
+    await hydrated(page);
+    await expect(page.getByTestId('tokens-empty')).toBeVisible();
+    await page.getByLabel('Name', { exact: true }).fill('nightly export');
+    await page.getByLabel('Valid for').selectOption('30');
+    await page.getByRole('button', { name: 'Create token' }).click();
+    const secretBox = page.getByTestId('token-secret');
+    await expect(secretBox).toContainText('Copy it now');
+    const secret = (await secretBox.locator('code').first().innerText()).trim();
+    expect(secret).toMatch(/^clarion_/);
+    await expect(page.getByTestId('token')).toHaveCount(1);
+    await expect(page.getByTestId('token')).toContainText(/nightly export.*expires \d{4}-\d{2}-\d{2}/);
+    await shot(page, 'settings-token-created');
+
+    // The secret works for the JSON API, outside the browser session.
+    const api = await playwright.request.newContext({ baseURL: page.url().replace(/\/settings.*$/, '') });
+    const ok = await api.get('/api/v1/settings', { headers: { Authorization: `Bearer ${secret}` } });
+    expect(ok.status()).toBe(200);
+
+    // After a reload it is listed, never its secret; revoking ends it.
+    await page.reload();
+    await hydrated(page);
+    await expect(page.getByTestId('token-secret')).toHaveCount(0);
+    expect(await page.content()).not.toContain(secret);
+    await page.getByRole('button', { name: 'Revoke “nightly export”' }).click();
+    await expect(page.getByTestId('tokens-empty')).toBeVisible();
+    const gone = await api.get('/api/v1/settings', { headers: { Authorization: `Bearer ${secret}` } });
+    expect(gone.status()).toBe(401);
+    await api.dispose();
+  });
+
   test('change password: a wrong current one is an inline error; the new one signs in', async ({ page }) => {
     const user = createUser('pw', 'Pat Password', 'first-password-1');
     await login(page, user, 'first-password-1', '/settings');

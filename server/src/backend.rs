@@ -149,6 +149,42 @@ impl Backend for ServerBackend {
             .map_err(from_orchestrator)
     }
 
+    async fn api_tokens(&self, user: &AuthUser) -> Result<Vec<app::protocol::ApiTokenItem>, BackendError> {
+        let tokens = self.store.api_tokens(user.id).await.map_err(internal)?;
+        Ok(tokens.into_iter().map(token_item).collect())
+    }
+
+    async fn create_api_token(
+        &self,
+        user: &AuthUser,
+        name: String,
+        expires_in_days: Option<u32>,
+    ) -> Result<app::protocol::CreatedApiToken, BackendError> {
+        let now = chrono::Utc::now();
+        let expires = expires_in_days.map(|d| now + chrono::Duration::days(i64::from(d)));
+        let (token, secret) = self
+            .auth
+            .create_api_token(user.id, &name, now, expires)
+            .await
+            .map_err(internal)?;
+        tracing::info!(user_id = user.id, token_id = token.id, "API token created");
+        Ok(app::protocol::CreatedApiToken {
+            token: token_item(token),
+            secret,
+        })
+    }
+
+    async fn revoke_api_token(&self, user: &AuthUser, id: i64) -> Result<(), BackendError> {
+        match self.store.revoke_api_token(user.id, id).await {
+            Ok(()) => {
+                tracing::info!(user_id = user.id, token_id = id, "API token revoked");
+                Ok(())
+            }
+            Err(StoreError::NotFound) => Err(BackendError::NotFound),
+            Err(e) => Err(internal(e)),
+        }
+    }
+
     async fn change_password(
         &self,
         user: &AuthUser,
@@ -192,6 +228,18 @@ impl Backend for ServerBackend {
             crate::semantic::SemanticModel::wound_care_shared(),
             &counts,
         ))
+    }
+}
+
+/// A stored token as Settings lists it.
+fn token_item(t: crate::store::ApiToken) -> app::protocol::ApiTokenItem {
+    app::protocol::ApiTokenItem {
+        id: t.id,
+        name: t.name,
+        prefix: t.prefix,
+        created_at: t.created_at.to_rfc3339(),
+        expires_at: t.expires_at.map(|d| d.to_rfc3339()),
+        last_used_at: t.last_used_at.map(|d| d.to_rfc3339()),
     }
 }
 

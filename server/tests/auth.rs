@@ -1064,3 +1064,67 @@ async fn the_user_command_adds_lists_resets_and_issues_tokens() {
     assert!(listed.contains("export") && !listed.contains(&secret), "{listed}");
     t.cleanup().await;
 }
+
+#[tokio::test]
+async fn a_user_lists_creates_and_revokes_only_their_own_api_tokens_from_settings() {
+    for t in common::all_backends().await {
+        let b = t.db.backend();
+        let app = app_for(&t).await;
+        let store = Store::new(t.db.clone());
+        store
+            .ensure_user("other", "Other", Role::Clinician, "other-password-1")
+            .await
+            .unwrap();
+        let demo = sign_in(&app, "demo", PASSWORD).await;
+        let other = sign_in(&app, "other", "other-password-1").await;
+        let created = send(
+            &app,
+            server_fn(
+                "/api/create_api_token",
+                "name=nightly+export&expires_in_days=30",
+                Some(&demo),
+            ),
+        )
+        .await;
+        assert_eq!(created.status, StatusCode::OK, "{b:?}: {}", created.body);
+        let c: serde_json::Value = serde_json::from_str(&created.body).unwrap();
+        let secret = c["secret"].as_str().unwrap().to_string();
+        let id = c["token"]["id"].as_i64().unwrap();
+        assert!(c["token"]["expires_at"].is_string());
+        // The secret works as a bearer token, and the listing never shows it.
+        let mut req = server_fn("/api/get_settings", "", None);
+        req.headers_mut()
+            .insert(header::AUTHORIZATION, format!("Bearer {secret}").parse().unwrap());
+        assert_eq!(send(&app, req).await.status, StatusCode::OK, "{b:?}");
+        let listed = send(&app, server_fn("/api/api_tokens", "", Some(&demo))).await;
+        assert!(
+            listed.body.contains("nightly export") && !listed.body.contains(&secret),
+            "{}",
+            listed.body
+        );
+        // Someone else cannot see or revoke it.
+        let theirs = send(&app, server_fn("/api/api_tokens", "", Some(&other))).await;
+        assert_eq!(theirs.body, "[]", "{b:?}");
+        let r = send(
+            &app,
+            server_fn("/api/revoke_api_token", &format!("id={id}"), Some(&other)),
+        )
+        .await;
+        assert_eq!(r.status, StatusCode::NOT_FOUND, "{b:?}");
+        // Bad input is a 400 that says why.
+        let r = send(&app, server_fn("/api/create_api_token", "name=+", Some(&demo))).await;
+        assert_eq!(r.status, StatusCode::BAD_REQUEST, "{}", r.body);
+        // The owner revokes it: the secret stops working.
+        let r = send(
+            &app,
+            server_fn("/api/revoke_api_token", &format!("id={id}"), Some(&demo)),
+        )
+        .await;
+        assert_eq!(r.status, StatusCode::OK, "{b:?}: {}", r.body);
+        let mut req = server_fn("/api/get_settings", "", None);
+        req.headers_mut()
+            .insert(header::AUTHORIZATION, format!("Bearer {secret}").parse().unwrap());
+        assert_eq!(send(&app, req).await.status, StatusCode::UNAUTHORIZED, "{b:?}");
+        t.cleanup().await;
+    }
+}

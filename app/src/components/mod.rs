@@ -5,4 +5,5 @@ pub mod chart;
 pub mod clarify;
 pub mod layout;
 pub mod results;
+pub mod tokens;
 pub mod ui;

@@ -1,10 +1,13 @@
 //! Settings: how Clarion treats ambiguous questions for this clinician (F13),
-//! the choices it remembered (F12), and the account (password, sign out).
+//! the choices it remembered (F12), the user's API tokens, and the account
+//! (password, sign out).
 
+use crate::components::tokens::ApiTokens;
 use crate::components::ui::{Card, PageHeader, error_text, submitted};
 use crate::protocol::{PreferenceItem, Sensitivity};
 use crate::server_fns::{
-    ChangePassword, MIN_PASSWORD_CHARS, SaveSettings, delete_preference, get_preferences, get_settings,
+    ChangePassword, MIN_PASSWORD_CHARS, SaveSettings, delete_preference, get_api_tokens, get_preferences,
+    get_settings,
 };
 use leptos::prelude::*;
 use leptos::server_fn::ServerFn;
@@ -21,6 +24,10 @@ pub fn SettingsPage() -> impl IntoView {
     let prefs = Resource::new_blocking(
         || (),
         |_| async { get_preferences().await.map_err(|e| error_text(&e)) },
+    );
+    let tokens = Resource::new_blocking(
+        || (),
+        |_| async { get_api_tokens().await.map_err(|e| error_text(&e)) },
     );
     view! {
         <Title text="Settings" />
@@ -49,6 +56,17 @@ pub fn SettingsPage() -> impl IntoView {
                         {move || Suspend::new(async move {
                             let items = prefs.await;
                             view! { <RememberedChoices items /> }
+                        })}
+                    </Suspense>
+                </Card>
+                <Card
+                    title="API tokens"
+                    description="Tokens let a script or another system use Clarion's JSON API as you. Each can be revoked here at any time."
+                >
+                    <Suspense fallback=|| view! { <div class="h-24 animate-pulse rounded-lg bg-slate-100"></div> }>
+                        {move || Suspend::new(async move {
+                            let items = tokens.await;
+                            view! { <ApiTokens items /> }
                         })}
                     </Suspense>
                 </Card>
