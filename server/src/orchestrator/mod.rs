@@ -279,6 +279,43 @@ impl Orchestrator {
         }
     }
 
+    /// A new thread titled by its first question.
+    async fn new_thread(
+        &self,
+        user_id: i64,
+        question: &str,
+        now: DateTime<Utc>,
+    ) -> Result<ThreadId, OrchestratorError> {
+        let title: String = question.chars().take(120).collect();
+        Ok(self.inner.store.create_thread(user_id, &title, now).await?.id)
+    }
+
+    /// Appends what the user said (a question, a round's answers) to a thread.
+    async fn post_user_message(
+        &self,
+        user_id: i64,
+        thread_id: &ThreadId,
+        body: &str,
+        payload: &Payload,
+        now: DateTime<Utc>,
+    ) -> Result<(), OrchestratorError> {
+        let payload = serde_json::to_string(payload).map_err(OrchestratorError::internal)?;
+        self.inner
+            .store
+            .append_message(
+                user_id,
+                thread_id,
+                NewMessage {
+                    role: MessageRole::User,
+                    body,
+                    payload_json: Some(&payload),
+                },
+                now,
+            )
+            .await?;
+        Ok(())
+    }
+
     /// A slot for one of `user_id`'s questions, held while it runs: a user with
     /// `user_concurrent_queries` questions running is told to wait (429) rather
     /// than queueing more work on the database.
@@ -376,26 +413,12 @@ impl Orchestrator {
                 let context = self.thread_context(user_id, &id).await?;
                 (id, context)
             }
-            None => {
-                let title: String = question.chars().take(120).collect();
-                (
-                    store.create_thread(user_id, &title, now).await?.id,
-                    ConversationContext::empty(),
-                )
-            }
+            None => (
+                self.new_thread(user_id, question, now).await?,
+                ConversationContext::empty(),
+            ),
         };
-        let payload = serde_json::to_string(&Payload::Question).map_err(OrchestratorError::internal)?;
-        store
-            .append_message(
-                user_id,
-                &thread_id,
-                NewMessage {
-                    role: MessageRole::User,
-                    body: question,
-                    payload_json: Some(&payload),
-                },
-                now,
-            )
+        self.post_user_message(user_id, &thread_id, question, &Payload::Question, now)
             .await?;
         let new_thread = req.thread_id.is_none().then(|| thread_id.clone());
         let outcome = self
@@ -551,22 +574,16 @@ impl Orchestrator {
         }
 
         let round = store.answer_round(user_id, &id, &stored, now).await?;
-        let payload = serde_json::to_string(&Payload::ClarificationAnswer {
-            clarification_id: id.as_str().to_owned(),
-        })
-        .map_err(OrchestratorError::internal)?;
-        store
-            .append_message(
-                user_id,
-                &round.thread_id,
-                NewMessage {
-                    role: MessageRole::User,
-                    body: &labels.join("; "),
-                    payload_json: Some(&payload),
-                },
-                now,
-            )
-            .await?;
+        self.post_user_message(
+            user_id,
+            &round.thread_id,
+            &labels.join("; "),
+            &Payload::ClarificationAnswer {
+                clarification_id: id.as_str().to_owned(),
+            },
+            now,
+        )
+        .await?;
         // The round is closed only together with an answer: when the answer cannot be
         // computed (a timeout, a database fault), it is reopened, so the clinician can
         // try again instead of meeting "already answered".
@@ -770,20 +787,8 @@ impl Orchestrator {
         let entry = store.history_entry(user_id, &hid).await?;
         let resume: HistoryResume = serde_json::from_str(&entry.clarifications_json).unwrap_or_default();
         let now = Utc::now();
-        let title: String = entry.question.chars().take(120).collect();
-        let thread_id = store.create_thread(user_id, &title, now).await?.id;
-        let payload = serde_json::to_string(&Payload::Question).map_err(OrchestratorError::internal)?;
-        store
-            .append_message(
-                user_id,
-                &thread_id,
-                NewMessage {
-                    role: MessageRole::User,
-                    body: &entry.question,
-                    payload_json: Some(&payload),
-                },
-                now,
-            )
+        let thread_id = self.new_thread(user_id, &entry.question, now).await?;
+        self.post_user_message(user_id, &thread_id, &entry.question, &Payload::Question, now)
             .await?;
         let outcome = self
             .run(Job {
