@@ -3438,3 +3438,121 @@ fn rankings_by_a_number_of_records_count_them_per_group() {
     );
     assert!(u.questions().next().is_none(), "{:?}", ids(&u));
 }
+
+#[test]
+fn rankings_by_a_record_count_said_any_way_group_the_ranked_values() {
+    // "by <record> count", "by # of <records>", "by <records> count" rank the values (or
+    // the records) named after the cue by how many records each has — never one count
+    for (q, dim, entity, n) in [
+        ("top 5 etiologies by wound count", "wounds.etiology", "wounds", 5),
+        (
+            "top 2 body sites of skin tears by # of wounds",
+            "wounds.location",
+            "wounds",
+            2,
+        ),
+        (
+            "bottom 3 disciplines by assessment count",
+            "clinicians.discipline",
+            "assessments",
+            3,
+        ),
+        ("top 4 clinics by # of patients", "clinics.name", "patients", 4),
+        (
+            "top 6 clinicians by assessments count",
+            "clinicians.name",
+            "assessments",
+            6,
+        ),
+        (
+            "top 3 wound locations among VLUs by count of wounds",
+            "wounds.location",
+            "wounds",
+            3,
+        ),
+    ] {
+        let u = ask(q);
+        let p = plan(&u);
+        assert_eq!(p.intent, Intent::Rank, "{q}");
+        assert_eq!(p.entity, entity, "{q}");
+        assert_eq!(
+            p.dimensions,
+            [Dimension::Attribute {
+                attribute: dim.into()
+            }],
+            "{q}"
+        );
+        assert_eq!(p.metrics.first().map(|m| m.agg), Some(MeasureAgg::Count), "{q}");
+        assert_eq!(p.limit, Some(n), "{q}");
+        assert!(u.questions().next().is_none(), "{q}: {:?}", ids(&u));
+    }
+    // a column word ("locations") groups by its default attribute, its question kept
+    let u = ask("top 2 locations of pressure injuries by wound count");
+    let p = plan(&u);
+    assert_eq!(p.intent, Intent::Rank);
+    assert_eq!(
+        p.dimensions,
+        [Dimension::Attribute {
+            attribute: "wounds.location".into()
+        }]
+    );
+    assert_eq!(p.limit, Some(2));
+}
+
+#[test]
+fn a_qualifier_before_a_yes_no_attribute_modifies_that_attribute() {
+    // "current smokers": the smoking status as recorded, not open wounds
+    for q in [
+        "how many current smokers have a pressure injury",
+        "currently smoking pts with a burn",
+    ] {
+        let u = ask(q);
+        let p = plan(&u);
+        assert_eq!(p.entity, "patients", "{q}");
+        assert!(has_filter(p, "patients.smoker"), "{q}");
+        assert!(!has_filter(p, "wounds.status"), "{q}: {:?}", p.filters);
+        assert!(u.questions().next().is_none(), "{q}: {:?}", ids(&u));
+        assert!(!u.assumptions.is_empty(), "{q}: the reading is said");
+    }
+    // a time word for it ("recent smokers") is not understood: asked, not applied
+    let u = ask("recent smokers");
+    assert!(ids(&u).iter().any(|i| i.starts_with("unknown:")), "{:?}", ids(&u));
+    // "current wounds" is still the status term
+    let u = ask("current wounds of smokers");
+    assert!(has_filter(plan(&u), "wounds.status"));
+}
+
+#[test]
+fn person_nouns_for_a_condition_are_the_patients_with_it() {
+    // "diabetics" are patients with diabetes, not diabetic foot ulcers
+    for (q, intent) in [
+        ("number of diabetics", Intent::Count),
+        ("how many diabetics are bedbound", Intent::Count),
+        ("diabetics by sex", Intent::GroupBy),
+    ] {
+        let u = ask(q);
+        let p = plan(&u);
+        assert_eq!(p.intent, intent, "{q}");
+        assert_eq!(p.entity, "patients", "{q}");
+        assert!(has_filter(p, "patients.diabetes"), "{q}");
+        assert!(!has_filter(p, "wounds.etiology"), "{q}");
+        assert!(u.questions().next().is_none(), "{q}: {:?}", ids(&u));
+    }
+    // said first, the person noun is the subject; a later count of other records is a
+    // condition on them
+    for q in [
+        "how many smokers have open wounds",
+        "list diabetics with open wounds",
+        "how many diabetics have no open wounds",
+    ] {
+        let u = ask(q);
+        let p = plan(&u);
+        assert_eq!(p.entity, "patients", "{q}");
+        assert!(has_filter(p, "wounds.status"), "{q}");
+        assert!(p.metrics.iter().all(|m| m.condition.is_none()), "{q}");
+    }
+    // after the records, it qualifies them
+    let p = plan(&ask("open wounds of diabetics")).clone();
+    assert_eq!(p.entity, "wounds");
+    assert!(has_filter(&p, "patients.diabetes"));
+}
