@@ -3556,3 +3556,52 @@ fn person_nouns_for_a_condition_are_the_patients_with_it() {
     assert_eq!(p.entity, "wounds");
     assert!(has_filter(&p, "patients.diabetes"));
 }
+
+#[test]
+fn birth_decades_open_years_and_ages_turned_are_birth_date_ranges() {
+    // today is 2025-11-20 in these tests
+    for (q, start, end) in [
+        (
+            "how many pts born in the 1940s have a DFU",
+            "1940-01-01",
+            "1950-01-01",
+        ),
+        ("patients born in the 70s", "1970-01-01", "1980-01-01"),
+        ("pts born 1985 or later", "1985-01-01", "2025-11-21"),
+        ("patients born from 1990 onwards", "1990-01-01", "2025-11-21"),
+        ("pts born 1938 or earlier", "1900-01-01", "1939-01-01"),
+        ("patients turning 60 this year", "1965-01-01", "1966-01-01"),
+        ("pts who turn 75 next year", "1951-01-01", "1952-01-01"),
+    ] {
+        let u = ask(q);
+        let p = plan(&u);
+        let t = p.time_range.as_ref().unwrap_or_else(|| panic!("{q}: no range"));
+        assert_eq!(t.attribute, "patients.birth_date", "{q}");
+        assert_eq!((t.start, t.end), (d(start), d(end)), "{q}");
+        assert!(u.questions().next().is_none(), "{q}: {:?}", ids(&u));
+    }
+    // an age decade is not a birth decade
+    let u = ask("patients in their 60s");
+    assert!(plan(&u).time_range.is_none() || u.questions().next().is_some());
+    // beside another period, the birth period is a condition and the other keeps its date
+    for q in [
+        "wounds in 2024 of pts born in the 1940s",
+        "how many wounds with onset in 2023 belong to pts born 1975 or later",
+        "wounds healed in 2025 of patients turning 80 this year",
+    ] {
+        let u = ask(q);
+        let p = plan(&u);
+        let t = p.time_range.as_ref().unwrap_or_else(|| panic!("{q}: no range"));
+        let mut dated = vec![t.attribute.clone()];
+        for f in &p.filters {
+            f.visit(&mut |c| {
+                if let Constraint::Between { attribute, .. } = c {
+                    dated.push(attribute.clone());
+                }
+            });
+        }
+        assert!(dated.iter().any(|a| a == "patients.birth_date"), "{q}: {dated:?}");
+        assert!(dated.iter().any(|a| a.starts_with("wounds.")), "{q}: {dated:?}");
+        assert!(u.questions().next().is_none(), "{q}: {:?}", ids(&u));
+    }
+}
