@@ -3605,3 +3605,23 @@ fn birth_decades_open_years_and_ages_turned_are_birth_date_ranges() {
         assert!(u.questions().next().is_none(), "{q}: {:?}", ids(&u));
     }
 }
+
+#[test]
+fn clinical_data_the_records_do_not_hold_is_refused_with_a_reason() {
+    for q in [
+        "pts with an abpi under 0.9 at riverside",
+        "average HbA1c of smokers with a DFU",
+        "how many patients take warfarin",
+        "latest albumin for patients with pressure injuries",
+        "number of pts on anticoagulants by clinic",
+    ] {
+        let u = ask(q);
+        match &u.decision {
+            Decision::Refuse { reason, message } => {
+                assert_eq!(*reason, RefuseReason::OutOfDomain, "{q}");
+                assert!(message.contains("don't hold"), "{q}: {message}");
+            }
+            other => panic!("{q}: {other:?}"),
+        }
+    }
+}
