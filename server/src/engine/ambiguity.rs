@@ -2783,6 +2783,58 @@ pub(crate) fn out_of_domain(
         || has("number")
         || has("count")
         || has("percentage");
+    // clinical data the records do not hold — laboratory values, vascular tests,
+    // medications, prescriptions: a question about them has no answer here, whatever it
+    // asks of them, and is never read as a value of a column the records do hold
+    let not_held = [
+        "abpi",
+        "abi",
+        "hba1c",
+        "a1c",
+        "glucose",
+        "albumin",
+        "haemoglobin",
+        "hemoglobin",
+        "creatinine",
+        "egfr",
+        "crp",
+        "cholesterol",
+        "lab",
+        "labs",
+        "bloods",
+        "doppler",
+        "tcpo2",
+        "medication",
+        "medications",
+        "medicine",
+        "medicines",
+        "drug",
+        "drugs",
+        "prescription",
+        "prescriptions",
+        "prescribed",
+        "warfarin",
+        "insulin",
+        "metformin",
+        "aspirin",
+        "heparin",
+        "apixaban",
+        "rivaroxaban",
+        "anticoagulant",
+        "anticoagulants",
+        "anticoagulated",
+        "statin",
+        "statins",
+        "steroid",
+        "steroids",
+        "prednisolone",
+    ];
+    if words.iter().any(|w| not_held.contains(w)) {
+        return Some((
+            RefuseReason::OutOfDomain,
+            "The records don't hold that: lab results (such as HbA1c or albumin), vascular tests (such as ABPI) and medications are not in the data. I can answer about patients, wounds, assessments, clinics and clinicians as recorded.",
+        ));
+    }
     let definition = matches!(
         (first, second),
         ("define", _) | ("definition", _) | ("meaning", "of")

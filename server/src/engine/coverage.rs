@@ -79,7 +79,7 @@ classed classified known scored rated
 /// ("filter", "latest", "ever", "per", month names, number words …).
 const KNOWN_WORDS: &str = "
 regardless peak chronological chronologically irrespective whatever whichever matter descending ascending desc asc
-using based arithmetic clinically clinical formally officially confirmed took take takes taking work works working worked located treating occur occurs occurred occurring happen happens happened
+belong belongs belonged belonging owned using based arithmetic clinically clinical formally officially confirmed took take takes taking work works working worked located treating occur occurs occurred occurring happen happens happened
 homes home facility facilities centre centres center centers unit units body site sites
 theyre thats theres whos were weve youre its itll
 carry carried carrying out use uses used employ employs employed staff staffed single

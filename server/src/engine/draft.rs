@@ -546,6 +546,14 @@ fn apply_rank(model: &SemanticModel, plan: &mut QueryPlan, r: &Reading, rank: &R
             plan.limit = Some(rank.n.unwrap_or(if one { 1 } else { 10 }));
             plan.intent = Intent::Rank;
         }
+        RankKey::CountPerGroup(counted) => {
+            plan.entity = counted.clone();
+            plan.metrics = vec![count_metric(model, counted)];
+            plan.columns.clear();
+            plan.order = rank_order(rank.order);
+            plan.limit = Some(rank.n.unwrap_or(10));
+            plan.intent = Intent::Rank;
+        }
         RankKey::CountOf(e2) => {
             let subject = rank
                 .subject

@@ -297,6 +297,10 @@ pub fn describe_range(start: NaiveDate, end: NaiveDate, today: NaiveDate) -> Str
     if start.ordinal() == 1 && end.ordinal() == 1 && end.year() == start.year() + 1 {
         return format!("in {}", start.year());
     }
+    if start.ordinal() == 1 && end.ordinal() == 1 && end.year() == start.year() + 10 && start.year() % 10 == 0
+    {
+        return format!("in the {}s", start.year());
+    }
     if start.day() == 1 && end.day() == 1 {
         let months = (end.year() - start.year()) * 12 + end.month() as i32 - start.month() as i32;
         if months == 1 {
@@ -311,7 +315,7 @@ pub fn describe_range(start: NaiveDate, end: NaiveDate, today: NaiveDate) -> Str
         if start.year() <= 1900 {
             return "at any time".into();
         }
-        if start.day() == 1 && today.day() != 1 {
+        if start.day() == 1 && (today.day() != 1 || days > 366) {
             return format!("since {}", start.format("%-d %B %Y"));
         }
         if days % 7 == 0 && days / 7 <= 12 && days >= 7 {

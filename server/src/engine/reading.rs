@@ -190,6 +190,10 @@ pub(crate) enum RankKey {
     /// How many rows of `counted` each value of `attribute` has ("the most common
     /// etiology", "which discipline recorded the most assessments").
     CountBy { attribute: String, counted: String },
+    /// How many rows of the entity each group of the question's groupings has ("top 4
+    /// locations by wound count": which attribute "locations" is stays the word's own
+    /// question).
+    CountPerGroup(String),
 }
 
 /// A ranking, read.

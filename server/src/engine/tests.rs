@@ -3438,3 +3438,190 @@ fn rankings_by_a_number_of_records_count_them_per_group() {
     );
     assert!(u.questions().next().is_none(), "{:?}", ids(&u));
 }
+
+#[test]
+fn rankings_by_a_record_count_said_any_way_group_the_ranked_values() {
+    // "by <record> count", "by # of <records>", "by <records> count" rank the values (or
+    // the records) named after the cue by how many records each has — never one count
+    for (q, dim, entity, n) in [
+        ("top 5 etiologies by wound count", "wounds.etiology", "wounds", 5),
+        (
+            "top 2 body sites of skin tears by # of wounds",
+            "wounds.location",
+            "wounds",
+            2,
+        ),
+        (
+            "bottom 3 disciplines by assessment count",
+            "clinicians.discipline",
+            "assessments",
+            3,
+        ),
+        ("top 4 clinics by # of patients", "clinics.name", "patients", 4),
+        (
+            "top 6 clinicians by assessments count",
+            "clinicians.name",
+            "assessments",
+            6,
+        ),
+        (
+            "top 3 wound locations among VLUs by count of wounds",
+            "wounds.location",
+            "wounds",
+            3,
+        ),
+    ] {
+        let u = ask(q);
+        let p = plan(&u);
+        assert_eq!(p.intent, Intent::Rank, "{q}");
+        assert_eq!(p.entity, entity, "{q}");
+        assert_eq!(
+            p.dimensions,
+            [Dimension::Attribute {
+                attribute: dim.into()
+            }],
+            "{q}"
+        );
+        assert_eq!(p.metrics.first().map(|m| m.agg), Some(MeasureAgg::Count), "{q}");
+        assert_eq!(p.limit, Some(n), "{q}");
+        assert!(u.questions().next().is_none(), "{q}: {:?}", ids(&u));
+    }
+    // a column word ("locations") groups by its default attribute, its question kept
+    let u = ask("top 2 locations of pressure injuries by wound count");
+    let p = plan(&u);
+    assert_eq!(p.intent, Intent::Rank);
+    assert_eq!(
+        p.dimensions,
+        [Dimension::Attribute {
+            attribute: "wounds.location".into()
+        }]
+    );
+    assert_eq!(p.limit, Some(2));
+}
+
+#[test]
+fn a_qualifier_before_a_yes_no_attribute_modifies_that_attribute() {
+    // "current smokers": the smoking status as recorded, not open wounds
+    for q in [
+        "how many current smokers have a pressure injury",
+        "currently smoking pts with a burn",
+    ] {
+        let u = ask(q);
+        let p = plan(&u);
+        assert_eq!(p.entity, "patients", "{q}");
+        assert!(has_filter(p, "patients.smoker"), "{q}");
+        assert!(!has_filter(p, "wounds.status"), "{q}: {:?}", p.filters);
+        assert!(u.questions().next().is_none(), "{q}: {:?}", ids(&u));
+        assert!(!u.assumptions.is_empty(), "{q}: the reading is said");
+    }
+    // a time word for it ("recent smokers") is not understood: asked, not applied
+    let u = ask("recent smokers");
+    assert!(ids(&u).iter().any(|i| i.starts_with("unknown:")), "{:?}", ids(&u));
+    // "current wounds" is still the status term
+    let u = ask("current wounds of smokers");
+    assert!(has_filter(plan(&u), "wounds.status"));
+}
+
+#[test]
+fn person_nouns_for_a_condition_are_the_patients_with_it() {
+    // "diabetics" are patients with diabetes, not diabetic foot ulcers
+    for (q, intent) in [
+        ("number of diabetics", Intent::Count),
+        ("how many diabetics are bedbound", Intent::Count),
+        ("diabetics by sex", Intent::GroupBy),
+    ] {
+        let u = ask(q);
+        let p = plan(&u);
+        assert_eq!(p.intent, intent, "{q}");
+        assert_eq!(p.entity, "patients", "{q}");
+        assert!(has_filter(p, "patients.diabetes"), "{q}");
+        assert!(!has_filter(p, "wounds.etiology"), "{q}");
+        assert!(u.questions().next().is_none(), "{q}: {:?}", ids(&u));
+    }
+    // said first, the person noun is the subject; a later count of other records is a
+    // condition on them
+    for q in [
+        "how many smokers have open wounds",
+        "list diabetics with open wounds",
+        "how many diabetics have no open wounds",
+    ] {
+        let u = ask(q);
+        let p = plan(&u);
+        assert_eq!(p.entity, "patients", "{q}");
+        assert!(has_filter(p, "wounds.status"), "{q}");
+        assert!(p.metrics.iter().all(|m| m.condition.is_none()), "{q}");
+    }
+    // after the records, it qualifies them
+    let p = plan(&ask("open wounds of diabetics")).clone();
+    assert_eq!(p.entity, "wounds");
+    assert!(has_filter(&p, "patients.diabetes"));
+}
+
+#[test]
+fn birth_decades_open_years_and_ages_turned_are_birth_date_ranges() {
+    // today is 2025-11-20 in these tests
+    for (q, start, end) in [
+        (
+            "how many pts born in the 1940s have a DFU",
+            "1940-01-01",
+            "1950-01-01",
+        ),
+        ("patients born in the 70s", "1970-01-01", "1980-01-01"),
+        ("pts born 1985 or later", "1985-01-01", "2025-11-21"),
+        ("patients born from 1990 onwards", "1990-01-01", "2025-11-21"),
+        ("pts born 1938 or earlier", "1900-01-01", "1939-01-01"),
+        ("patients turning 60 this year", "1965-01-01", "1966-01-01"),
+        ("pts who turn 75 next year", "1951-01-01", "1952-01-01"),
+    ] {
+        let u = ask(q);
+        let p = plan(&u);
+        let t = p.time_range.as_ref().unwrap_or_else(|| panic!("{q}: no range"));
+        assert_eq!(t.attribute, "patients.birth_date", "{q}");
+        assert_eq!((t.start, t.end), (d(start), d(end)), "{q}");
+        assert!(u.questions().next().is_none(), "{q}: {:?}", ids(&u));
+    }
+    // an age decade is not a birth decade
+    let u = ask("patients in their 60s");
+    assert!(plan(&u).time_range.is_none() || u.questions().next().is_some());
+    // beside another period, the birth period is a condition and the other keeps its date
+    for q in [
+        "wounds in 2024 of pts born in the 1940s",
+        "how many wounds with onset in 2023 belong to pts born 1975 or later",
+        "wounds healed in 2025 of patients turning 80 this year",
+    ] {
+        let u = ask(q);
+        let p = plan(&u);
+        let t = p.time_range.as_ref().unwrap_or_else(|| panic!("{q}: no range"));
+        let mut dated = vec![t.attribute.clone()];
+        for f in &p.filters {
+            f.visit(&mut |c| {
+                if let Constraint::Between { attribute, .. } = c {
+                    dated.push(attribute.clone());
+                }
+            });
+        }
+        assert!(dated.iter().any(|a| a == "patients.birth_date"), "{q}: {dated:?}");
+        assert!(dated.iter().any(|a| a.starts_with("wounds.")), "{q}: {dated:?}");
+        assert!(u.questions().next().is_none(), "{q}: {:?}", ids(&u));
+    }
+}
+
+#[test]
+fn clinical_data_the_records_do_not_hold_is_refused_with_a_reason() {
+    for q in [
+        "pts with an abpi under 0.9 at riverside",
+        "average HbA1c of smokers with a DFU",
+        "how many patients take warfarin",
+        "latest albumin for patients with pressure injuries",
+        "number of pts on anticoagulants by clinic",
+    ] {
+        let u = ask(q);
+        match &u.decision {
+            Decision::Refuse { reason, message } => {
+                assert_eq!(*reason, RefuseReason::OutOfDomain, "{q}");
+                assert!(message.contains("don't hold"), "{q}: {message}");
+            }
+            other => panic!("{q}: {other:?}"),
+        }
+    }
+}

@@ -31,6 +31,8 @@ pub struct TimeExpr {
     pub label: String,
     /// "all time", "ever": the expression removes any window.
     pub all_time: bool,
+    /// "turning 70 this year": the range is of birth dates, whatever else is dated.
+    pub birth: bool,
 }
 
 /// A grain for grouping over time ("by month").
@@ -414,6 +416,31 @@ fn date_at(tokens: &[Token], i: usize, today: NaiveDate) -> Option<DatePhrase> {
             }
         });
     }
+    // "the 1950s", "1980's", "the 60s": a decade (two digits: of the 1900s, from the 30s;
+    // never after "their"/"her"/"his", an age: "in their 60s")
+    let s_at = if w(i + 1) == "'" { i + 2 } else { i + 1 };
+    if w(s_at) == "s"
+        && t.kind == TokenKind::Number
+        && !matches!(w(i.wrapping_sub(1)), "their" | "his" | "her" | "aged" | "age")
+    {
+        let decade = match (year_of(t), count_of(t)) {
+            (Some(y), _) if y % 10 == 0 => Some(y),
+            (None, Some(d)) if (30..=90).contains(&d) && d % 10 == 0 && t.text.len() == 2 => {
+                Some(1900 + d as i32)
+            }
+            _ => None,
+        };
+        if let Some(y) = decade {
+            return Some(DatePhrase {
+                start: ymd(y, 1, 1)?,
+                end: ymd(y + 10, 1, 1)?,
+                label: format!("the {y}s"),
+                len: s_at + 1 - i,
+                weak: false,
+                month_only: false,
+            });
+        }
+    }
     if let Some(y) = year_of(t) {
         let (start, end) = year_range(y)?;
         return Some(DatePhrase {
@@ -457,6 +484,7 @@ fn parse_at(tokens: &[Token], i: usize, today: NaiveDate) -> Option<TimeExpr> {
             end,
             label,
             all_time: false,
+            birth: false,
         })
     };
     match w(i) {
@@ -481,6 +509,7 @@ fn parse_at(tokens: &[Token], i: usize, today: NaiveDate) -> Option<TimeExpr> {
                 end: tomorrow,
                 label: "all time".into(),
                 all_time: true,
+                birth: false,
             });
         }
         "year" if w(i + 1) == "to" && w(i + 2) == "date" => {
@@ -570,6 +599,55 @@ fn parse_at(tokens: &[Token], i: usize, today: NaiveDate) -> Option<TimeExpr> {
         }
         return None;
     }
+    // "turning 70 this year", "who turn 80 in 2027": born in that year minus the age
+    if matches!(w(i), "turning" | "turns" | "turn")
+        && let Some(age) = tokens.get(i + 1).and_then(count_of).filter(|a| *a <= 120)
+        && tokens.get(i + 1).and_then(year_of).is_none()
+    {
+        let k = i + 2;
+        let (year, last) = match (w(k), w(k + 1)) {
+            ("this", "year") => (today.year(), k + 2),
+            ("next", "year") => (today.year() + 1, k + 2),
+            ("in" | "during", _) if tokens.get(k + 1).and_then(year_of).is_some() => {
+                (tokens.get(k + 1).and_then(year_of)?, k + 2)
+            }
+            _ => (today.year(), k),
+        };
+        let born = year - age as i32;
+        let (start, end) = year_range(born)?;
+        return Some(TimeExpr {
+            first: i,
+            last,
+            start,
+            end,
+            label: format!("born in {born} (turning {age} in {year})"),
+            all_time: false,
+            birth: true,
+        });
+    }
+    // "from 1980 onwards", "1980 or later", "1945 or earlier": open-ended from a date
+    {
+        let k = if matches!(w(i), "from" | "in") { i + 1 } else { i };
+        if let Some(d) = date_at(tokens, k, today) {
+            let c = k + d.len;
+            let later = matches!(w(c), "onwards" | "onward")
+                || matches!(w(c), "or" | "and")
+                    && matches!(w(c + 1), "later" | "after" | "onwards" | "since" | "newer");
+            let earlier =
+                matches!(w(c), "or" | "and") && matches!(w(c + 1), "earlier" | "before" | "prior" | "older");
+            let last = if matches!(w(c), "onwards" | "onward") {
+                c + 1
+            } else {
+                c + 2
+            };
+            if later {
+                return expr(last, d.start, tomorrow, format!("in {} or later", d.label));
+            }
+            if earlier {
+                return expr(last, beginning(), d.end, format!("in {} or earlier", d.label));
+            }
+        }
+    }
     // since <date>
     if w(i) == "since" {
         let d = date_at(tokens, i + 1, today)?;
@@ -627,11 +705,15 @@ fn parse_at(tokens: &[Token], i: usize, today: NaiveDate) -> Option<TimeExpr> {
         return None;
     }
     // [in|during|for|of|throughout] <date>
-    let k = if matches!(w(i), "in" | "during" | "for" | "of" | "throughout") {
+    let mut k = if matches!(w(i), "in" | "during" | "for" | "of" | "throughout") {
         i + 1
     } else {
         i
     };
+    // "in the 1950s": the article before a decade
+    if w(k) == "the" && date_at(tokens, k + 1, today).is_some_and(|d| d.label.starts_with("the ")) {
+        k += 1;
+    }
     let d = date_at(tokens, k, today)?;
     // "january through june 2026", "march to may": a range without "between"/"from"
     let c = k + d.len;

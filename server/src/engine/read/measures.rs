@@ -14,8 +14,45 @@ use crate::engine::plan_ops::negate;
 pub(super) fn measures(ctx: &Ctx<'_>, st: &mut State) {
     let model = ctx.model;
     let ms = ctx.mentions;
+    // "how many smokers have open wounds", "diabetics with open wounds": a person noun for
+    // a yes/no attribute ("smokers": patients who smoke) said first names the records the
+    // question is about; a later count of other, filtered records is a condition on them
+    let person = ms
+        .iter()
+        .enumerate()
+        .find(|(mi, m)| !st.used[*mi] && person_noun(ctx, m).is_some())
+        .filter(|(_, p)| {
+            !ms.iter()
+                .any(|o| o.last <= p.first && (o.entity().is_some() || o.measure().is_some()))
+        })
+        .and_then(|(_, p)| person_noun(ctx, p).map(|e| (p.first, e)));
     for (mi, m) in ms.iter().enumerate() {
         if st.used[mi] {
+            continue;
+        }
+        if let (Some((first, entity)), Some(mx)) = (&person, m.measure())
+            && m.first > *first
+            && model.measures[mx].agg == MeasureAgg::Count
+            && model.measures[mx].entity != *entity
+            && let Some(f) = &model.measures[mx].filter
+        {
+            st.r.filters.push(Filter {
+                constraint: negate(f.clone(), negated_at(ctx, m.first)),
+                first: m.first,
+                span: m.span,
+            });
+            st.r.pieces.push(piece(
+                ctx,
+                m,
+                PieceKind::Measure,
+                model.measures[mx].name.clone(),
+                None,
+            ));
+            if st.r.entity.is_none() {
+                st.r.entity = Some(entity.clone());
+                st.r.entity_source = EntitySource::Named;
+            }
+            st.used[mi] = true;
             continue;
         }
         // "number of visits", "visit count": count words and a word for what a
@@ -139,6 +176,18 @@ pub(super) fn measures(ctx: &Ctx<'_>, st: &mut State) {
         }
         st.measures = keep;
     }
+}
+
+/// A person noun for a yes/no attribute ("smokers", "diabetics"): one plural word naming
+/// the attribute, read as the attribute's records (the patients). The records' entity.
+pub(super) fn person_noun(ctx: &Ctx<'_>, m: &crate::engine::link::Mention) -> Option<String> {
+    if m.entity().is_some() || m.measure().is_some() || m.phrase.contains(' ') {
+        return None;
+    }
+    crate::engine::tokenize::singular(&m.phrase)?;
+    m.attributes()
+        .find(|&(e, a)| ctx.model.entities[e].attributes[a].ty == crate::semantic::AttributeType::Boolean)
+        .map(|(e, _)| ctx.model.entities[e].name.clone())
 }
 
 /// The first measure is the metric; its entity is the entity.

@@ -1,13 +1,15 @@
 //! Rankings: "top 5 clinics by healing rate", superlatives ("oldest", "largest"), ranking
 //! words from the dictionary ("worst 3 VLUs"), "which etiology has the highest …".
 
-use crate::semantic::{AttributeType, MeasureAgg, SortOrder, TermKind, split_qualified};
+use crate::semantic::{AttributeType, MeasureAgg, PlanChange, SortOrder, TermKind, split_qualified};
+
+use crate::engine::PieceKind;
 
 use crate::engine::intent as cues;
 
-use crate::engine::reading::{Ctx, RankKey, RankSpec};
+use crate::engine::reading::{Ctx, Dim, DimSpec, RankKey, RankSpec};
 
-use super::state::{State, groupable, mention_entity, qualified, sortable};
+use super::state::{State, groupable, groupable_attr, mention_entity, piece, qualified, sortable};
 
 /// A rank word that is also a value ("bottom") is a rank word.
 pub(super) fn claim_rank_words(ctx: &Ctx<'_>, st: &mut State) {
@@ -73,15 +75,12 @@ pub(super) fn rank(ctx: &Ctx<'_>, st: &mut State) {
                 _ => "wounds.latest_area",
             }
         });
-        let count_by = by_number_of(ctx, st, rc).or_else(|| count_by_attribute(ctx, st, rc));
-        let key = if let Some((attribute, counted)) = count_by {
-            if attribute.is_empty() {
-                RankKey::CountOf(counted)
-            } else {
-                RankKey::CountBy { attribute, counted }
-            }
-        } else if let Some((attribute, counted)) = None::<(String, String)> {
-            RankKey::CountBy { attribute, counted }
+        let count_by = by_number_of(ctx, st, rc).or_else(|| {
+            count_by_attribute(ctx, st, rc)
+                .map(|(attribute, counted)| RankKey::CountBy { attribute, counted })
+        });
+        let key = if let Some(key) = count_by {
+            key
         } else if let Some(a) = superlative_attr {
             RankKey::Attribute(a.to_owned())
         } else if let Some(mi) = st.rank_key_mention {
@@ -356,7 +355,7 @@ fn count_by_attribute(ctx: &Ctx<'_>, st: &mut State, rc: cues::RankCue) -> Optio
 /// said as a count of records after "by". The ranked thing is what the cue names: an
 /// attribute's values (`(attribute, counted)`) or an entity (`("", counted)`: its rows'
 /// related records counted).
-fn by_number_of(ctx: &Ctx<'_>, st: &mut State, rc: cues::RankCue) -> Option<(String, String)> {
+fn by_number_of(ctx: &Ctx<'_>, st: &mut State, rc: cues::RankCue) -> Option<RankKey> {
     let model = ctx.model;
     let ms = ctx.mentions;
     let by = (rc.last..ctx.tokens.len()).find(|&k| ctx.w(k) == "by")?;
@@ -364,13 +363,23 @@ fn by_number_of(ctx: &Ctx<'_>, st: &mut State, rc: cues::RankCue) -> Option<(Str
     if ctx.w(k) == "the" {
         k += 1;
     }
-    if !matches!(
-        ctx.w(k),
-        "no" | "number" | "count" | "nr" | "num" | "amount" | "total" | "numbers"
-    ) {
-        return None;
-    }
-    // "by number of wounds" read whole: a count measure, or a count of related records
+    let count_word = |w: &str| {
+        matches!(
+            w,
+            "no" | "number"
+                | "count"
+                | "nr"
+                | "num"
+                | "amount"
+                | "total"
+                | "numbers"
+                | "counts"
+                | "#"
+                | "tally"
+        )
+    };
+    // "by number of wounds", "by wound count" read whole: a count measure, or a count of
+    // related records
     let counted_by = |m: &crate::engine::link::Mention| -> Option<String> {
         m.measure()
             .filter(|&x| model.measures[x].agg == MeasureAgg::Count && model.measures[x].filter.is_none())
@@ -381,19 +390,34 @@ fn by_number_of(ctx: &Ctx<'_>, st: &mut State, rc: cues::RankCue) -> Option<(Str
             })
     };
     let whole = ms.iter().position(|m| m.first == k && counted_by(m).is_some());
-    k += 1;
-    if ctx.w(k) == "." {
+    // "by assessments count", "by patient numbers": the records' word, then the count word
+    let trailing = whole
+        .is_none()
+        .then(|| {
+            ms.iter()
+                .position(|m| m.first == k && m.entity().is_some() && count_word(ctx.w(m.last)))
+        })
+        .flatten();
+    let found = whole.or(trailing);
+    if found.is_none() {
+        // "by number of wounds", "by # of patients", "by count of the assessments"
+        if !count_word(ctx.w(k)) {
+            return None;
+        }
         k += 1;
-    }
-    if whole.is_none() && ctx.w(k) != "of" {
-        return None;
+        if ctx.w(k) == "." {
+            k += 1;
+        }
+        if ctx.w(k) != "of" {
+            return None;
+        }
     }
     let (ci, counted) = ms
         .iter()
         .enumerate()
         .find(|(mi, m)| {
-            whole == Some(*mi)
-                || whole.is_none()
+            found == Some(*mi)
+                || found.is_none()
                     && (m.first == k + 1
                         || m.first == k + 2 && matches!(ctx.w(k + 1), "the" | "their" | "its"))
         })
@@ -421,22 +445,53 @@ fn by_number_of(ctx: &Ctx<'_>, st: &mut State, rc: cues::RankCue) -> Option<(Str
         return None;
     }
     let r = &ms[ri];
-    let ranked = if r.entity().is_some() {
+    let text_attr = r
+        .attributes()
+        .find(|&(e, a)| groupable(model, e, a) && model.entities[e].attributes[a].ty == AttributeType::Text)
+        .map(|(e, a)| qualified(model, e, a));
+    // "top 4 locations by wound count": a column word whose options are all groupable
+    // attributes groups the counted records; which attribute is the word's own question
+    let column_term = r.terms().find(|&t| {
+        let term = &model.terms[t];
+        term.kind == TermKind::Column
+            && !term.options.is_empty()
+            && term.options.iter().all(|o| match &o.change {
+                Some(PlanChange::ChooseAttribute { attribute }) => model
+                    .attribute(attribute)
+                    .is_some_and(|x| groupable_attr(x.attribute)),
+                _ => false,
+            })
+    });
+    let key = if r.entity().is_some() {
         let e = model.entities[r.entity()?].name.clone();
         if e == counted {
             return None;
         }
         st.rank_subject = Some(e);
-        String::new()
+        RankKey::CountOf(counted)
+    } else if let Some(attribute) = text_attr {
+        RankKey::CountBy { attribute, counted }
+    } else if let Some(t) = column_term {
+        st.r.pieces.push(piece(
+            ctx,
+            r,
+            PieceKind::Dimension,
+            model.terms[t].id.clone(),
+            None,
+        ));
+        st.r.dims.push(Dim {
+            spec: DimSpec::ColumnTerm { term: t, mention: ri },
+            span: r.span,
+        });
+        RankKey::CountPerGroup(counted)
     } else {
-        r.attributes()
-            .find(|&(e, a)| {
-                groupable(model, e, a) && model.entities[e].attributes[a].ty == AttributeType::Text
-            })
-            .map(|(e, a)| qualified(model, e, a))?
+        return None;
     };
     st.used[ri] = true;
     st.used[ci] = true;
     st.r.consumed.push((by, ms[ci].first));
-    Some((ranked, counted))
+    if trailing.is_some() {
+        st.r.consumed.push((ms[ci].last, ms[ci].last + 1));
+    }
+    Some(key)
 }

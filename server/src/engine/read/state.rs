@@ -148,7 +148,11 @@ pub(super) fn counted_entity_measure(model: &SemanticModel, m: &Mention) -> Opti
 }
 
 pub(super) fn groupable(model: &SemanticModel, e: usize, a: usize) -> bool {
-    let attr = &model.entities[e].attributes[a];
+    groupable_attr(&model.entities[e].attributes[a])
+}
+
+/// An attribute records can be grouped by: not a key, not personal unless a label.
+pub(super) fn groupable_attr(attr: &crate::semantic::Attribute) -> bool {
     !matches!(attr.role, AttributeRole::Key) && !attr.pii || attr.role == AttributeRole::Label
 }
 

@@ -47,6 +47,67 @@ pub(super) fn anchor_terms(ctx: &Ctx<'_>, st: &mut State) {
         }
         !foreign
     });
+    // "current smokers", "recent diabetics": a qualifier said right before a yes/no
+    // attribute of a person or record ("smokers": the patients' smoking status) modifies
+    // that attribute, not the records its own options constrain (open wounds). A status
+    // word ("current", "present") is the state the attribute records: read, and said; any
+    // other qualifier of it ("recent") is not understood — asked, never applied elsewhere
+    let mut on_attribute = Vec::new();
+    st.r.terms.retain(|tu| {
+        let term = &model.terms[tu.term];
+        if !matches!(term.kind, TermKind::Status | TermKind::Time) || tu.negated {
+            return true;
+        }
+        let m = &ctx.mentions[tu.mention];
+        let Some(next) = ctx.mentions.iter().find(|o| o.first == m.last) else {
+            return true;
+        };
+        if next.entity().is_some() || next.measure().is_some() || next.terms().next().is_some() {
+            return true;
+        }
+        let Some((e, a)) = next
+            .attributes()
+            .find(|&(e, a)| model.entities[e].attributes[a].ty == crate::semantic::AttributeType::Boolean)
+        else {
+            return true;
+        };
+        let attribute = format!(
+            "{}.{}",
+            model.entities[e].name, model.entities[e].attributes[a].name
+        );
+        let own = term.options.iter().any(|o| {
+            o.constraint
+                .as_ref()
+                .is_some_and(|c| c.attributes().iter().any(|x| *x == attribute))
+        });
+        if own {
+            return true;
+        }
+        on_attribute.push((tu.mention, term.kind == TermKind::Status, attribute));
+        false
+    });
+    for (mi, read, attribute) in on_attribute {
+        let m = &ctx.mentions[mi];
+        if read {
+            st.used[mi] = true;
+            let label = model
+                .attribute(&attribute)
+                .map(|r| r.attribute.description.clone())
+                .filter(|d| !d.is_empty())
+                .unwrap_or(attribute);
+            st.r.notes.push((
+                m.span,
+                format!(
+                    "\"{}\" read as the state recorded now ({}); no history of it is held",
+                    ctx.text(m.span),
+                    label.trim_end_matches('.')
+                ),
+            ));
+        } else {
+            st.used[mi] = false;
+            st.r.not_understood.push(mi);
+        }
+    }
     for mi in unknown {
         st.used[mi] = false;
         st.r.not_understood.push(mi);

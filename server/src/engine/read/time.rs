@@ -46,13 +46,51 @@ pub(super) fn range(ctx: &Ctx<'_>, st: &mut State) {
     st.r.time_dimension = st.time_dim.clone();
 
     // ---- the time range
-    let free: Vec<&TimeExpr> = ctx
+    let mut free: Vec<&TimeExpr> = ctx
         .times
         .iter()
         .enumerate()
         .filter(|(i, _)| Some(*i) != st.consumed_time)
         .map(|(_, t)| t)
         .collect();
+    // "wounds with onset in 2024 of pts born in the 1940s": a period said right after its
+    // own date word ("born"), beside another period, is a condition on that date; the
+    // other period keeps the question's date — never one window moved onto the other
+    if free.len() >= 2 && !compared_periods(ctx, free[0], free[1]) {
+        let mut k = 0;
+        while k < free.len() && free.len() >= 2 {
+            let t = free[k];
+            let Some(d) = own_dimension(ctx, t) else {
+                k += 1;
+                continue;
+            };
+            let attribute = ctx.model.time_dimensions[d].attribute.clone();
+            st.r.filters.push(crate::engine::reading::Filter {
+                constraint: super::compare::period_between(ctx, &attribute, t),
+                first: t.first,
+                span: ctx.span_of(t.first, t.last),
+            });
+            st.r.pieces.push(LinkedPiece {
+                kind: PieceKind::Time,
+                target: t.label.clone(),
+                value: None,
+                text: ctx.text(ctx.span_of(t.first, t.last)),
+                span: Some(ctx.span_of(t.first, t.last)),
+                how: LinkMethod::Exact,
+                confidence: EXACT,
+            });
+            if st.time_dim.as_deref() == Some(ctx.model.time_dimensions[d].name.as_str()) {
+                st.time_dim = None;
+                st.r.time_dimension = None;
+            }
+            free.remove(k);
+        }
+        // the period left keeps its own date word ("with onset in 2023")
+        if let Some(d) = free.first().and_then(|t| own_dimension(ctx, t)) {
+            st.time_dim = Some(ctx.model.time_dimensions[d].name.clone());
+            st.r.time_dimension = st.time_dim.clone();
+        }
+    }
     if let Some(&t) = free.first() {
         let mut spec = TimeSpec {
             start: t.start,
@@ -62,6 +100,17 @@ pub(super) fn range(ctx: &Ctx<'_>, st: &mut State) {
             dimension: st.time_dim.clone(),
             all_time: t.all_time,
         };
+        // "turning 70 this year": birth dates, whatever the question's other date is
+        if t.birth {
+            let birth = ctx.model.time_dimensions.iter().find(|d| {
+                d.synonyms.iter().any(|s| s == "born")
+                    || ctx
+                        .model
+                        .attribute(&d.attribute)
+                        .is_some_and(|r| r.attribute.name.contains("birth"))
+            });
+            spec.dimension = birth.map(|d| d.name.clone());
+        }
         if let Some(&t2) = free.get(1).filter(|t2| compared_periods(ctx, t, t2)) {
             // "sept 2026 vs oct 2026", "2024 vs 2025": both periods, one row each
             spec.start = t.start.min(t2.start);
@@ -104,6 +153,49 @@ pub(super) fn range(ctx: &Ctx<'_>, st: &mut State) {
             confidence: EXACT,
         });
     }
+}
+
+/// The date column a period names itself: birth dates for "turning 70", else a date word
+/// said right before it ("born in the 1950s", "healed in 2025").
+fn own_dimension(ctx: &Ctx<'_>, t: &TimeExpr) -> Option<usize> {
+    let model = ctx.model;
+    if t.birth {
+        return model.time_dimensions.iter().position(|d| {
+            d.synonyms.iter().any(|s| s == "born")
+                || model
+                    .attribute(&d.attribute)
+                    .is_some_and(|r| r.attribute.name.contains("birth"))
+        });
+    }
+    let m = ctx
+        .mentions
+        .iter()
+        .find(|m| m.last == t.first || m.last + 1 == t.first && ctx.w(m.last) == "in")?;
+    // "healed in 2025": a value named like a time dimension
+    let valued = m.entries.iter().find_map(|e| match &e.target {
+        crate::engine::vocab::Target::Value(_, crate::semantic::Value::Text(v)) => {
+            model.time_dimensions.iter().position(|d| d.name == *v)
+        }
+        _ => None,
+    });
+    // "wounds healed in 2025": a count whose status names a time dimension
+    let counted = m.measure().and_then(|mx| match &model.measures[mx].filter {
+        Some(Constraint::Compare {
+            value: crate::semantic::Value::Text(v),
+            ..
+        }) => model.time_dimensions.iter().position(|d| d.name == *v),
+        _ => None,
+    });
+    m.time_dimension().or(valued).or(counted).or_else(|| {
+        // "onset in 2024": a date attribute a time dimension reads
+        m.attributes().find_map(|(e, a)| {
+            let q = format!(
+                "{}.{}",
+                model.entities[e].name, model.entities[e].attributes[a].name
+            );
+            model.time_dimensions.iter().position(|d| d.attribute == q)
+        })
+    })
 }
 
 /// Two time expressions compared ("sept 2026 vs oct 2026", "2024 and 2025"): joined by a
