@@ -132,6 +132,19 @@ pub trait Backend: Send + Sync + 'static {
     /// `Forbidden` unless the user is an administrator.
     async fn analytics(&self, user: &AuthUser, days: u32)
     -> Result<crate::protocol::Analytics, BackendError>;
+    /// The optional language model's switch, endpoint and breaker (F24); `Forbidden`
+    /// unless the user is an administrator.
+    async fn language_model(
+        &self,
+        user: &AuthUser,
+    ) -> Result<crate::protocol::LanguageModelStatus, BackendError>;
+    /// Switches the language model on or off for every replica; `Forbidden` unless
+    /// the user is an administrator.
+    async fn set_language_model(
+        &self,
+        user: &AuthUser,
+        enabled: bool,
+    ) -> Result<crate::protocol::LanguageModelStatus, BackendError>;
 }
 
 /// How the backend travels through Leptos context.

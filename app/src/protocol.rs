@@ -317,7 +317,8 @@ pub struct ClarifyRequest {
     pub answers: Vec<ClarifyAnswer>,
 }
 
-/// The answer to one question: exactly one of `option_id`, `custom` or `dont_know`.
+/// The answer to one question: exactly one of `option_id`, `custom`, `in_own_words` or
+/// `dont_know`.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ClarifyAnswer {
     /// The question's id.
@@ -328,6 +329,11 @@ pub struct ClarifyAnswer {
     /// A custom value typed by the user ("area > 15", "20", "2025-01-01..2025-06-30").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub custom: Option<String>,
+    /// "Describe it in your own words" (F28): read by Clarion's engine first, then by the
+    /// language model when one is configured; nothing runs yet — the round comes back
+    /// with the reading as a new preselected option ("I read that as: …") to confirm.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub in_own_words: Option<String>,
     /// "I don't know — use your best judgment".
     #[serde(default)]
     pub dont_know: bool,
@@ -739,6 +745,28 @@ pub struct PreferenceItem {
 // =====================================================================================
 // Analytics for administrators (F21) and the account section of Settings.
 // =====================================================================================
+
+/// The optional language model as administrators see it on the Settings page (F24).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LanguageModelStatus {
+    /// `CLARION_LLM_URL` is set on this server.
+    pub configured: bool,
+    /// The runtime switch (every replica).
+    pub enabled: bool,
+    /// The model name sent with every request.
+    pub model: String,
+    /// The endpoint without credentials, query string or key.
+    pub endpoint: String,
+    /// A key is configured (never shown).
+    pub key_set: bool,
+    /// The circuit breaker on this replica: `ok` or `paused` (`off` without a model).
+    pub breaker: String,
+    /// Failed calls in a row on this replica.
+    pub consecutive_failures: u32,
+    /// Seconds until calls resume, while paused.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub paused_for_secs: Option<u64>,
+}
 
 /// The Analytics page: everyone's clarification figures over a window of days.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]

@@ -309,3 +309,36 @@ pub async fn get_analytics(days: Option<u32>) -> Result<crate::protocol::Analyti
     let days = days.unwrap_or(30).clamp(1, 366);
     ssr::backend()?.analytics(&user, days).await.map_err(ssr::to_sfe)
 }
+
+/// The optional language model for the Settings page (F24): `None` for clinicians (the
+/// section is not shown; no error status, so the page itself still renders).
+#[server(endpoint = "language_model", output = Reply)]
+pub async fn get_language_model() -> Result<Option<crate::protocol::LanguageModelStatus>, ServerFnError> {
+    let user = ssr::require_user()?;
+    if !user.is_admin {
+        return Ok(None);
+    }
+    ssr::backend()?
+        .language_model(&user)
+        .await
+        .map(Some)
+        .map_err(ssr::to_sfe)
+}
+
+/// Switches the language model on or off for every replica: administrators only (403
+/// otherwise). A form field (`enabled` = `on`/`true`/`1`, absent = off), so the switch
+/// also works before the wasm has loaded.
+#[server(endpoint = "set_language_model", output = Reply)]
+pub async fn set_language_model(
+    enabled: Option<String>,
+) -> Result<crate::protocol::LanguageModelStatus, ServerFnError> {
+    let user = ssr::require_user()?;
+    if !user.is_admin {
+        return Err(ssr::to_sfe(crate::backend::BackendError::Forbidden));
+    }
+    let on = matches!(enabled.as_deref(), Some("on" | "true" | "1"));
+    ssr::backend()?
+        .set_language_model(&user, on)
+        .await
+        .map_err(ssr::to_sfe)
+}

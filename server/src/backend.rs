@@ -229,6 +229,55 @@ impl Backend for ServerBackend {
             &counts,
         ))
     }
+
+    async fn language_model(
+        &self,
+        user: &AuthUser,
+    ) -> Result<app::protocol::LanguageModelStatus, BackendError> {
+        if !user.is_admin {
+            return Err(BackendError::Forbidden);
+        }
+        let enabled = self.store.llm_enabled().await.map_err(internal)?;
+        Ok(language_model_view(self.orchestrator.llm(), enabled))
+    }
+
+    async fn set_language_model(
+        &self,
+        user: &AuthUser,
+        enabled: bool,
+    ) -> Result<app::protocol::LanguageModelStatus, BackendError> {
+        if !user.is_admin {
+            return Err(BackendError::Forbidden);
+        }
+        self.store.set_llm_enabled(enabled).await.map_err(internal)?;
+        tracing::info!(by = user.id, enabled, "language model switched");
+        Ok(language_model_view(self.orchestrator.llm(), enabled))
+    }
+}
+
+/// The language model as the Settings page shows it: never the key, only whether one is set.
+pub fn language_model_view(
+    llm: Option<&crate::llm::Llm>,
+    enabled: bool,
+) -> app::protocol::LanguageModelStatus {
+    let Some(llm) = llm else {
+        return app::protocol::LanguageModelStatus {
+            enabled,
+            breaker: "off".into(),
+            ..Default::default()
+        };
+    };
+    let status = llm.status();
+    app::protocol::LanguageModelStatus {
+        configured: true,
+        enabled,
+        model: llm.config().model.clone(),
+        endpoint: llm.config().endpoint_display(),
+        key_set: llm.config().api_key.is_some(),
+        breaker: status.state.to_owned(),
+        consecutive_failures: status.consecutive_failures,
+        paused_for_secs: status.paused_for_secs,
+    }
 }
 
 /// A stored token as Settings lists it.

@@ -507,3 +507,230 @@ async fn non_interactive_questions_get_the_proposal_as_an_assumption() {
     );
     api.finish().await;
 }
+
+fn own_words(cid: &str, text: &str) -> Value {
+    json!({"clarification_id": cid, "answers": [{"question_id": "unknown:flubbery", "in_own_words": text}]})
+}
+
+fn first_option(r: &Reply) -> Value {
+    r.body["questions"][0]["options"][0].clone()
+}
+
+#[tokio::test]
+async fn an_answer_in_ones_own_words_is_read_by_the_engine_first_then_by_the_model_and_shown_back() {
+    // The question's own call fails (the engine's question is asked); the answer's call reads it.
+    let answer = json!({"kind": "plan", "pieces": [{"word": "flubbery", "label": "Big ones", "constraint": area_over_15()}]});
+    let (api, stub) = api_with(vec![Step::Status(500), Step::Reply(answer.to_string())]).await;
+    let r = api.ask(json!({"question": UNKNOWN})).await;
+    assert_engine_question(&r);
+    assert_eq!(stub.requests(), 1);
+    let cid = r.body["clarification_id"].as_str().unwrap().to_owned();
+
+    // The engine reads "area over 15" itself: no call; shown back as the preselected option.
+    let back = api.clarify(own_words(&cid, "area over 15")).await;
+    assert_eq!(back.status, StatusCode::ACCEPTED, "{}", back.body);
+    assert_eq!(
+        back.body["clarification_id"],
+        cid.as_str(),
+        "the same round, nothing ran"
+    );
+    let o = first_option(&back);
+    assert_eq!(o["id"], "own:words", "{}", back.body);
+    assert_eq!(o["default"], true);
+    assert!(o["label"].as_str().unwrap().contains("15"), "{o}");
+    assert!(thinking(&back).contains("Read your words"), "{}", thinking(&back));
+    assert_eq!(stub.requests(), 1, "the engine read it: no call");
+
+    // Words the engine cannot read go to the model; its reading is shown back, typed.
+    let back = api
+        .clarify(own_words(&cid, "the ones that have gotten really big"))
+        .await;
+    assert_eq!(back.status, StatusCode::ACCEPTED, "{}", back.body);
+    assert_eq!(stub.requests(), 2);
+    let o = first_option(&back);
+    assert_eq!(o["id"], "llm:words", "{}", back.body);
+    assert_eq!(o["description"], "Proposed by the language model");
+    assert!(
+        o["label"].as_str().unwrap().contains("15"),
+        "typed, not the model's words: {o}"
+    );
+    let ids: Vec<&str> = back.body["questions"][0]["options"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["id"].as_str().unwrap())
+        .collect();
+    assert!(!ids.contains(&"own:words"), "one reading at a time: {ids:?}");
+    assert!(ids.contains(&"ignore"), "{ids:?}");
+    let sent = stub.bodies();
+    assert!(
+        sent.contains("answer.v1") || sent.contains("own words"),
+        "the answer prompt"
+    );
+    assert!(sent.contains("gotten really big"));
+
+    // Confirming runs it, with the badge.
+    let a = api
+        .clarify(json!({"clarification_id": cid, "answers": [{"question_id": "unknown:flubbery", "option_id": "llm:words"}]}))
+        .await;
+    assert_eq!(a.status, StatusCode::OK, "{}", a.body);
+    assert!(a.body["sql"].as_str().unwrap().contains('>'), "{}", a.body["sql"]);
+    assert!(
+        a.body.to_string().contains("\"source\":\"language_model\""),
+        "{}",
+        a.body
+    );
+    assert_eq!(stub.requests(), 2);
+    api.finish().await;
+}
+
+#[tokio::test]
+async fn own_words_nobody_can_read_get_an_inline_error_saying_what_is_accepted() {
+    // The model cannot read it either: a 400 that says what the engine accepts; the round stays open.
+    let (api, stub) = api_with(vec![
+        Step::Status(500),
+        Step::Reply(json!({"kind": "plan", "pieces": []}).to_string()),
+    ])
+    .await;
+    let r = api.ask(json!({"question": UNKNOWN})).await;
+    let cid = r.body["clarification_id"].as_str().unwrap().to_owned();
+    let bad = api.clarify(own_words(&cid, "the ones that worry me")).await;
+    assert_eq!(bad.status, StatusCode::BAD_REQUEST, "{}", bad.body);
+    assert_eq!(bad.body["code"], "invalid_custom_value");
+    assert!(
+        bad.body["message"].as_str().unwrap().contains("since March"),
+        "{}",
+        bad.body
+    );
+    assert_eq!(stub.requests(), 2);
+    // A name is never sent.
+    let bad = api.clarify(own_words(&cid, "the ones Dr Smith treats")).await;
+    assert_eq!(bad.status, StatusCode::BAD_REQUEST, "{}", bad.body);
+    assert_eq!(stub.requests(), 2, "a possible name never leaves the host");
+    let ok = api
+        .clarify(json!({"clarification_id": cid, "answers": [{"question_id": "unknown:flubbery", "option_id": "ignore"}]}))
+        .await;
+    assert_eq!(ok.status, StatusCode::OK, "nothing was lost: {}", ok.body);
+    api.finish().await;
+}
+
+#[tokio::test]
+async fn without_a_model_own_words_are_read_by_the_engine_or_refused_with_what_it_accepts() {
+    let api = Api::start(TestDb::sqlite().await, test_config()).await;
+    let r = api.ask(json!({"question": UNKNOWN})).await;
+    assert_engine_question(&r);
+    let cid = r.body["clarification_id"].as_str().unwrap().to_owned();
+    let bad = api.clarify(own_words(&cid, "the ones that worry me")).await;
+    assert_eq!(bad.status, StatusCode::BAD_REQUEST, "{}", bad.body);
+    assert_eq!(bad.body["code"], "invalid_custom_value");
+    let msg = bad.body["message"].as_str().unwrap();
+    assert!(
+        msg.contains("area over 15") && msg.contains("since March"),
+        "{msg}"
+    );
+    assert!(!msg.contains("language model"), "{msg}");
+
+    let back = api.clarify(own_words(&cid, "since March")).await;
+    assert_eq!(back.status, StatusCode::ACCEPTED, "{}", back.body);
+    let o = first_option(&back);
+    assert_eq!(o["id"], "own:words", "{}", back.body);
+    assert!(o["label"].as_str().unwrap().contains("March"), "{o}");
+    let a = api
+        .clarify(json!({"clarification_id": cid, "answers": [{"question_id": "unknown:flubbery", "option_id": "own:words"}]}))
+        .await;
+    assert_eq!(a.status, StatusCode::OK, "{}", a.body);
+    assert!(
+        !a.body.to_string().contains("\"source\":\"language_model\""),
+        "{}",
+        a.body
+    );
+    let sql = a.body["sql"].as_str().unwrap();
+    assert!(sql.contains("\"onset_date\" BETWEEN"), "the reading ran: {sql}");
+    api.finish().await;
+}
+
+#[tokio::test]
+async fn the_settings_page_switch_shows_the_endpoint_and_breaker_to_administrators_only() {
+    let (api, stub) = api_with(vec![Step::Status(503)]).await;
+    let admin = app::backend::AuthUser {
+        id: 0,
+        username: "root".into(),
+        display_name: "Root".into(),
+        is_admin: true,
+    };
+    let clinician = app::backend::AuthUser {
+        is_admin: false,
+        ..admin.clone()
+    };
+    let backend = api.state.backend.clone();
+    assert!(matches!(
+        backend.language_model(&clinician).await,
+        Err(app::backend::BackendError::Forbidden)
+    ));
+    assert!(matches!(
+        backend.set_language_model(&clinician, false).await,
+        Err(app::backend::BackendError::Forbidden)
+    ));
+    let s = backend.language_model(&admin).await.unwrap();
+    assert!(s.configured && s.enabled && s.key_set, "{s:?}");
+    assert_eq!(s.model, "stand-in-7b");
+    assert!(s.endpoint.ends_with("/v1/chat/completions"), "{s:?}");
+    assert_eq!(s.breaker, "ok");
+    assert!(!format!("{s:?}").contains("sk-test-secret"));
+
+    // Three failures: the page shows the breaker paused.
+    for _ in 0..3 {
+        assert_engine_question(&api.ask(json!({"question": UNKNOWN})).await);
+    }
+    let s = backend.language_model(&admin).await.unwrap();
+    assert_eq!(s.breaker, "paused", "{s:?}");
+    assert!(s.paused_for_secs.is_some(), "{s:?}");
+
+    // Switched off from the page: no call, for every replica (it is stored).
+    let off = backend.set_language_model(&admin, false).await.unwrap();
+    assert!(!off.enabled);
+    assert!(!api.state.store.llm_enabled().await.unwrap());
+    let on = backend.set_language_model(&admin, true).await.unwrap();
+    assert!(on.enabled);
+    assert_eq!(stub.requests(), 3);
+
+    // Through the server function, a clinician gets nothing to render (and no error page).
+    let r = api
+        .raw(
+            Some(&api.alice),
+            axum::http::Method::POST,
+            "/api/language_model",
+            "",
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    assert_eq!(r.body, Value::Null, "clinicians do not see the section");
+    let (root, _) = api
+        .state
+        .store
+        .ensure_user("root", "Root", server::store::Role::Admin, "root-password-1")
+        .await
+        .unwrap();
+    let (_, token) = api
+        .state
+        .auth
+        .create_api_token(root.id, "tests", chrono::Utc::now(), None)
+        .await
+        .unwrap();
+    let r = api
+        .raw(Some(&token), axum::http::Method::POST, "/api/language_model", "")
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    assert_eq!(r.body["model"], "stand-in-7b", "{}", r.body);
+    assert!(!r.body.to_string().contains("sk-test-secret"));
+    let denied = api
+        .raw(
+            Some(&api.alice),
+            axum::http::Method::POST,
+            "/api/set_language_model",
+            "enabled=on",
+        )
+        .await;
+    assert_eq!(denied.status, StatusCode::FORBIDDEN, "{}", denied.body);
+    api.finish().await;
+}

@@ -3,6 +3,11 @@
 //! match, a custom value typed to the question, "I don't know" and "Remember my
 //! choice". Submit stays disabled until every question has an answer.
 //!
+//! Every question also offers "Describe it in your own words" (F28): the server reads
+//! the text (its engine first, then the language model when one is configured) and
+//! sends the round back with the reading as a preselected option — "I read that as: …"
+//! — to confirm before anything runs.
+//!
 //! The server validates custom values; its message comes back through `error` and is
 //! shown under the question concerned while every choice stays as the user left it.
 
@@ -14,7 +19,16 @@ use leptos::prelude::*;
 enum Pick {
     Option(String),
     Custom,
+    OwnWords,
     DontKnow,
+}
+
+/// Option id of a free-text answer read back by the engine.
+pub const READ_BY_ENGINE: &str = "own:words";
+
+/// Whether an option was proposed by the language model (its ids start with `llm:`).
+pub fn proposed_by_model(id: &str) -> bool {
+    id.starts_with("llm:")
 }
 
 /// One question's state in the form.
@@ -24,6 +38,8 @@ struct QState {
     custom: RwSignal<String>,
     /// Second half of a date range.
     custom_to: RwSignal<String>,
+    /// "Describe it in your own words".
+    own_words: RwSignal<String>,
     remember: RwSignal<bool>,
 }
 
@@ -61,12 +77,16 @@ fn error_target(round: &ClarificationRound, states: &[QState], message: &str) ->
         .questions
         .iter()
         .zip(states)
-        .filter(|(_, s)| s.pick.get_untracked() == Some(Pick::Custom))
+        .filter(|(_, s)| matches!(s.pick.get_untracked(), Some(Pick::Custom | Pick::OwnWords)))
         .collect();
     customs
         .iter()
         .find(|(_, s)| {
-            let v = s.custom.get_untracked();
+            let v = if s.pick.get_untracked() == Some(Pick::OwnWords) {
+                s.own_words.get_untracked()
+            } else {
+                s.custom.get_untracked()
+            };
             !v.trim().is_empty() && message.contains(v.trim())
         })
         .or(customs.first())
@@ -108,6 +128,7 @@ pub fn ClarificationPanel(
                 ),
                 custom: RwSignal::new(String::new()),
                 custom_to: RwSignal::new(String::new()),
+                own_words: RwSignal::new(String::new()),
                 remember: RwSignal::new(false),
             })
             .collect()
@@ -119,6 +140,7 @@ pub fn ClarificationPanel(
             states.with_value(|ss| {
                 r.questions.iter().zip(ss).all(|(q, s)| match s.pick.get() {
                     Some(Pick::Custom) => custom_value(&q.custom, s).is_some(),
+                    Some(Pick::OwnWords) => !s.own_words.get().trim().is_empty(),
                     Some(_) => true,
                     None => false,
                 })
@@ -141,6 +163,9 @@ pub fn ClarificationPanel(
                         match s.pick.get_untracked() {
                             Some(Pick::Option(id)) => a.option_id = Some(id),
                             Some(Pick::Custom) => a.custom = custom_value(&q.custom, s),
+                            Some(Pick::OwnWords) => {
+                                a.in_own_words = Some(s.own_words.get_untracked().trim().to_string())
+                            }
                             Some(Pick::DontKnow) | None => a.dont_know = true,
                         }
                         a
@@ -278,6 +303,12 @@ fn question_view(
     let name = format!("{cid}-q{i}");
     let qid = q.id.clone();
     let best = q.options.iter().find(|o| o.default).map(|o| o.label.clone());
+    // A free-text answer read back: "I read that as: …" instead of "It looks like you mean".
+    let read_back = q
+        .options
+        .iter()
+        .find(|o| o.default)
+        .is_some_and(|o| o.id == READ_BY_ENGINE || o.id == "llm:words");
     let legend_id = format!("{name}-legend");
     let err_id = format!("{name}-error");
     let err_ref = err_id.clone();
@@ -321,6 +352,12 @@ fn question_view(
                                 {o.default.then(|| view! {
                                     <span class="rounded-full bg-teal-100 px-2 py-0.5 text-xs font-medium text-teal-900">"Best guess"</span>
                                 })}
+                                {proposed_by_model(&o.id).then(|| view! {
+                                    <span class="rounded-full bg-violet-100 px-2 py-0.5 text-xs font-medium text-violet-900" data-testid="llm-badge">"Proposed by the language model"</span>
+                                })}
+                                {(o.id == READ_BY_ENGINE).then(|| view! {
+                                    <span class="rounded-full bg-slate-100 px-2 py-0.5 text-xs font-medium text-slate-700">"Your words"</span>
+                                })}
                             </span>
                             <span class="text-sm text-slate-600">{o.description.clone()}</span>
                         </span>
@@ -344,16 +381,29 @@ fn question_view(
                 <legend id=legend_id class="text-sm font-semibold text-slate-900">
                     {format!("{}. {}", i + 1, q.text)}
                 </legend>
-                {best.map(|b| view! {
-                    <p class="mt-1 text-sm text-slate-600">
-                        "It looks like you mean "
-                        <strong class="font-semibold text-slate-800">{b}</strong>
-                        " — is that right?"
-                    </p>
+                {best.map(|b| if read_back {
+                    view! {
+                        <p class="mt-1 text-sm text-slate-600" data-testid="read-back">
+                            "I read that as: "
+                            <strong class="font-semibold text-slate-800">{b}</strong>
+                            " — is that right? Submit to run it."
+                        </p>
+                    }
+                    .into_any()
+                } else {
+                    view! {
+                        <p class="mt-1 text-sm text-slate-600">
+                            "It looks like you mean "
+                            <strong class="font-semibold text-slate-800">{b}</strong>
+                            " — is that right?"
+                        </p>
+                    }
+                    .into_any()
                 })}
                 <ul class="mt-3 flex flex-col gap-2">
                     {options}
                     {custom_row}
+                    {own_words_view(name.clone(), st, err_id.clone(), has_error.clone())}
                     <li>
                         <label class=OPTION_ROW>
                             <input
@@ -381,6 +431,50 @@ fn question_view(
                     "Remember my choice"
                 </label>
             </fieldset>
+        </li>
+    }
+}
+
+/// "Describe it in your own words" (F28), on every question.
+fn own_words_view(
+    name: String,
+    st: QState,
+    err_id: String,
+    has_error: impl Fn() -> bool + Clone + Send + Sync + 'static,
+) -> impl IntoView {
+    let field_id = format!("{name}-own-words");
+    view! {
+        <li>
+            <div class=OPTION_ROW>
+                <input
+                    type="radio"
+                    class=RADIO
+                    name=name
+                    value="own_words"
+                    aria-label="Describe it in your own words"
+                    prop:checked=move || st.pick.get() == Some(Pick::OwnWords)
+                    on:change=move |_| st.pick.set(Some(Pick::OwnWords))
+                />
+                <div class="flex min-w-0 flex-1 flex-col gap-1.5">
+                    <label for=field_id.clone() class="text-sm font-medium text-slate-900">"Describe it in your own words"</label>
+                    <input
+                        id=field_id
+                        type="text"
+                        maxlength="200"
+                        class=format!("{INPUT} max-w-md")
+                        placeholder="e.g. area over 15, since March"
+                        data-testid="own-words"
+                        aria-describedby=err_id
+                        aria-invalid=move || has_error().to_string()
+                        prop:value=move || st.own_words.get()
+                        on:input=move |ev| {
+                            st.own_words.set(event_target_value(&ev));
+                            st.pick.set(Some(Pick::OwnWords));
+                        }
+                    />
+                    <span class="text-xs text-slate-500">"I'll show you how I read it before running anything."</span>
+                </div>
+            </div>
         </li>
     }
 }

@@ -172,7 +172,7 @@ fn summarize(round: &ClarificationRound, answers: &[ClarifyAnswer]) -> String {
                     .map(|o| o.label.as_str())
                     .unwrap_or("");
                 format!("best guess ({best})")
-            } else if let Some(c) = &a.custom {
+            } else if let Some(c) = a.custom.as_ref().or(a.in_own_words.as_ref()) {
                 c.clone()
             } else {
                 a.option_id
@@ -414,7 +414,11 @@ fn AskThread(
             ex.busy.set(false);
             match res {
                 Ok(outcome) => {
-                    ex.chosen.update(|c| c.push(summary));
+                    // A free-text answer read back is the same round again: nothing chosen yet.
+                    let read_back = matches!(&outcome, Outcome::NeedsClarification(r) if r.clarification_id == round.clarification_id);
+                    if !read_back {
+                        ex.chosen.update(|c| c.push(summary));
+                    }
                     let answered = matches!(outcome, Outcome::Answered(_));
                     apply(ex, outcome);
                     if answered {

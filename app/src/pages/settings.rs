@@ -1,13 +1,14 @@
 //! Settings: how Clarion treats ambiguous questions for this clinician (F13),
 //! the choices it remembered (F12), the user's API tokens, and the account
-//! (password, sign out).
+//! (password, sign out); for administrators also the optional language model's
+//! runtime switch, endpoint (never the key) and circuit breaker (F24).
 
 use crate::components::tokens::ApiTokens;
 use crate::components::ui::{Card, PageHeader, error_text, submitted};
-use crate::protocol::{PreferenceItem, Sensitivity};
+use crate::protocol::{LanguageModelStatus, PreferenceItem, Sensitivity};
 use crate::server_fns::{
-    ChangePassword, MIN_PASSWORD_CHARS, SaveSettings, delete_preference, get_api_tokens, get_preferences,
-    get_settings,
+    ChangePassword, MIN_PASSWORD_CHARS, SaveSettings, SetLanguageModel, delete_preference, get_api_tokens,
+    get_language_model, get_preferences, get_settings,
 };
 use leptos::prelude::*;
 use leptos::server_fn::ServerFn;
@@ -28,6 +29,11 @@ pub fn SettingsPage() -> impl IntoView {
     let tokens = Resource::new_blocking(
         || (),
         |_| async { get_api_tokens().await.map_err(|e| error_text(&e)) },
+    );
+    // `None` for clinicians: the section is not rendered at all.
+    let language_model = Resource::new_blocking(
+        || (),
+        |_| async { get_language_model().await.map_err(|e| error_text(&e)) },
     );
     view! {
         <Title text="Settings" />
@@ -75,8 +81,118 @@ pub fn SettingsPage() -> impl IntoView {
                 <Card title="Account" description="Change your password or sign out of Clarion.">
                     <AccountSection />
                 </Card>
+                <Suspense fallback=|| ()>
+                    {move || Suspend::new(async move {
+                        match language_model.await {
+                            Ok(Some(status)) => view! {
+                                <Card
+                                    title="Language model"
+                                    description="Administrators only. An optional OpenAI-compatible model reads the words Clarion's engine cannot; switching it off here applies to every replica at once."
+                                >
+                                    <LanguageModelSwitch status />
+                                </Card>
+                            }
+                            .into_any(),
+                            _ => ().into_any(),
+                        }
+                    })}
+                </Suspense>
             </div>
         </div>
+    }
+}
+
+/// The administrators' runtime switch of the language model, with its endpoint (never
+/// the key) and the circuit breaker's state on this replica.
+#[island]
+fn LanguageModelSwitch(status: LanguageModelStatus) -> impl IntoView {
+    let switch = ServerAction::<SetLanguageModel>::new();
+    let result = switch.value();
+    let pending = switch.pending();
+    let current = RwSignal::new(status);
+    Effect::new(move |_| {
+        if let Some(Ok(s)) = result.get() {
+            current.set(s);
+        }
+    });
+    let on_submit = move |ev: leptos::ev::SubmitEvent| {
+        ev.prevent_default();
+        switch.dispatch(SetLanguageModel {
+            enabled: submitted(&ev, "input[name=enabled]:checked"),
+        });
+    };
+    let configured = current.get_untracked().configured;
+    view! {
+        <form
+            method="post"
+            action=SetLanguageModel::url()
+            class="space-y-4"
+            aria-label="Language model"
+            data-testid="language-model"
+            on:submit=on_submit
+        >
+            <dl class="grid grid-cols-[auto_1fr] gap-x-3 gap-y-1 text-sm">
+                <dt class="text-slate-500">"Endpoint"</dt>
+                <dd class="break-all font-mono text-xs text-slate-800" data-testid="llm-endpoint">
+                    {move || {
+                        let s = current.get();
+                        if s.configured { s.endpoint } else { "not configured (CLARION_LLM_URL is unset)".into() }
+                    }}
+                </dd>
+                <dt class="text-slate-500">"Model"</dt>
+                <dd class="text-slate-800">{move || current.get().model}</dd>
+                <dt class="text-slate-500">"Key"</dt>
+                <dd class="text-slate-800">{move || if current.get().key_set { "set (hidden)" } else { "none" }}</dd>
+                <dt class="text-slate-500">"Breaker"</dt>
+                <dd class="text-slate-800" data-testid="llm-breaker">
+                    {move || {
+                        let s = current.get();
+                        match (s.breaker.as_str(), s.paused_for_secs) {
+                            ("paused", Some(secs)) => format!("paused — calls resume in {secs} s"),
+                            ("ok", _) if s.consecutive_failures == 0 => "working — calls go through".to_string(),
+                            (b, _) => format!("{b} ({} failed call(s) in a row)", s.consecutive_failures),
+                        }
+                    }}
+                </dd>
+            </dl>
+            <div class="flex items-start justify-between gap-6">
+                <div>
+                    <label for="llm_enabled" class="text-sm font-medium text-slate-900">"Use the language model"</label>
+                    <p id="llm-help" class="mt-1 text-sm text-slate-600">
+                        "Off: Clarion asks its own questions and never calls the model."
+                    </p>
+                </div>
+                <input
+                    id="llm_enabled"
+                    name="enabled"
+                    type="checkbox"
+                    role="switch"
+                    aria-describedby="llm-help"
+                    checked=current.get_untracked().enabled
+                    disabled=!configured
+                    class="relative mt-1 h-6 w-11 shrink-0 cursor-pointer appearance-none rounded-full bg-slate-300 transition-colors before:absolute before:left-0.5 before:top-0.5 before:h-5 before:w-5 before:rounded-full before:bg-white before:shadow before:transition-transform checked:bg-teal-700 checked:before:translate-x-5 focus:outline-none focus-visible:ring-2 focus-visible:ring-teal-600 focus-visible:ring-offset-2 disabled:cursor-not-allowed disabled:opacity-50"
+                />
+            </div>
+            <div class="flex items-center gap-4">
+                <button
+                    type="submit"
+                    disabled=move || pending.get() || !configured
+                    class="rounded-lg bg-teal-700 px-4 py-2 text-sm font-semibold text-white shadow-sm hover:bg-teal-800 focus:outline-none focus-visible:ring-2 focus-visible:ring-teal-600 focus-visible:ring-offset-2 disabled:cursor-not-allowed disabled:bg-slate-300"
+                >
+                    {move || if pending.get() { "Saving…" } else { "Apply" }}
+                </button>
+                <p aria-live="polite" class="text-sm" data-testid="llm-status">
+                    {move || match result.get() {
+                        Some(Ok(s)) => view! {
+                            <span class="text-teal-800">{if s.enabled { "The language model is on." } else { "The language model is off." }}</span>
+                        }
+                        .into_any(),
+                        Some(Err(e)) => view! { <span class="text-red-700">{error_text(&e)}</span> }.into_any(),
+                        None => ().into_any(),
+                    }}
+                </p>
+            </div>
+        </form>
     }
 }
 

@@ -151,6 +151,61 @@ pub fn parse_custom_constraint(
     )))
 }
 
+/// Reads a clarification answer typed "in your own words" (F28) for rows of `entity`: a
+/// time ("since March", "in the last 30 days", "before 2025-06-01") becomes a range on
+/// the date the text names ("started since March") or the entity's default date; anything
+/// else is read as a condition like [`parse_custom_constraint`] ("area over 15").
+/// Returns the constraint with its readable form ("latest area > 15 cm²"), or a message
+/// saying what can be read. Pure: `today` is a parameter.
+pub fn read_own_words(
+    model: &SemanticModel,
+    entity: &str,
+    text: &str,
+    today: chrono::NaiveDate,
+) -> Result<(Constraint, String), CustomValueError> {
+    let tokens = tokenize(text);
+    let times = time::find_times(&tokens, today);
+    if let Some(t) = times.first().filter(|t| !t.all_time) {
+        let dimension = tokens
+            .iter()
+            .find_map(|tok| model.find_time_dimension(&tok.text))
+            .filter(|d| {
+                model
+                    .join_path(entity, d.attribute.split('.').next().unwrap_or(""))
+                    .is_some()
+            })
+            .or_else(|| model.default_time_dimension(entity));
+        let Some(d) = dimension else {
+            return Err(err(format!(
+                "{entity} have no date to read \"{}\" against. {OWN_WORDS_HINT}",
+                text.trim()
+            )));
+        };
+        let last = t.end.pred_opt().unwrap_or(t.end).max(t.start);
+        let c = Constraint::Between {
+            attribute: d.attribute.clone(),
+            min: Value::Text(t.start.to_string()),
+            max: Value::Text(last.to_string()),
+            unit: None,
+        };
+        return Ok((c, format!("{} {}", d.label, t.label)));
+    }
+    match parse_custom_constraint(model, entity, text) {
+        Ok(c) => {
+            let label = super::explain::describe(model, entity, &c);
+            Ok((c, label))
+        }
+        Err(e) if e.message.starts_with("Dates go") => Err(err(format!(
+            "I couldn't read a date in \"{}\". {OWN_WORDS_HINT}",
+            text.trim()
+        ))),
+        Err(e) => Err(err(format!("{} {OWN_WORDS_HINT}", e.message))),
+    }
+}
+
+/// What Clarion's own reader accepts in a free-text answer (said with every refusal).
+pub const OWN_WORDS_HINT: &str = "I can read a condition such as \"area over 15\", \"pain 7 or more\" or \"venous leg ulcer\", or a time such as \"since March\" or \"in the last 30 days\".";
+
 fn first_attribute_option(model: &SemanticModel, term: usize, entity: &str) -> Option<String> {
     let t = &model.terms[term];
     let attrs: Vec<&str> = t
@@ -195,5 +250,22 @@ mod tests {
             let e = parse_custom_constraint(&m, "wounds", text).expect_err(text);
             assert!(!e.message.is_empty());
         }
+    }
+
+    #[test]
+    fn own_words_read_conditions_and_times_and_say_what_they_accept() {
+        let m = SemanticModel::wound_care();
+        let today = chrono::NaiveDate::from_ymd_opt(2026, 5, 20).unwrap();
+        let (c, label) = read_own_words(&m, "wounds", "area over 15", today).unwrap();
+        assert!(c.attributes().contains(&"wounds.latest_area"), "{c:?}");
+        assert!(label.contains("15"), "{label}");
+        let (c, label) = read_own_words(&m, "wounds", "since March", today).unwrap();
+        match &c {
+            Constraint::Between { min, .. } => assert_eq!(min, &Value::Text("2026-03-01".into())),
+            other => panic!("{other:?}"),
+        }
+        assert!(label.to_lowercase().contains("march"), "{label}");
+        let e = read_own_words(&m, "wounds", "the ones that worry me", today).unwrap_err();
+        assert!(e.message.contains("since March"), "{e}");
     }
 }

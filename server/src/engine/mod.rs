@@ -85,7 +85,7 @@ use serde::{Deserialize, Serialize};
 use crate::semantic::{CompareOp, Constraint, PlanChange, SemanticModel, SuggestionKind, Value};
 
 pub use app::protocol::Sensitivity;
-pub use custom::{CustomValueError, parse_custom_constraint};
+pub use custom::{CustomValueError, OWN_WORDS_HINT, parse_custom_constraint, read_own_words};
 pub use explain::restate;
 pub use gate::GateThresholds;
 pub use pipeline::piece_name;

@@ -25,6 +25,10 @@ use serde::{Deserialize, Serialize};
 
 /// Option ids of proposed options start with this.
 const PROPOSED: &str = "llm:";
+/// The option a free-text answer read by the engine becomes (F28).
+pub const READ_BY_ENGINE: &str = "own:words";
+/// The option a free-text answer read by the language model becomes (F28).
+pub const READ_BY_MODEL: &str = "llm:words";
 
 /// A piece the language model proposed that is in the resolutions (for its badge).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -42,9 +46,10 @@ pub fn is_proposed_id(id: &str) -> bool {
     id.starts_with(PROPOSED)
 }
 
-/// The typed resolution of a proposed option (none for the engine's own options).
+/// The typed resolution of a proposed option, or of a free-text answer read back (none
+/// for the engine's own options).
 pub fn proposed_resolution(o: &AmbiguityOption) -> Option<Resolution> {
-    if !is_proposed_id(&o.id) {
+    if !is_proposed_id(&o.id) && o.id != READ_BY_ENGINE {
         return None;
     }
     match (&o.effect.constraint, &o.effect.change) {
@@ -335,6 +340,123 @@ pub async fn consult(cx: Ctx<'_>, job: &mut Job, u: &mut Understanding, resoluti
             not_used(job, format!("{why}; {fallback_text}"));
         }
     }
+}
+
+/// Reads a free-text clarification answer the engine could not read (F28): one call,
+/// within the question's call budget and the runtime switch, its single proposed piece
+/// checked like any other. Returns the typed resolution and its label, or why not (the
+/// caller then says what the engine accepts). Recorded like every call.
+pub async fn read_answer(
+    llm: &Llm,
+    store: &Store,
+    user_id: i64,
+    calls: &mut u32,
+    r: &llm::AnswerRequest<'_>,
+    thinking: &mut Vec<app::protocol::ThinkingStep>,
+) -> Result<(Resolution, String), String> {
+    match store.llm_enabled().await {
+        Ok(true) => {}
+        Ok(false) => return Err("the language model is switched off in Settings".into()),
+        Err(e) => tracing::warn!(error = %e, "language model switch unreadable; treated as on"),
+    }
+    let max = llm.config().max_calls;
+    if *calls >= max {
+        return Err(format!("this question already used its {max} model call(s)"));
+    }
+    if answer_may_name(r.answer) {
+        return Err("it may hold a name or an identifier, which is never sent".into());
+    }
+    let (record, reply) = llm.read_answer(r).await;
+    *calls += 1;
+    let cost = cost_text(&record);
+    let pieces = match reply {
+        Ok(ModelReply::Plan { pieces }) => pieces,
+        Ok(ModelReply::Clarification { .. }) => Vec::new(),
+        Err(e) => {
+            audit(store, user_id, &record, record.outcome).await;
+            thinking.push(convert::step(
+                "Language model not used",
+                e.to_string(),
+                Some(record.latency),
+            ));
+            return Err(e.to_string());
+        }
+    };
+    let Some(p) = pieces.into_iter().next() else {
+        llm.record_usable(true);
+        audit(store, user_id, &record, "ok").await;
+        thinking.push(convert::step(
+            "Asked the language model",
+            format!("{cost}: it could not read the answer"),
+            Some(record.latency),
+        ));
+        return Err("it could not read it either".into());
+    };
+    let checked = validate::check(
+        r.model,
+        r.allowed,
+        r.entity,
+        &p.label,
+        p.constraint.as_ref(),
+        p.change.as_ref(),
+    );
+    let used = checked.outcome.is_ok();
+    llm.record_usable(used);
+    audit(store, user_id, &record, if used { "ok" } else { "invalid" }).await;
+    match checked.outcome {
+        Ok(res) => {
+            let label = match &res {
+                Resolution::Custom { constraint } => engine::explain::describe(r.model, r.entity, constraint),
+                _ => checked.label.clone(),
+            };
+            thinking.push(convert::step(
+                "Asked the language model",
+                format!("{cost}: your words → {label}"),
+                Some(record.latency),
+            ));
+            Ok((res, label))
+        }
+        Err(why) => {
+            thinking.push(convert::step(
+                "Asked the language model",
+                format!("{cost}: what it proposed was invalid (confidence 0.3): {why}"),
+                Some(record.latency),
+            ));
+            Err(format!("what it proposed was invalid: {why}"))
+        }
+    }
+}
+
+/// A free-text answer with a capitalised word (other than its first, a month or a day)
+/// or anything that looks like an identifier may name a patient: it is never sent.
+fn answer_may_name(text: &str) -> bool {
+    const CALENDAR: [&str; 19] = [
+        "january",
+        "february",
+        "march",
+        "april",
+        "may",
+        "june",
+        "july",
+        "august",
+        "september",
+        "october",
+        "november",
+        "december",
+        "monday",
+        "tuesday",
+        "wednesday",
+        "thursday",
+        "friday",
+        "saturday",
+        "sunday",
+    ];
+    text.split_whitespace()
+        .filter(|w| {
+            let w = w.trim_matches(|c: char| !c.is_alphanumeric()).to_lowercase();
+            !CALENDAR.contains(&w.as_str())
+        })
+        .any(|w| llm::card::maybe_a_name(text, w))
 }
 
 fn short(s: &str) -> String {

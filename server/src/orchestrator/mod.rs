@@ -26,6 +26,7 @@ mod answers;
 pub mod config;
 mod convert;
 mod fallback;
+mod own_words;
 
 pub use config::OrchestratorConfig;
 pub use fallback::LlmPiece;
@@ -468,6 +469,10 @@ impl Orchestrator {
         let state: RoundState =
             serde_json::from_str(&round.understanding_json).map_err(OrchestratorError::internal)?;
         let allowed = self.allowed_snapshot().await;
+        // Answers in the clinician's own words are read and shown back before anything runs (F28).
+        if req.answers.iter().any(|a| a.in_own_words.is_some()) {
+            return self.read_back(user_id, &id, &round, state, req, &allowed).await;
+        }
 
         let mut resolutions = state.resolutions.clone();
         let mut stored = Vec::new();
@@ -501,11 +506,13 @@ impl Orchestrator {
             let resolution = match proposed {
                 Some(r) => {
                     let o = answer.option_id.as_deref().and_then(|id| amb.option(id));
-                    llm_now.push(LlmPiece {
-                        ambiguity_id: amb.id.clone(),
-                        word: amb.text.clone(),
-                        label: o.map(|o| o.label.clone()).unwrap_or_default(),
-                    });
+                    if o.is_some_and(|o| fallback::is_proposed_id(&o.id)) {
+                        llm_now.push(LlmPiece {
+                            ambiguity_id: amb.id.clone(),
+                            word: amb.text.clone(),
+                            label: o.map(|o| o.label.clone()).unwrap_or_default(),
+                        });
+                    }
                     r
                 }
                 None => answers::resolution(

@@ -338,6 +338,35 @@ impl Store {
         Err(closed(round.status))
     }
 
+    /// Replaces a pending round's stored state and questions (a free-text answer read
+    /// back as a new option to confirm, F28), only while the round is the user's,
+    /// pending and not expired; otherwise says why like [`Store::pending_round`].
+    pub async fn update_pending_round(
+        &self,
+        user_id: i64,
+        id: &RoundId,
+        understanding_json: &str,
+        questions_json: &str,
+        now: DateTime<Utc>,
+    ) -> Result<(), StoreError> {
+        let sql = "UPDATE clarification_rounds SET understanding_json = $3, questions_json = $4 \
+                   WHERE id = $1 AND user_id = $2 AND status = 'pending' AND expires_at > $5";
+        let updated = on_pool!(&self.db, |p| sqlx::query(sql)
+            .bind(id.as_str())
+            .bind(user_id)
+            .bind(understanding_json)
+            .bind(questions_json)
+            .bind(Ts::of(now))
+            .execute(p)
+            .await
+            .map(|r| r.rows_affected()))?;
+        if updated == 1 {
+            return Ok(());
+        }
+        let round = self.round(user_id, id, now).await?;
+        Err(closed(round.status))
+    }
+
     /// Makes an answered round answerable again (its answers are deleted): the
     /// answer could not be computed, so the round must not stay closed with
     /// nothing to show for it. Does nothing to a round in any other state.

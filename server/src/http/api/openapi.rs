@@ -85,11 +85,14 @@ pub fn schemas() -> Map<String, Value> {
     add(
         "ClarifyAnswer",
         object(
-            "The answer to one question: exactly one of option_id, custom, dont_know.",
+            "The answer to one question: exactly one of option_id, custom, in_own_words, dont_know. \
+             in_own_words is read (by the engine, then the language model when configured) and \
+             the round comes back with the reading as a preselected option to confirm.",
             &[("question_id", string())],
             &[
                 ("option_id", string()),
                 ("custom", string()),
+                ("in_own_words", string()),
                 ("dont_know", boolean()),
                 ("remember", boolean()),
             ],
@@ -697,6 +700,7 @@ mod tests {
                         question_id: "q".into(),
                         option_id: Some("o".into()),
                         custom: Some("area > 15".into()),
+                        in_own_words: Some("since March".into()),
                         dont_know: false,
                         remember: true,
                     }],
