@@ -103,25 +103,22 @@ pub fn SettingsPage() -> impl IntoView {
 }
 
 /// The administrators' runtime switch of the language model, with its endpoint (never
-/// the key) and the circuit breaker's state on this replica.
-#[island]
+/// the key) and the circuit breaker's state on this replica. Server-rendered with a
+/// plain form post (the server function sends the browser back to Settings, which
+/// shows the new state), so it adds nothing to the browser's bundle.
+#[component]
 fn LanguageModelSwitch(status: LanguageModelStatus) -> impl IntoView {
-    let switch = ServerAction::<SetLanguageModel>::new();
-    let result = switch.value();
-    let pending = switch.pending();
-    let current = RwSignal::new(status);
-    Effect::new(move |_| {
-        if let Some(Ok(s)) = result.get() {
-            current.set(s);
-        }
-    });
-    let on_submit = move |ev: leptos::ev::SubmitEvent| {
-        ev.prevent_default();
-        switch.dispatch(SetLanguageModel {
-            enabled: submitted(&ev, "input[name=enabled]:checked"),
-        });
+    let configured = status.configured;
+    let endpoint = if status.configured {
+        status.endpoint.clone()
+    } else {
+        "not configured (CLARION_LLM_URL is unset)".into()
     };
-    let configured = current.get_untracked().configured;
+    let breaker = match (status.breaker.as_str(), status.paused_for_secs) {
+        ("paused", Some(secs)) => format!("paused — calls resume in {secs} s"),
+        ("ok", _) if status.consecutive_failures == 0 => "working — calls go through".to_string(),
+        (b, _) => format!("{b} ({} failed call(s) in a row)", status.consecutive_failures),
+    };
     view! {
         <form
             method="post"
@@ -129,31 +126,16 @@ fn LanguageModelSwitch(status: LanguageModelStatus) -> impl IntoView {
             class="space-y-4"
             aria-label="Language model"
             data-testid="language-model"
-            on:submit=on_submit
         >
             <dl class="grid grid-cols-[auto_1fr] gap-x-3 gap-y-1 text-sm">
                 <dt class="text-slate-500">"Endpoint"</dt>
-                <dd class="break-all font-mono text-xs text-slate-800" data-testid="llm-endpoint">
-                    {move || {
-                        let s = current.get();
-                        if s.configured { s.endpoint } else { "not configured (CLARION_LLM_URL is unset)".into() }
-                    }}
-                </dd>
+                <dd class="break-all font-mono text-xs text-slate-800" data-testid="llm-endpoint">{endpoint}</dd>
                 <dt class="text-slate-500">"Model"</dt>
-                <dd class="text-slate-800">{move || current.get().model}</dd>
+                <dd class="text-slate-800">{status.model.clone()}</dd>
                 <dt class="text-slate-500">"Key"</dt>
-                <dd class="text-slate-800">{move || if current.get().key_set { "set (hidden)" } else { "none" }}</dd>
+                <dd class="text-slate-800">{if status.key_set { "set (hidden)" } else { "none" }}</dd>
                 <dt class="text-slate-500">"Breaker"</dt>
-                <dd class="text-slate-800" data-testid="llm-breaker">
-                    {move || {
-                        let s = current.get();
-                        match (s.breaker.as_str(), s.paused_for_secs) {
-                            ("paused", Some(secs)) => format!("paused — calls resume in {secs} s"),
-                            ("ok", _) if s.consecutive_failures == 0 => "working — calls go through".to_string(),
-                            (b, _) => format!("{b} ({} failed call(s) in a row)", s.consecutive_failures),
-                        }
-                    }}
-                </dd>
+                <dd class="text-slate-800" data-testid="llm-breaker">{breaker}</dd>
             </dl>
             <div class="flex items-start justify-between gap-6">
                 <div>
@@ -166,9 +148,10 @@ fn LanguageModelSwitch(status: LanguageModelStatus) -> impl IntoView {
                     id="llm_enabled"
                     name="enabled"
                     type="checkbox"
+                    value="true"
                     role="switch"
                     aria-describedby="llm-help"
-                    checked=current.get_untracked().enabled
+                    checked=status.enabled
                     disabled=!configured
                     class="relative mt-1 h-6 w-11 shrink-0 cursor-pointer appearance-none rounded-full bg-slate-300 transition-colors before:absolute before:left-0.5 before:top-0.5 before:h-5 before:w-5 before:rounded-full before:bg-white before:shadow before:transition-transform checked:bg-teal-700 checked:before:translate-x-5 focus:outline-none focus-visible:ring-2 focus-visible:ring-teal-600 focus-visible:ring-offset-2 disabled:cursor-not-allowed disabled:opacity-50"
                 />
@@ -176,20 +159,13 @@ fn LanguageModelSwitch(status: LanguageModelStatus) -> impl IntoView {
             <div class="flex items-center gap-4">
                 <button
                     type="submit"
-                    disabled=move || pending.get() || !configured
+                    disabled=!configured
                     class="rounded-lg bg-teal-700 px-4 py-2 text-sm font-semibold text-white shadow-sm hover:bg-teal-800 focus:outline-none focus-visible:ring-2 focus-visible:ring-teal-600 focus-visible:ring-offset-2 disabled:cursor-not-allowed disabled:bg-slate-300"
                 >
-                    {move || if pending.get() { "Saving…" } else { "Apply" }}
+                    "Apply"
                 </button>
-                <p aria-live="polite" class="text-sm" data-testid="llm-status">
-                    {move || match result.get() {
-                        Some(Ok(s)) => view! {
-                            <span class="text-teal-800">{if s.enabled { "The language model is on." } else { "The language model is off." }}</span>
-                        }
-                        .into_any(),
-                        Some(Err(e)) => view! { <span class="text-red-700">{error_text(&e)}</span> }.into_any(),
-                        None => ().into_any(),
-                    }}
+                <p class="text-sm text-teal-800" data-testid="llm-status">
+                    {if status.enabled { "The language model is on." } else { "The language model is off." }}
                 </p>
             </div>
         </form>
