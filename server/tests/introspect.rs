@@ -45,7 +45,10 @@ impl EmptyDb {
             .duration_since(std::time::UNIX_EPOCH)
             .unwrap()
             .subsec_nanos();
-        let name = format!("clarion_introspect_{}_{nanos}", std::process::id());
+        // a counter too: two tests of this process can read the same clock tick
+        static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let name = format!("clarion_introspect_{}_{nanos}_{n}", std::process::id());
         sqlx::query(&format!("CREATE DATABASE {name}"))
             .execute(&mut conn)
             .await
