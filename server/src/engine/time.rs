@@ -215,7 +215,8 @@ fn year_range(y: i32) -> Option<(NaiveDate, NaiveDate)> {
     Some((ymd(y, 1, 1)?, ymd(y + 1, 1, 1)?))
 }
 
-const MONTHS: [&str; 12] = [
+/// Month names, January first (also what a free-text answer may mention without naming anyone).
+pub const MONTHS: [&str; 12] = [
     "january",
     "february",
     "march",

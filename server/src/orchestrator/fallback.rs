@@ -283,17 +283,7 @@ pub async fn consult(cx: Ctx<'_>, job: &mut Job, u: &mut Understanding, resoluti
                                 o.description.trim().to_owned()
                             },
                             default: o.default,
-                            effect: match r {
-                                Resolution::Custom { constraint } => Effect {
-                                    constraint: Some(constraint),
-                                    ..Effect::default()
-                                },
-                                Resolution::Change { change } => Effect {
-                                    change: Some(change),
-                                    ..Effect::default()
-                                },
-                                _ => Effect::default(),
-                            },
+                            effect: effect_of(r),
                         }),
                         Err(why) => rejected.push(format!("option \"{}\": {why}", short(&o.label))),
                     }
@@ -430,33 +420,37 @@ pub async fn read_answer(
 /// A free-text answer with a capitalised word (other than its first, a month or a day)
 /// or anything that looks like an identifier may name a patient: it is never sent.
 fn answer_may_name(text: &str) -> bool {
-    const CALENDAR: [&str; 19] = [
-        "january",
-        "february",
-        "march",
-        "april",
-        "may",
-        "june",
-        "july",
-        "august",
-        "september",
-        "october",
-        "november",
-        "december",
-        "monday",
-        "tuesday",
-        "wednesday",
-        "thursday",
-        "friday",
-        "saturday",
-        "sunday",
-    ];
     text.split_whitespace()
         .filter(|w| {
             let w = w.trim_matches(|c: char| !c.is_alphanumeric()).to_lowercase();
-            !CALENDAR.contains(&w.as_str())
+            !crate::engine::time::MONTHS.contains(&w.as_str()) && !WEEKDAYS.contains(&w.as_str())
         })
         .any(|w| llm::card::maybe_a_name(text, w))
+}
+
+const WEEKDAYS: [&str; 7] = [
+    "monday",
+    "tuesday",
+    "wednesday",
+    "thursday",
+    "friday",
+    "saturday",
+    "sunday",
+];
+
+/// The option effect a checked reading stands for (a typed constraint or plan change).
+pub(super) fn effect_of(resolution: Resolution) -> Effect {
+    match resolution {
+        Resolution::Custom { constraint } => Effect {
+            constraint: Some(constraint),
+            ..Effect::default()
+        },
+        Resolution::Change { change } => Effect {
+            change: Some(change),
+            ..Effect::default()
+        },
+        _ => Effect::default(),
+    }
 }
 
 fn short(s: &str) -> String {

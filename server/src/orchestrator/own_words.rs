@@ -9,7 +9,7 @@
 
 use super::{Orchestrator, OrchestratorError, RoundState, answers, convert, fallback};
 use crate::engine::{
-    self, AllowedValuesSnapshot, AmbiguityOption, CustomValue, Effect, EngineInput, Resolution, understand,
+    self, AllowedValuesSnapshot, AmbiguityOption, CustomValue, EngineInput, Resolution, understand,
 };
 use crate::llm;
 use crate::store::{Round, RoundId};
@@ -166,17 +166,7 @@ impl Orchestrator {
             let mut res = state.resolutions.clone();
             res.answers.insert(amb.id.clone(), resolution.clone());
             self.check_custom_renders(&state.question, &state.context, allowed, &res)?;
-            let effect = match resolution {
-                Resolution::Custom { constraint } => Effect {
-                    constraint: Some(constraint),
-                    ..Effect::default()
-                },
-                Resolution::Change { change } => Effect {
-                    change: Some(change),
-                    ..Effect::default()
-                },
-                _ => Effect::default(),
-            };
+            let effect = fallback::effect_of(resolution);
             let a = &mut state.ambiguities[ai];
             a.options
                 .retain(|o| o.id != fallback::READ_BY_ENGINE && o.id != fallback::READ_BY_MODEL);
