@@ -70,15 +70,7 @@ pub(super) fn range(ctx: &Ctx<'_>, st: &mut State) {
                 first: t.first,
                 span: ctx.span_of(t.first, t.last),
             });
-            st.r.pieces.push(LinkedPiece {
-                kind: PieceKind::Time,
-                target: t.label.clone(),
-                value: None,
-                text: ctx.text(ctx.span_of(t.first, t.last)),
-                span: Some(ctx.span_of(t.first, t.last)),
-                how: LinkMethod::Exact,
-                confidence: EXACT,
-            });
+            st.r.pieces.push(time_piece(ctx, t));
             if st.time_dim.as_deref() == Some(ctx.model.time_dimensions[d].name.as_str()) {
                 st.time_dim = None;
                 st.r.time_dimension = None;
@@ -132,15 +124,7 @@ pub(super) fn range(ctx: &Ctx<'_>, st: &mut State) {
             }
         }
         st.r.time = Some(spec);
-        st.r.pieces.push(LinkedPiece {
-            kind: PieceKind::Time,
-            target: t.label.clone(),
-            value: None,
-            text: ctx.text(ctx.span_of(t.first, t.last)),
-            span: Some(ctx.span_of(t.first, t.last)),
-            how: LinkMethod::Exact,
-            confidence: EXACT,
-        });
+        st.r.pieces.push(time_piece(ctx, t));
     }
     if let Some(g) = ctx.grains.first() {
         st.r.pieces.push(LinkedPiece {
@@ -221,5 +205,18 @@ fn period_grain(t: &TimeExpr) -> Option<Grain> {
         365 | 366 => Some(Grain::Year),
         7 => Some(Grain::Week),
         _ => None,
+    }
+}
+
+/// The piece a period said in the question stands for (shown in the reading).
+fn time_piece(ctx: &Ctx<'_>, t: &TimeExpr) -> LinkedPiece {
+    LinkedPiece {
+        kind: PieceKind::Time,
+        target: t.label.clone(),
+        value: None,
+        text: ctx.text(ctx.span_of(t.first, t.last)),
+        span: Some(ctx.span_of(t.first, t.last)),
+        how: LinkMethod::Exact,
+        confidence: EXACT,
     }
 }
