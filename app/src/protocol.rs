@@ -781,6 +781,24 @@ pub struct Analytics {
     pub days: Vec<AnalyticsDay>,
     /// The most frequently asked ambiguities, most asked first.
     pub terms: Vec<AnalyticsTerm>,
+    /// Calls to the optional language model (F24), per day with calls, oldest first.
+    #[serde(default)]
+    pub model_calls: Vec<ModelCallsDay>,
+}
+
+/// The language model's calls on one day (UTC): never what was sent or received.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ModelCallsDay {
+    /// ISO date (UTC).
+    pub date: String,
+    /// Calls made.
+    pub calls: i64,
+    /// Calls that failed (time-out, HTTP error, unusable reply).
+    pub failures: i64,
+    /// Tokens reported by the endpoint.
+    pub tokens: i64,
+    /// Mean latency, milliseconds.
+    pub mean_latency_ms: i64,
 }
 
 /// The counts of one day (or of the whole window in [`Analytics::totals`]).

@@ -310,6 +310,15 @@ pub async fn get_analytics(days: Option<u32>) -> Result<crate::protocol::Analyti
     ssr::backend()?.analytics(&user, days).await.map_err(ssr::to_sfe)
 }
 
+/// The Analytics page's report, rendered on the server (administrators only, 403
+/// otherwise): the figures of [`get_analytics`] as HTML, so the charts' drawing code
+/// stays out of the browser bundle.
+#[server(endpoint = "analytics_html", output = Reply)]
+pub async fn get_analytics_html(days: Option<u32>) -> Result<String, ServerFnError> {
+    let a = get_analytics(days).await?;
+    Ok(crate::pages::analytics_report::render(a))
+}
+
 /// The optional language model for the Settings page (F24): `None` for clinicians (the
 /// section is not shown; no error status, so the page itself still renders).
 #[server(endpoint = "language_model", output = Reply)]

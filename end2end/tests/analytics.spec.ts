@@ -28,6 +28,8 @@ test.describe('Analytics', () => {
     const serious = page.getByTestId('ambiguous-term').filter({ hasText: '“serious”' });
     await expect(serious).toContainText('Infected');
     await expect(serious).toContainText(/asked \d+ times/);
+    // This server has no language model: the section says so instead of an empty table.
+    await expect(page.getByTestId('model-calls-none')).toContainText('No calls in this period');
     await shot(page, 'analytics');
     await page.setViewportSize({ width: 768, height: 1024 });
     await shot(page, 'analytics-tablet');
@@ -50,5 +52,7 @@ test.describe('Analytics', () => {
 
     const api = await page.request.post('/api/analytics', { form: {} });
     expect(api.status()).toBe(403);
+    const html = await page.request.post('/api/analytics_html', { form: {} });
+    expect(html.status()).toBe(403);
   });
 });

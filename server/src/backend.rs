@@ -219,15 +219,25 @@ impl Backend for ServerBackend {
         if !user.is_admin {
             return Err(BackendError::Forbidden);
         }
-        let counts = self
+        let now = chrono::Utc::now();
+        let counts = self.store.analytics(now, days, 12).await.map_err(internal)?;
+        let calls = self
             .store
-            .analytics(chrono::Utc::now(), days, 12)
+            .llm_usage(counts.since, now + chrono::Duration::seconds(1))
             .await
             .map_err(internal)?;
-        Ok(analytics_view(
-            crate::semantic::SemanticModel::wound_care_shared(),
-            &counts,
-        ))
+        let mut view = analytics_view(crate::semantic::SemanticModel::wound_care_shared(), &counts);
+        view.model_calls = calls
+            .into_iter()
+            .map(|d| app::protocol::ModelCallsDay {
+                date: d.date.to_string(),
+                calls: d.calls,
+                failures: d.failures,
+                tokens: d.tokens,
+                mean_latency_ms: d.mean_latency_ms,
+            })
+            .collect();
+        Ok(view)
     }
 
     async fn language_model(
@@ -355,5 +365,6 @@ pub fn analytics_view(
         totals: day(&counts.totals()),
         days: counts.days.iter().map(day).collect(),
         terms,
+        model_calls: Vec::new(),
     }
 }

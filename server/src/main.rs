@@ -73,6 +73,11 @@ enum Command {
         /// Directory of the labeled set (default: server/eval/questions).
         #[arg(long)]
         set: Option<std::path::PathBuf>,
+        /// Consult the language model (CLARION_LLM_URL and the other CLARION_LLM_*
+        /// settings) where the engine leaves words unexplained, as the server does, and
+        /// report its calls, tokens and latency.
+        #[arg(long)]
+        llm: bool,
     },
     /// Draft a semantic model (TOML) from an existing SQLite or PostgreSQL schema.
     Introspect {
@@ -150,12 +155,26 @@ fn main() -> ExitCode {
                 verbose,
                 only,
                 set,
+                llm,
             } => {
+                let llm = if llm {
+                    let cfg = server::llm::LlmConfig::from_lookup(&|k| {
+                        std::env::var(k).ok().filter(|v| !v.trim().is_empty())
+                    })?;
+                    Some(cfg.ok_or_else(|| {
+                        anyhow::anyhow!(
+                            "--llm needs CLARION_LLM_URL (an OpenAI-compatible endpoint; see README)"
+                        )
+                    })?)
+                } else {
+                    None
+                };
                 let mut options = server::eval::EvalOptions {
                     database,
                     scale,
                     part,
                     only,
+                    llm,
                     ..Default::default()
                 };
                 if let Some(dir) = set {

@@ -734,3 +734,48 @@ async fn the_settings_page_switch_shows_the_endpoint_and_breaker_to_administrato
     assert_eq!(denied.status, StatusCode::FORBIDDEN, "{}", denied.body);
     api.finish().await;
 }
+
+/// `server eval --llm`: the same evaluation, with the model consulted where the engine
+/// leaves a word unexplained — folded exactly as the server folds it — and its calls
+/// reported. The item's gold is the model's reading; without the model it is asked.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn eval_with_the_model_folds_its_reading_and_reports_the_calls() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("clear.toml"),
+        format!(
+            "[[item]]\nid = 1\nquestion = \"{UNKNOWN}\"\nbehaviour = \"answer\"\nholdout = false\n\
+             [item.gold]\nanswer = '''SELECT w.id FROM wounds w WHERE (SELECT a.area_cm2 FROM assessments a \
+             WHERE a.wound_id = w.id ORDER BY a.assessed_on DESC, a.id DESC LIMIT 1) > 15'''\n"
+        ),
+    )
+    .unwrap();
+    let options = |llm: Option<LlmConfig>| server::eval::EvalOptions {
+        set_dir: dir.path().to_path_buf(),
+        part: server::eval::PartChoice::Tuned,
+        llm,
+        ..Default::default()
+    };
+
+    let alone = server::eval::run(&options(None)).await.unwrap();
+    assert!(alone.model.is_none());
+    assert!(
+        !alone.outcomes[0].exec_first.as_ref().unwrap().ok(),
+        "the engine alone asks about the word: {:?}",
+        alone.outcomes[0].exec_first
+    );
+
+    let (stub, url) = stand_in(vec![Step::Reply(plan_reply(area_over_15()))]).await;
+    let mut llm = LlmConfig::new(&url);
+    llm.model = "stand-in-7b".into();
+    let with = server::eval::run(&options(Some(llm))).await.unwrap();
+    let m = with.model.clone().expect("model figures");
+    assert_eq!((m.calls, m.failures, m.used, m.tokens), (1, 0, 1, 812), "{m:?}");
+    assert_eq!(stub.requests(), 1, "one call per question, never repeated");
+    assert!(
+        with.outcomes[0].exec_first.as_ref().unwrap().ok(),
+        "the model's reading answers it: {:?}",
+        with.outcomes[0].exec_first
+    );
+    assert!(with.to_text(false).contains("language model stand-in-7b: 1 calls"));
+}

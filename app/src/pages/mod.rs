@@ -1,6 +1,8 @@
 //! One module per routed page.
 
 pub mod analytics;
+#[cfg(feature = "ssr")]
+pub mod analytics_report;
 pub mod ask;
 pub mod glossary;
 pub mod history;

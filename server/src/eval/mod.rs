@@ -22,6 +22,7 @@ pub mod cli;
 pub mod compare;
 pub mod exec;
 pub mod metrics;
+pub mod model;
 pub mod set;
 pub mod simulate;
 
@@ -77,6 +78,9 @@ pub struct EvalOptions {
     pub set_dir: PathBuf,
     /// Only these item ids (all when empty).
     pub only: Vec<u32>,
+    /// The language model to consult where the engine leaves words unexplained
+    /// (`server eval --llm`); none: the engine alone.
+    pub llm: Option<crate::llm::LlmConfig>,
 }
 
 impl Default for EvalOptions {
@@ -87,6 +91,7 @@ impl Default for EvalOptions {
             part: PartChoice::All,
             set_dir: PathBuf::from(set::DEFAULT_DIR),
             only: Vec::new(),
+            llm: None,
         }
     }
 }
@@ -104,6 +109,9 @@ pub struct Report {
     pub outcomes: Vec<Outcome>,
     /// Ids of the holdout part (the engine author must not tune on them).
     pub holdout_ids: Vec<u32>,
+    /// The language model's calls (`--llm`), none without it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model: Option<model::ModelStats>,
 }
 
 impl Report {
@@ -135,6 +143,12 @@ impl Report {
             self.today, self.database
         );
         s.push_str(&metrics::render_table(&self.parts));
+        if let Some(m) = &self.model {
+            s.push_str(&format!(
+                "\nlanguage model {}: {} calls ({} failed, {} with a usable reading), {} tokens, latency p50 {} ms / p95 {} ms\n",
+                m.model, m.calls, m.failures, m.used, m.tokens, m.p50_ms, m.p95_ms
+            ));
+        }
         if verbose {
             s.push_str("\nitems not meeting their expectation:\n");
             for o in &self.outcomes {
@@ -223,11 +237,16 @@ pub async fn run(options: &EvalOptions) -> Result<Report, EvalError> {
     let db = EvalDb::open(options.database.as_deref(), options.scale).await?;
     let allowed = db.allowed_values(&model).await;
     let index = EngineIndex::build(&model);
+    let reader = options
+        .llm
+        .clone()
+        .map(|c| model::ModelReader::new(crate::llm::Llm::new(c)));
     let env = Env {
         model: &model,
         index: &index,
         allowed: &allowed,
         today: DEFAULT_ANCHOR,
+        reader: reader.as_ref().map(|r| r as &dyn simulate::WordReader),
     };
     let parts = options.part.parts();
     let selected: Vec<&Item> = labeled
@@ -270,6 +289,7 @@ pub async fn run(options: &EvalOptions) -> Result<Report, EvalError> {
         parts: reports,
         outcomes,
         holdout_ids: labeled.holdout_ids(),
+        model: reader.map(|r| r.stats()),
     })
 }
 

@@ -39,6 +39,20 @@ pub struct Env<'a> {
     pub allowed: &'a AllowedValuesSnapshot,
     /// The dataset's anchor date.
     pub today: NaiveDate,
+    /// What reads the words the engine left unexplained (the language model under
+    /// `server eval --llm`); none: the engine alone.
+    pub reader: Option<&'a dyn WordReader>,
+}
+
+/// Reads what the engine could not (`server eval --llm`: the language model, folded as
+/// the orchestrator folds it).
+pub trait WordReader: Sync {
+    /// The resolutions to run `question` with: `answers` plus the readings settled for
+    /// it before, with chosen proposed options replaced by their typed readings.
+    fn prepare(&self, question: &str, answers: &Resolutions) -> Resolutions;
+    /// After the engine: the understanding with a reading folded in, when it left
+    /// unexplained words and none was asked for this question yet.
+    fn after(&self, question: &str, input: &EngineInput<'_>, u: Understanding) -> Understanding;
 }
 
 /// The routing decision, without its payload.
@@ -203,15 +217,21 @@ pub fn call(
     answers: &Resolutions,
 ) -> (Result<Understanding, String>, Duration) {
     let check = crate::sql::RenderCheck { model: env.model };
+    let prepared = env.reader.map(|r| r.prepare(question, answers));
     let input = EngineInput::new(env.model, question, env.today)
         .with_index(env.index)
         .with_check(&check)
         .with_allowed(env.allowed)
         .with_context(context)
-        .with_resolutions(answers);
+        .with_resolutions(prepared.as_ref().unwrap_or(answers));
     let started = Instant::now();
     let result = catch_unwind(AssertUnwindSafe(|| understand(&input)));
+    // The engine's own time only: a model call is reported on its own.
     let elapsed = started.elapsed();
+    let result = match (result, env.reader) {
+        (Ok(u), Some(r)) => catch_unwind(AssertUnwindSafe(|| r.after(question, &input, u))),
+        (result, _) => result,
+    };
     let result = result.map_err(|payload| {
         payload
             .downcast_ref::<&str>()

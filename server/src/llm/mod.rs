@@ -19,6 +19,7 @@
 pub mod card;
 pub mod client;
 pub mod config;
+pub mod fold;
 pub mod reply;
 pub mod validate;
 

@@ -14,52 +14,18 @@
 
 use super::{Job, Loaded, convert};
 use crate::engine::{
-    self, Ambiguity, AmbiguityKind, AmbiguityOption, Decision, Effect, EngineInput, GateThresholds,
-    QueryPlan, Resolution, Resolutions, Understanding, understand,
+    self, Ambiguity, AmbiguityKind, AmbiguityOption, Decision, EngineInput, GateThresholds, QueryPlan,
+    Resolution, Resolutions, Understanding, understand,
 };
 use crate::llm::{self, Llm, ModelReply, validate};
 use crate::semantic::SemanticModel;
 use crate::store::{NewLlmCall, Store};
 use app::protocol::{Assumption, AssumptionSource};
-use serde::{Deserialize, Serialize};
 
-/// Option ids of proposed options start with this.
-const PROPOSED: &str = "llm:";
-/// The option a free-text answer read by the engine becomes (F28).
-pub const READ_BY_ENGINE: &str = "own:words";
-/// The option a free-text answer read by the language model becomes (F28).
-pub const READ_BY_MODEL: &str = "llm:words";
-
-/// A piece the language model proposed that is in the resolutions (for its badge).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct LlmPiece {
-    /// The ambiguity it resolves (`unknown:stalling`).
-    pub ambiguity_id: String,
-    /// The words it reads.
-    pub word: String,
-    /// What it means ("Latest area above 15 cm²").
-    pub label: String,
-}
-
-/// True for the id of an option the language model proposed.
-pub fn is_proposed_id(id: &str) -> bool {
-    id.starts_with(PROPOSED)
-}
-
-/// The typed resolution of a proposed option, or of a free-text answer read back (none
-/// for the engine's own options).
-pub fn proposed_resolution(o: &AmbiguityOption) -> Option<Resolution> {
-    if !is_proposed_id(&o.id) && o.id != READ_BY_ENGINE {
-        return None;
-    }
-    match (&o.effect.constraint, &o.effect.change) {
-        (Some(c), _) => Some(Resolution::Custom {
-            constraint: c.clone(),
-        }),
-        (None, Some(ch)) => Some(Resolution::Change { change: ch.clone() }),
-        _ => None,
-    }
-}
+pub use crate::llm::fold::{
+    Fold, Folded, LlmPiece, READ_BY_ENGINE, READ_BY_MODEL, effect_of, fold_reply, is_proposed_id,
+    proposed_resolution,
+};
 
 /// The plan an option would give, proposed options included (for option counts).
 pub fn option_plan_any(input: &EngineInput<'_>, a: &Ambiguity, o: &AmbiguityOption) -> Option<QueryPlan> {
@@ -209,89 +175,26 @@ pub async fn consult(cx: Ctx<'_>, job: &mut Job, u: &mut Understanding, resoluti
             return;
         }
     };
-    let find = |word: &str| -> Option<&Ambiguity> {
-        let w = word.trim().to_lowercase();
-        words
-            .iter()
-            .find(|a| a.text.to_lowercase() == w)
-            .or_else(|| {
-                words
-                    .iter()
-                    .find(|a| a.text.to_lowercase().contains(&w) && !w.is_empty())
-            })
-            .copied()
-            .or_else(|| (words.len() == 1).then(|| words[0]))
+    let fold = Fold {
+        model: cx.model,
+        allowed: &cx.loaded.allowed,
+        entity: &entity,
+        thresholds: cx.thresholds,
+        asking: cx.asking,
+        input: cx.input,
     };
-    let mut rejected: Vec<String> = Vec::new();
-    let outcome = match reply {
-        ModelReply::Plan { pieces } => {
-            let mut valid: Vec<(Ambiguity, validate::Checked, Resolution)> = Vec::new();
-            for p in pieces {
-                let Some(a) = find(&p.word) else {
-                    rejected.push(format!("\"{}\" is not a word of the question", short(&p.word)));
-                    continue;
-                };
-                if valid.iter().any(|(v, ..)| v.id == a.id) {
-                    continue;
-                }
-                let checked = validate::check(
-                    cx.model,
-                    &cx.loaded.allowed,
-                    &entity,
-                    &p.label,
-                    p.constraint.as_ref(),
-                    p.change.as_ref(),
-                );
-                match &checked.outcome {
-                    Ok(r) => {
-                        let r = r.clone();
-                        valid.push((a.clone(), checked, r));
-                    }
-                    Err(why) => rejected.push(format!("\"{}\": {why}", a.text)),
-                }
-            }
-            apply_pieces(&cx, job, u, resolutions, valid, &mut rejected)
-        }
-        ModelReply::Clarification {
-            word,
-            question,
-            options,
-        } => match find(&word) {
-            None => {
-                rejected.push(format!("\"{}\" is not a word of the question", short(&word)));
-                None
-            }
-            Some(a) => {
-                let a = a.clone();
-                let mut opts: Vec<AmbiguityOption> = Vec::new();
-                for (i, o) in options.iter().enumerate() {
-                    let checked = validate::check(
-                        cx.model,
-                        &cx.loaded.allowed,
-                        &entity,
-                        &o.label,
-                        o.constraint.as_ref(),
-                        o.change.as_ref(),
-                    );
-                    match checked.outcome {
-                        Ok(r) => opts.push(AmbiguityOption {
-                            id: format!("{PROPOSED}{}", i + 1),
-                            label: checked.label.clone(),
-                            description: if llm::reply::looks_like_sql(&o.description) {
-                                String::new()
-                            } else {
-                                o.description.trim().to_owned()
-                            },
-                            default: o.default,
-                            effect: effect_of(r),
-                        }),
-                        Err(why) => rejected.push(format!("option \"{}\": {why}", short(&o.label))),
-                    }
-                }
-                clarification(&cx, job, u, resolutions, &a, &question, opts, &mut rejected)
-            }
-        },
-    };
+    let words: Vec<Ambiguity> = words.into_iter().cloned().collect();
+    let Folded {
+        summary: outcome,
+        applied,
+        rejected,
+    } = fold_reply(&fold, &words, reply, u, resolutions);
+    for p in applied {
+        job.resolutions
+            .answers
+            .insert(p.ambiguity_id.clone(), p.resolution);
+        job.llm_pieces.push(p.piece);
+    }
     let used = outcome.is_some();
     cx.llm.record_usable(used);
     audit(
@@ -438,25 +341,6 @@ const WEEKDAYS: [&str; 7] = [
     "sunday",
 ];
 
-/// The option effect a checked reading stands for (a typed constraint or plan change).
-pub(super) fn effect_of(resolution: Resolution) -> Effect {
-    match resolution {
-        Resolution::Custom { constraint } => Effect {
-            constraint: Some(constraint),
-            ..Effect::default()
-        },
-        Resolution::Change { change } => Effect {
-            change: Some(change),
-            ..Effect::default()
-        },
-        _ => Effect::default(),
-    }
-}
-
-fn short(s: &str) -> String {
-    s.chars().take(40).collect()
-}
-
 /// "llama3, 640 ms, 812 tokens".
 fn cost_text(r: &llm::CallRecord) -> String {
     let mut s = format!("{}, {} ms", r.model, r.latency.as_millis());
@@ -486,144 +370,4 @@ async fn audit(store: &Store, user_id: i64, r: &llm::CallRecord, outcome: &str) 
     if let Err(e) = store.record_llm_call(call, chrono::Utc::now()).await {
         tracing::warn!(error = %e, "could not record a language-model call");
     }
-}
-
-/// Applies valid pieces when the gate lets a 0.75 piece through (it does at every
-/// sensitivity: the lowest "ask" threshold is 0.75, and boundaries go to the higher
-/// tier), after checking that the plan they make can run. Returns what was applied.
-fn apply_pieces(
-    cx: &Ctx<'_>,
-    job: &mut Job,
-    u: &mut Understanding,
-    resolutions: &mut Resolutions,
-    valid: Vec<(Ambiguity, validate::Checked, Resolution)>,
-    rejected: &mut Vec<String>,
-) -> Option<String> {
-    if valid.is_empty() {
-        return None;
-    }
-    if validate::VALID < cx.thresholds.low {
-        // Below the ask threshold: offered as the preselected option of the question.
-        let mut summary = Vec::new();
-        for (a, checked, r) in valid {
-            if let Some(amb) = u.ambiguities.iter_mut().find(|x| x.id == a.id) {
-                let effect = match r {
-                    Resolution::Custom { constraint } => Effect {
-                        constraint: Some(constraint),
-                        ..Effect::default()
-                    },
-                    Resolution::Change { change } => Effect {
-                        change: Some(change),
-                        ..Effect::default()
-                    },
-                    _ => continue,
-                };
-                amb.options.iter_mut().for_each(|o| o.default = false);
-                amb.options.insert(
-                    0,
-                    AmbiguityOption {
-                        id: format!("{PROPOSED}1"),
-                        label: checked.label.clone(),
-                        description: "Proposed by the language model".into(),
-                        default: true,
-                        effect,
-                    },
-                );
-                amb.options.truncate(5);
-                summary.push(format!(
-                    "\"{}\" → {} (offered as the best guess)",
-                    a.text, checked.label
-                ));
-            }
-        }
-        return (!summary.is_empty()).then(|| summary.join("; "));
-    }
-    let mut next = resolutions.clone();
-    for (a, _, r) in &valid {
-        next.answers.insert(a.id.clone(), r.clone());
-    }
-    let again = understand(&EngineInput {
-        resolutions: &next,
-        ..cx.input
-    });
-    if matches!(again.decision, Decision::Refuse { .. }) || again.plan.is_none() {
-        rejected.push("together they make a plan that cannot run".into());
-        return None;
-    }
-    let mut summary = Vec::new();
-    for (a, checked, r) in valid {
-        job.resolutions.answers.insert(a.id.clone(), r);
-        summary.push(format!("\"{}\" → {}", a.text, checked.label));
-        job.llm_pieces.push(LlmPiece {
-            ambiguity_id: a.id.clone(),
-            word: a.text.clone(),
-            label: checked.label,
-        });
-    }
-    *resolutions = next;
-    *u = again;
-    // A proposed piece is 0.75: never an answer without a badge.
-    u.confidence = u.confidence.min(validate::VALID);
-    if u.decision == Decision::Answer {
-        u.decision = Decision::AnswerWithAssumptions;
-    }
-    Some(summary.join("; "))
-}
-
-/// A proposed clarification with at least one valid option replaces the word's
-/// question (interactive), or its best guess is applied as a piece (non-interactive).
-#[allow(clippy::too_many_arguments)]
-fn clarification(
-    cx: &Ctx<'_>,
-    job: &mut Job,
-    u: &mut Understanding,
-    resolutions: &mut Resolutions,
-    a: &Ambiguity,
-    question: &str,
-    mut opts: Vec<AmbiguityOption>,
-    rejected: &mut Vec<String>,
-) -> Option<String> {
-    if opts.is_empty() {
-        return None;
-    }
-    if !opts.iter().any(|o| o.default) {
-        opts[0].default = true;
-    }
-    if !cx.asking {
-        let best = opts.iter().find(|o| o.default)?;
-        let r = proposed_resolution(best)?;
-        let checked = validate::Checked {
-            label: best.label.clone(),
-            outcome: Ok(r.clone()),
-        };
-        return apply_pieces(cx, job, u, resolutions, vec![(a.clone(), checked, r)], rejected);
-    }
-    // "Ignore this word" stays available, as in the engine's own question.
-    if let Some(ignore) = a.options.iter().find(|o| o.id == "ignore") {
-        let mut ignore = ignore.clone();
-        ignore.default = false;
-        opts.truncate(4);
-        opts.push(ignore);
-    }
-    let text = question.trim();
-    let text = if text.is_empty() || llm::reply::looks_like_sql(text) {
-        a.question.clone()
-    } else {
-        text.to_owned()
-    };
-    let n = opts.iter().filter(|o| is_proposed_id(&o.id)).count();
-    let amb = u.ambiguities.iter_mut().find(|x| x.id == a.id)?;
-    amb.question = text;
-    amb.options = opts;
-    amb.ask = true;
-    amb.reason = format!(
-        "\"{}\" is not a word of the data; the language model proposed readings.",
-        a.text
-    );
-    amb.confidence = amb.confidence.min(validate::VALID);
-    u.decision = Decision::Clarify;
-    Some(format!(
-        "a question about \"{}\" with {n} proposed reading(s)",
-        a.text
-    ))
 }

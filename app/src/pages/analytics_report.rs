@@ -1,0 +1,461 @@
+//! The Analytics report (F21, F24), rendered on the server only: figures and
+//! hand-drawn SVG charts as HTML that the Analytics page shows as it is. Nothing here
+//! is compiled into the browser bundle.
+
+use crate::components::ui::Card;
+use crate::protocol::{Analytics, AnalyticsDay, AnalyticsTerm, ModelCallsDay};
+use leptos::prelude::*;
+
+/// The report as HTML.
+pub fn render(a: Analytics) -> String {
+    let owner = Owner::new();
+    owner.with(|| view! { <AnalyticsBody a /> }.to_html())
+}
+
+fn percent(rate: Option<f64>) -> String {
+    match rate {
+        Some(r) => format!("{:.0}%", r * 100.0),
+        None => "—".into(),
+    }
+}
+
+#[component]
+fn AnalyticsBody(a: Analytics) -> impl IntoView {
+    let t = a.totals.clone();
+    let kpis = [
+        (
+            "Questions asked",
+            t.questions.to_string(),
+            format!("{} answered directly, {} clarified", t.auto_resolved, t.clarified),
+            "kpi-questions",
+        ),
+        (
+            "Clarification rate",
+            percent(t.clarification_rate()),
+            "Questions that needed a clarification panel".to_string(),
+            "kpi-clarification-rate",
+        ),
+        (
+            "Abandonment",
+            percent(t.abandonment_rate()),
+            format!(
+                "{} of {} finished rounds left unanswered{}",
+                t.rounds_abandoned,
+                t.rounds_answered + t.rounds_abandoned,
+                if t.rounds_open > 0 {
+                    format!(" · {} open", t.rounds_open)
+                } else {
+                    String::new()
+                }
+            ),
+            "kpi-abandonment",
+        ),
+        (
+            "Auto-resolution",
+            percent(t.auto_resolution_rate()),
+            "Answers that needed no clarification round".to_string(),
+            "kpi-auto-resolution",
+        ),
+    ];
+    let subtitle = format!(
+        "How often clinicians are asked to clarify, what they choose, and where Clarion has to guess. Last {} days ({} to {}, UTC).",
+        a.days.len(),
+        a.since,
+        a.until
+    );
+    let empty = t.questions == 0 && t.rounds == 0;
+    let days = a.days.clone();
+    let days2 = a.days.clone();
+    view! {
+        <div class="mb-8">
+            <h1 class="text-2xl font-semibold tracking-tight text-slate-900">"Analytics"</h1>
+            <p class="mt-1 max-w-3xl text-sm text-slate-600">{subtitle}</p>
+        </div>
+        <dl class="grid grid-cols-1 gap-4 sm:grid-cols-2 lg:grid-cols-4">
+            {kpis
+                .into_iter()
+                .map(|(name, value, help, testid)| {
+                    view! {
+                        <div class="rounded-xl border border-slate-200 bg-white p-5 shadow-sm">
+                            <dt class="text-sm font-medium text-slate-600">{name}</dt>
+                            <dd class="mt-2 text-3xl font-semibold tabular-nums text-slate-900" data-testid=testid>{value}</dd>
+                            <dd class="mt-1 text-xs text-slate-500">{help}</dd>
+                        </div>
+                    }
+                })
+                .collect_view()}
+        </dl>
+        {empty.then(|| view! {
+            <p class="mt-6 rounded-lg border border-dashed border-slate-300 bg-white px-4 py-3 text-sm text-slate-600" data-testid="analytics-empty">
+                "No questions have been asked in this period yet, so the charts are empty."
+            </p>
+        })}
+        <div class="mt-6 grid gap-6 xl:grid-cols-2">
+            <Card title="Clarification rate over time" description="Share of each day's questions that needed a clarification panel (line), with the number of questions asked (bars).">
+                <RateChart days />
+            </Card>
+            <Card title="Rounds per day" description="Clarification rounds answered, left unanswered (cancelled or expired), and still open.">
+                <RoundsChart days=days2 />
+            </Card>
+        </div>
+        <div class="mt-6">
+            <Card title="Most frequent ambiguous terms" description="The words Clarion asked about most, and what people chose for each. The best guess is marked.">
+                <TermsChart terms=a.terms.clone() />
+            </Card>
+        </div>
+        <div class="mt-6">
+            <Card title="Language model calls" description="Calls to the optional language model (only made for words Clarion's own reader could not read), per day: failures fall back to Clarion's own question. What was sent is never stored.">
+                <ModelCalls days=a.model_calls.clone() />
+            </Card>
+        </div>
+    }
+}
+
+#[component]
+fn ModelCalls(days: Vec<ModelCallsDay>) -> impl IntoView {
+    if days.is_empty() {
+        return view! {
+            <p class="text-sm text-slate-600" data-testid="model-calls-none">
+                "No calls in this period. The language model is off unless an administrator configures an endpoint (CLARION_LLM_URL); questions Clarion reads itself never call it."
+            </p>
+        }
+        .into_any();
+    }
+    let total = days.iter().fold(ModelCallsDay::default(), |mut t, d| {
+        t.mean_latency_ms =
+            (t.mean_latency_ms * t.calls + d.mean_latency_ms * d.calls) / (t.calls + d.calls).max(1);
+        t.calls += d.calls;
+        t.failures += d.failures;
+        t.tokens += d.tokens;
+        t
+    });
+    const TH: &str = "px-3 py-2 text-left font-medium text-slate-600";
+    const TD: &str = "px-3 py-2 text-right tabular-nums text-slate-900";
+    let row = |label: String, d: &ModelCallsDay, strong: bool| {
+        let class = if strong {
+            "border-t border-slate-300 font-semibold"
+        } else {
+            "border-t border-slate-100"
+        };
+        view! {
+            <tr class=class>
+                <th scope="row" class="px-3 py-2 text-left font-normal text-slate-700">{label}</th>
+                <td class=TD>{d.calls}</td>
+                <td class=TD>{d.failures}</td>
+                <td class=TD>{d.tokens}</td>
+                <td class=TD>{format!("{} ms", d.mean_latency_ms)}</td>
+            </tr>
+        }
+    };
+    view! {
+        <div class="overflow-x-auto">
+            <table class="min-w-full text-sm" data-testid="model-calls">
+                <thead>
+                    <tr>
+                        <th scope="col" class=TH>"Day (UTC)"</th>
+                        <th scope="col" class=format!("{TH} text-right")>"Calls"</th>
+                        <th scope="col" class=format!("{TH} text-right")>"Failed"</th>
+                        <th scope="col" class=format!("{TH} text-right")>"Tokens"</th>
+                        <th scope="col" class=format!("{TH} text-right")>"Mean latency"</th>
+                    </tr>
+                </thead>
+                <tbody>
+                    {days.iter().map(|d| row(d.date.clone(), d, false)).collect_view()}
+                    {row("All days".to_string(), &total, true)}
+                </tbody>
+            </table>
+        </div>
+    }
+    .into_any()
+}
+
+// ---- charts: hand-drawn SVG ------------------------------------------------------------
+
+const W: f64 = 640.0;
+const H: f64 = 220.0;
+const LEFT: f64 = 40.0;
+const RIGHT: f64 = 40.0;
+const TOP: f64 = 12.0;
+const BOTTOM: f64 = 28.0;
+
+fn plot_w() -> f64 {
+    W - LEFT - RIGHT
+}
+
+fn plot_h() -> f64 {
+    H - TOP - BOTTOM
+}
+
+/// A short day label ("03-01") for the x axis.
+fn short_date(iso: &str) -> String {
+    iso.get(5..10).unwrap_or(iso).to_string()
+}
+
+/// Which day indexes get an x-axis label (about six, always the last).
+fn label_days(n: usize) -> Vec<usize> {
+    if n == 0 {
+        return Vec::new();
+    }
+    let step = n.div_ceil(6).max(1);
+    let mut v: Vec<usize> = (0..n).rev().step_by(step).collect();
+    v.reverse();
+    v
+}
+
+/// A "nice" axis maximum at or above `m` (1, 2, 5 × 10ⁿ).
+fn nice_max(m: i64) -> i64 {
+    if m <= 4 {
+        return 4;
+    }
+    let mut base = 1;
+    loop {
+        for k in [1, 2, 5] {
+            if k * base >= m {
+                return k * base;
+            }
+        }
+        base *= 10;
+    }
+}
+
+fn f(x: f64) -> String {
+    format!("{x:.1}")
+}
+
+#[component]
+fn XAxis(days: Vec<AnalyticsDay>) -> impl IntoView {
+    let n = days.len();
+    let slot = plot_w() / n.max(1) as f64;
+    label_days(n)
+        .into_iter()
+        .map(|i| {
+            let x = LEFT + slot * (i as f64 + 0.5);
+            view! {
+                <text x=f(x) y=f(H - 8.0) text-anchor="middle" class="fill-slate-500" font-size="11">
+                    {short_date(&days[i].date)}
+                </text>
+            }
+        })
+        .collect_view()
+}
+
+#[component]
+fn RateChart(days: Vec<AnalyticsDay>) -> impl IntoView {
+    let n = days.len().max(1);
+    let slot = plot_w() / n as f64;
+    let vmax = nice_max(days.iter().map(|d| d.questions).max().unwrap_or(0));
+    let y_rate = |r: f64| TOP + plot_h() * (1.0 - r);
+    let y_count = |c: i64| TOP + plot_h() * (1.0 - c as f64 / vmax as f64);
+    // The line is broken on days without questions (no rate to draw).
+    let mut path = String::new();
+    let mut pen_down = false;
+    let mut points = Vec::new();
+    for (i, d) in days.iter().enumerate() {
+        match d.clarification_rate() {
+            Some(r) => {
+                let (x, y) = (LEFT + slot * (i as f64 + 0.5), y_rate(r));
+                path.push_str(&format!("{}{},{} ", if pen_down { "L" } else { "M" }, f(x), f(y)));
+                pen_down = true;
+                points.push((x, y, d.date.clone(), r, d.clarified, d.questions));
+            }
+            None => pen_down = false,
+        }
+    }
+    let summary = {
+        let total: i64 = days.iter().map(|d| d.questions).sum();
+        let clarified: i64 = days.iter().map(|d| d.clarified).sum();
+        format!(
+            "Clarification rate per day over {} days: {} of {} questions needed a clarification panel.",
+            days.len(),
+            clarified,
+            total
+        )
+    };
+    let aria = summary.clone();
+    view! {
+        <svg viewBox=format!("0 0 {W} {H}") role="img" aria-label=aria class="h-auto w-full" data-testid="chart-clarification-rate">
+            <title>{summary}</title>
+            // grid and axes: rate on the left, question count on the right
+            {[0.0, 0.5, 1.0].into_iter().map(|r| view! {
+                <line x1=f(LEFT) x2=f(W - RIGHT) y1=f(y_rate(r)) y2=f(y_rate(r)) class="stroke-slate-200" stroke-width="1" />
+                <text x=f(LEFT - 6.0) y=f(y_rate(r) + 4.0) text-anchor="end" class="fill-slate-500" font-size="11">
+                    {format!("{:.0}%", r * 100.0)}
+                </text>
+                <text x=f(W - RIGHT + 6.0) y=f(y_rate(r) + 4.0) text-anchor="start" class="fill-slate-400" font-size="11">
+                    {format!("{:.0}", vmax as f64 * r)}
+                </text>
+            }).collect_view()}
+            {days.iter().enumerate().filter(|(_, d)| d.questions > 0).map(|(i, d)| {
+                let x = LEFT + slot * i as f64 + slot * 0.15;
+                let y = y_count(d.questions);
+                view! {
+                    <rect x=f(x) y=f(y) width=f(slot * 0.7) height=f(TOP + plot_h() - y) rx="1.5" class="fill-slate-200">
+                        <title>{format!("{}: {} questions", d.date, d.questions)}</title>
+                    </rect>
+                }
+            }).collect_view()}
+            <path d=path fill="none" class="stroke-teal-700" stroke-width="2" stroke-linejoin="round" stroke-linecap="round" />
+            {points.into_iter().map(|(x, y, date, r, c, q)| view! {
+                <circle cx=f(x) cy=f(y) r="3" class="fill-white stroke-teal-700" stroke-width="2">
+                    <title>{format!("{date}: {:.0}% ({c} of {q} questions clarified)", r * 100.0)}</title>
+                </circle>
+            }).collect_view()}
+            <XAxis days=days.clone() />
+        </svg>
+        <ul class="mt-2 flex flex-wrap gap-4 text-xs text-slate-600" aria-hidden="true">
+            <li class="flex items-center gap-1.5"><span class="inline-block h-0.5 w-4 bg-teal-700"></span>"Clarification rate (left axis)"</li>
+            <li class="flex items-center gap-1.5"><span class="inline-block h-3 w-3 rounded-sm bg-slate-200"></span>"Questions asked (right axis)"</li>
+        </ul>
+    }
+}
+
+#[component]
+fn RoundsChart(days: Vec<AnalyticsDay>) -> impl IntoView {
+    let n = days.len().max(1);
+    let slot = plot_w() / n as f64;
+    let vmax = nice_max(days.iter().map(|d| d.rounds).max().unwrap_or(0));
+    let y = |c: f64| TOP + plot_h() * (1.0 - c / vmax as f64);
+    let total_answered: i64 = days.iter().map(|d| d.rounds_answered).sum();
+    let total_abandoned: i64 = days.iter().map(|d| d.rounds_abandoned).sum();
+    let total_open: i64 = days.iter().map(|d| d.rounds_open).sum();
+    let summary = format!(
+        "Clarification rounds per day: {total_answered} answered, {total_abandoned} left unanswered, {total_open} still open."
+    );
+    let aria = summary.clone();
+    view! {
+        <svg viewBox=format!("0 0 {W} {H}") role="img" aria-label=aria class="h-auto w-full" data-testid="chart-rounds">
+            <title>{summary}</title>
+            {[0.0, 0.5, 1.0].into_iter().map(|r| view! {
+                <line x1=f(LEFT) x2=f(W - RIGHT) y1=f(y(vmax as f64 * r)) y2=f(y(vmax as f64 * r)) class="stroke-slate-200" stroke-width="1" />
+                <text x=f(LEFT - 6.0) y=f(y(vmax as f64 * r) + 4.0) text-anchor="end" class="fill-slate-500" font-size="11">
+                    {format!("{:.0}", vmax as f64 * r)}
+                </text>
+            }).collect_view()}
+            {days.iter().enumerate().filter(|(_, d)| d.rounds > 0).map(|(i, d)| {
+                let x = LEFT + slot * i as f64 + slot * 0.15;
+                let w = slot * 0.7;
+                let a = d.rounds_answered as f64;
+                let b = d.rounds_abandoned as f64;
+                let o = d.rounds_open as f64;
+                let tip = format!("{}: {} answered, {} unanswered, {} open", d.date, d.rounds_answered, d.rounds_abandoned, d.rounds_open);
+                view! {
+                    <g>
+                        <title>{tip}</title>
+                        <rect x=f(x) y=f(y(a)) width=f(w) height=f(y(0.0) - y(a)) class="fill-teal-600" />
+                        <rect x=f(x) y=f(y(a + b)) width=f(w) height=f(y(a) - y(a + b)) class="fill-rose-400" />
+                        <rect x=f(x) y=f(y(a + b + o)) width=f(w) height=f(y(a + b) - y(a + b + o)) class="fill-amber-300" />
+                    </g>
+                }
+            }).collect_view()}
+            <XAxis days=days.clone() />
+        </svg>
+        <ul class="mt-2 flex flex-wrap gap-4 text-xs text-slate-600" aria-hidden="true">
+            <li class="flex items-center gap-1.5"><span class="inline-block h-3 w-3 rounded-sm bg-teal-600"></span>"Answered"</li>
+            <li class="flex items-center gap-1.5"><span class="inline-block h-3 w-3 rounded-sm bg-rose-400"></span>"Left unanswered"</li>
+            <li class="flex items-center gap-1.5"><span class="inline-block h-3 w-3 rounded-sm bg-amber-300"></span>"Still open"</li>
+        </ul>
+    }
+}
+
+/// Fill classes for the choices of a term, most chosen first.
+const CHOICE_FILLS: [&str; 5] = [
+    "fill-teal-600",
+    "fill-sky-500",
+    "fill-violet-400",
+    "fill-amber-400",
+    "fill-slate-400",
+];
+const CHOICE_BG: [&str; 5] = [
+    "bg-teal-600",
+    "bg-sky-500",
+    "bg-violet-400",
+    "bg-amber-400",
+    "bg-slate-400",
+];
+
+#[component]
+fn TermsChart(terms: Vec<AnalyticsTerm>) -> impl IntoView {
+    if terms.is_empty() {
+        return view! {
+            <p class="text-sm text-slate-500" data-testid="terms-empty">"No clarification questions were asked in this period."</p>
+        }
+        .into_any();
+    }
+    let max_asked = terms.iter().map(|t| t.asked).max().unwrap_or(1).max(1) as f64;
+    view! {
+        <ol class="divide-y divide-slate-100" data-testid="ambiguous-terms">
+            {terms.into_iter().map(|t| {
+                let answered: i64 = t.choices.iter().map(|c| c.count).sum();
+                let width_pct = t.asked as f64 / max_asked * 100.0;
+                let mut x = 0.0;
+                let segments = t.choices.iter().enumerate().map(|(i, c)| {
+                    let w = if answered > 0 { c.count as f64 / answered as f64 * 100.0 } else { 0.0 };
+                    let seg = view! {
+                        <rect x=format!("{x:.2}") y="0" width=format!("{w:.2}") height="10" class=CHOICE_FILLS[i.min(4)]>
+                            <title>{format!("{}: {}", c.label, c.count)}</title>
+                        </rect>
+                    };
+                    x += w;
+                    seg
+                }).collect_view();
+                let asked_text = match t.asked { 1 => "asked once".to_string(), n => format!("asked {n} times") };
+                let applies = (!t.applies_to.is_empty()).then(|| format!(" · {}", t.applies_to));
+                view! {
+                    <li class="grid gap-3 py-4 md:grid-cols-[12rem_1fr]" data-testid="ambiguous-term">
+                        <div>
+                            <p class="text-sm font-semibold text-slate-900">"“" {t.phrase.clone()} "”"</p>
+                            <p class="text-xs text-slate-500">{asked_text}{applies}</p>
+                            <div class="mt-1.5 h-1.5 rounded-full bg-slate-100" aria-hidden="true">
+                                <div class="h-1.5 rounded-full bg-slate-400" style=format!("width: {width_pct:.1}%")></div>
+                            </div>
+                        </div>
+                        <div>
+                            {if answered > 0 {
+                                view! {
+                                    <svg viewBox="0 0 100 10" preserveAspectRatio="none" class="h-3 w-full overflow-hidden rounded" aria-hidden="true">
+                                        {segments}
+                                    </svg>
+                                }.into_any()
+                            } else {
+                                view! { <p class="text-xs text-slate-500">"Not answered yet."</p> }.into_any()
+                            }}
+                            <ul class="mt-2 flex flex-wrap gap-x-4 gap-y-1 text-xs text-slate-700" aria-label=format!("What people chose for “{}”", t.phrase)>
+                                {t.choices.iter().enumerate().map(|(i, c)| view! {
+                                    <li class="flex items-center gap-1.5">
+                                        <span class=format!("inline-block h-2.5 w-2.5 rounded-sm {}", CHOICE_BG[i.min(4)]) aria-hidden="true"></span>
+                                        <span>{c.label.clone()}</span>
+                                        {c.default.then(|| view! { <span class="rounded bg-slate-100 px-1 text-[10px] font-medium uppercase tracking-wide text-slate-600">"best guess"</span> })}
+                                        <span class="tabular-nums text-slate-500">{format!("× {}", c.count)}</span>
+                                    </li>
+                                }).collect_view()}
+                            </ul>
+                        </div>
+                    </li>
+                }
+            }).collect_view()}
+        </ol>
+    }
+    .into_any()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn axis_maxima_are_round_numbers_at_or_above_the_data() {
+        assert_eq!(nice_max(0), 4);
+        assert_eq!(nice_max(7), 10);
+        assert_eq!(nice_max(11), 20);
+        assert_eq!(nice_max(120), 200);
+    }
+
+    #[test]
+    fn about_six_day_labels_always_ending_on_the_last_day() {
+        let l = label_days(30);
+        assert_eq!(*l.last().unwrap(), 29);
+        assert!(l.len() <= 7, "{l:?}");
+        assert_eq!(label_days(1), vec![0]);
+        assert!(label_days(0).is_empty());
+    }
+}
