@@ -88,6 +88,8 @@ pub trait Backend: Send + Sync + 'static {
     async fn ask(&self, user: &AuthUser, req: AskRequest) -> Result<QueryOutcome, BackendError>;
     /// Answers one clarification round.
     async fn clarify(&self, user: &AuthUser, req: ClarifyRequest) -> Result<QueryOutcome, BackendError>;
+    /// Cancels one of the user's pending rounds (F15: counted as abandoned at once).
+    async fn cancel(&self, user: &AuthUser, clarification_id: String) -> Result<(), BackendError>;
     /// Changes one assumption of an answer and re-runs, keeping every other choice.
     async fn revise(&self, user: &AuthUser, req: ReviseRequest) -> Result<Answer, BackendError>;
     /// One of the user's threads.

@@ -317,6 +317,13 @@ pub struct ClarifyRequest {
     pub answers: Vec<ClarifyAnswer>,
 }
 
+/// `POST /api/v1/query/cancel`: the clinician closed a round without answering it.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CancelRequest {
+    /// The round's id (from the 202 response).
+    pub clarification_id: String,
+}
+
 /// The answer to one question: exactly one of `option_id`, `custom`, `in_own_words` or
 /// `dont_know`.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -419,6 +426,10 @@ pub struct Answer {
     pub rounds: u32,
     /// Server time for this request, milliseconds.
     pub duration_ms: f64,
+    /// Something the clinician should know about how this answer came about (e.g. an
+    /// expired clarification answered by running the question again).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub notice: Option<String>,
 }
 
 /// Where an assumption came from.

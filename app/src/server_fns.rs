@@ -140,6 +140,17 @@ pub async fn ask(req: crate::protocol::AskRequest) -> Result<crate::protocol::Ou
         .map_err(ssr::to_sfe)
 }
 
+/// Cancels a clarification round (the clinician pressed Cancel or asked something
+/// else): it counts as abandoned at once. Unknown or foreign ids: not found.
+#[server(endpoint = "cancel_clarification", output = Reply)]
+pub async fn cancel_clarification(clarification_id: String) -> Result<(), ServerFnError> {
+    let user = ssr::require_user()?;
+    ssr::backend()?
+        .cancel(&user, clarification_id)
+        .await
+        .map_err(ssr::to_sfe)
+}
+
 /// Answers one clarification round (F7, F8, F10, F12).
 #[server(endpoint = "clarify", input = leptos::server_fn::codec::Json, output = Reply)]
 pub async fn clarify(

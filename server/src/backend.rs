@@ -96,6 +96,13 @@ impl Backend for ServerBackend {
             .map_err(from_orchestrator)
     }
 
+    async fn cancel(&self, user: &AuthUser, clarification_id: String) -> Result<(), BackendError> {
+        self.orchestrator
+            .cancel(user.id, &clarification_id)
+            .await
+            .map_err(from_orchestrator)
+    }
+
     async fn revise(&self, user: &AuthUser, req: ReviseRequest) -> Result<Answer, BackendError> {
         self.orchestrator
             .revise(user.id, &req)

@@ -408,7 +408,7 @@ async fn the_same_answer_three_times_becomes_the_preselected_default() {
 }
 
 #[tokio::test]
-async fn an_expired_round_is_not_found() {
+async fn an_expired_round_is_answered_by_running_the_question_again_and_says_so() {
     let config = OrchestratorConfig {
         round_ttl: Duration::from_millis(300),
         ..test_config()
@@ -416,12 +416,55 @@ async fn an_expired_round_is_not_found() {
     each_backend(config, async |api| {
         let r = api.ask(json!({"question": "show me serious wounds"})).await;
         assert_eq!(r.status, StatusCode::ACCEPTED);
+        let answer = json!({"clarification_id": r.body["clarification_id"], "answers": [{"question_id": SERIOUS, "option_id": "infected"}]});
         tokio::time::sleep(Duration::from_millis(600)).await;
-        let a = api
-            .clarify(json!({"clarification_id": r.body["clarification_id"], "answers": [{"question_id": SERIOUS, "option_id": "infected"}]}))
+        // Someone else's late answer is still "not found" and revives nothing.
+        let foreign = api.call(&api.bob, Method::POST, "/api/v1/query/clarify", Some(answer.clone())).await;
+        assert_eq!(foreign.status, StatusCode::NOT_FOUND, "{}", foreign.body);
+        let a = api.clarify(answer.clone()).await;
+        assert_eq!(a.status, StatusCode::OK, "{}", a.body);
+        assert_eq!(a.body["notice"], server::orchestrator::EXPIRED_NOTICE, "{}", a.body);
+        assert!(a.body["sql"].as_str().unwrap().contains("infect"), "{}", a.body["sql"]);
+        // The same answer as on time: the rows match an answer given in time.
+        let fresh = api.ask(json!({"question": "show me serious wounds"})).await;
+        let on_time = api
+            .clarify(json!({"clarification_id": fresh.body["clarification_id"], "answers": [{"question_id": SERIOUS, "option_id": "infected"}]}))
             .await;
-        assert_eq!(a.status, StatusCode::NOT_FOUND, "{}", a.body);
-        assert_eq!(a.body["code"], "not_found");
+        assert_eq!(on_time.body["notice"], Value::Null, "{}", on_time.body);
+        assert_eq!(a.body["table"]["row_count"], on_time.body["table"]["row_count"]);
+        // Answered once: a second late answer is the usual conflict.
+        let again = api.clarify(answer).await;
+        assert_eq!(again.status, StatusCode::CONFLICT, "{}", again.body);
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn cancel_closes_a_round_at_once_and_it_counts_as_abandoned() {
+    each_backend(test_config(), async |api| {
+        let r = api.ask(json!({"question": "show me serious wounds"})).await;
+        assert_eq!(r.status, StatusCode::ACCEPTED);
+        let cid = r.body["clarification_id"].clone();
+        // Not someone else's to cancel, and unknown ids look the same.
+        let foreign = api.call(&api.bob, Method::POST, "/api/v1/query/cancel", Some(json!({"clarification_id": cid}))).await;
+        let unknown = api
+            .call(&api.bob, Method::POST, "/api/v1/query/cancel", Some(json!({"clarification_id": "0123456789abcdef0123456789abcdef"})))
+            .await;
+        assert_eq!(foreign.status, StatusCode::NOT_FOUND);
+        assert_eq!(foreign.body, unknown.body);
+        let bad = api.call(&api.alice, Method::POST, "/api/v1/query/cancel", Some(json!({"clarification_id": 7}))).await;
+        assert_eq!(bad.status, StatusCode::BAD_REQUEST, "{}", bad.body);
+
+        let c = api.call(&api.alice, Method::POST, "/api/v1/query/cancel", Some(json!({"clarification_id": cid}))).await;
+        assert_eq!(c.status, StatusCode::NO_CONTENT, "{}", c.body);
+        let stats = api.state.store.analytics(chrono::Utc::now(), 1, 5).await.unwrap();
+        let t = stats.totals();
+        assert_eq!((t.rounds_abandoned, t.rounds_open), (1, 0), "counted at once: {t:?}");
+        // A cancelled round cannot be answered (or cancelled) any more.
+        let late = api.clarify(json!({"clarification_id": cid, "answers": [{"question_id": SERIOUS, "option_id": "infected"}]})).await;
+        assert_eq!(late.status, StatusCode::CONFLICT, "{}", late.body);
+        let twice = api.call(&api.alice, Method::POST, "/api/v1/query/cancel", Some(json!({"clarification_id": cid}))).await;
+        assert_eq!(twice.status, StatusCode::CONFLICT, "{}", twice.body);
     })
     .await;
 }

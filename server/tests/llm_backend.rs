@@ -777,5 +777,8 @@ async fn eval_with_the_model_folds_its_reading_and_reports_the_calls() {
         "the model's reading answers it: {:?}",
         with.outcomes[0].exec_first
     );
-    assert!(with.to_text(false).contains("language model stand-in-7b: 1 calls"));
+    assert!(
+        with.to_text(false)
+            .contains("language model stand-in-7b: 1 calls")
+    );
 }

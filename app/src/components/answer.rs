@@ -274,6 +274,7 @@ pub fn AnswerCard(
         suggestions,
         thinking,
         duration_ms,
+        notice,
         ..
     } = answer;
     let empty = table.rows.is_empty();
@@ -307,6 +308,9 @@ pub fn AnswerCard(
     };
     view! {
         <div class="flex flex-col gap-4" data-testid="answer">
+            {notice.map(|n| view! {
+                <p role="status" class="rounded-lg bg-amber-50 px-3 py-2 text-sm text-amber-900" data-testid="answer-notice">{n}</p>
+            })}
             <p class="text-base leading-relaxed text-slate-900" data-testid="restatement">{restatement}</p>
             {badges}
             <p class="flex flex-wrap items-center gap-x-3 gap-y-1 text-xs text-slate-500">

@@ -97,6 +97,8 @@ const RADIO: &str = "mt-0.5 h-4 w-4 shrink-0 accent-teal-700 focus:outline-none 
 const OPTION_ROW: &str = "flex cursor-pointer items-start gap-3 rounded-lg border px-3 py-2.5 transition-colors has-[:checked]:border-teal-600 has-[:checked]:bg-teal-50/60 border-slate-200 hover:border-slate-300";
 const INPUT: &str = "w-full rounded-md border border-slate-300 bg-white px-2.5 py-1.5 text-sm text-slate-900 placeholder:text-slate-400 focus:border-teal-600 focus:outline-none focus:ring-2 focus:ring-teal-600/20 aria-[invalid=true]:border-rose-500";
 
+const SECONDARY: &str = "rounded-lg border border-slate-300 bg-white px-4 py-2 text-sm font-medium text-slate-700 hover:bg-slate-50 focus:outline-none focus-visible:ring-2 focus-visible:ring-teal-600 focus-visible:ring-offset-2 disabled:opacity-50";
+
 /// The panel for one round.
 #[component]
 pub fn ClarificationPanel(
@@ -172,6 +174,19 @@ pub fn ClarificationPanel(
                     })
                     .collect()
             })
+        })
+    };
+
+    let best_guesses = move || -> Vec<ClarifyAnswer> {
+        round.with_value(|r| {
+            r.questions
+                .iter()
+                .map(|q| ClarifyAnswer {
+                    question_id: q.id.clone(),
+                    dont_know: true,
+                    ..Default::default()
+                })
+                .collect()
         })
     };
 
@@ -260,6 +275,7 @@ pub fn ClarificationPanel(
                         })}
                     </div>
                     <p class="text-sm text-slate-700" data-testid="clarification-reason">{reason}</p>
+                    <p class="text-xs text-slate-500">"Your choices decide exactly which records are counted."</p>
                 </header>
                 <div class="rounded-lg bg-slate-50 px-4 py-3">
                     <p class="text-xs font-semibold uppercase tracking-wide text-slate-500">"What I understood so far"</p>
@@ -273,11 +289,26 @@ pub fn ClarificationPanel(
                     </p>
                     <button
                         type="button"
-                        class="rounded-lg border border-slate-300 bg-white px-4 py-2 text-sm font-medium text-slate-700 hover:bg-slate-50 focus:outline-none focus-visible:ring-2 focus-visible:ring-teal-600 focus-visible:ring-offset-2 disabled:opacity-50"
+                        class=SECONDARY
                         disabled=move || busy.get()
                         on:click=move |_| on_cancel.run(())
                     >
                         "Cancel"
+                    </button>
+                    // The whole round at once: every question answered "use your best guess".
+                    <button
+                        type="button"
+                        class=SECONDARY
+                        data-testid="best-guesses"
+                        title="Answer every question with Clarion's best guess (preselected); each stays changeable on the answer"
+                        disabled=move || busy.get()
+                        on:click=move |_| {
+                            if !busy.get_untracked() {
+                                on_submit.run(best_guesses());
+                            }
+                        }
+                    >
+                        "Continue with best guesses"
                     </button>
                     <button
                         type="submit"

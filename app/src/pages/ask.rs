@@ -332,7 +332,8 @@ fn AskThread(
         }
         // A new question leaves any open panel unanswered.
         for ex in live.get_untracked() {
-            if matches!(ex.stage.get_untracked(), Stage::Clarify(_)) {
+            if let Stage::Clarify(r) = ex.stage.get_untracked() {
+                cancel_round(r.clarification_id);
                 ex.stage.set(Stage::Cancelled);
             }
         }
@@ -488,6 +489,7 @@ fn AskThread(
             .into_any(),
             Stage::Clarify(round) => {
                 let r2 = round.clone();
+                let cid = round.clarification_id.clone();
                 let thinking = round.thinking.clone();
                 view! {
                     <div class="flex flex-col gap-3">
@@ -495,6 +497,7 @@ fn AskThread(
                             round=round
                             on_submit=Callback::new(move |answers| submit_round(ex, r2.clone(), answers))
                             on_cancel=Callback::new(move |_| {
+                                cancel_round(cid.clone());
                                 ex.stage.set(Stage::Cancelled);
                                 focus_composer();
                             })
@@ -908,4 +911,12 @@ fn RestoredAnswer(
             None => stored().into_any(),
         }}
     }
+}
+
+/// Tells the server a round was cancelled, so it counts as abandoned at once (the
+/// panel is already closed; a failure changes nothing the clinician sees).
+fn cancel_round(clarification_id: String) {
+    leptos::task::spawn_local(async move {
+        let _ = crate::server_fns::cancel_clarification(clarification_id).await;
+    });
 }

@@ -27,6 +27,7 @@ pub fn routes() -> Router<AppState> {
     Router::new()
         .route("/api/v1/query", post(query))
         .route("/api/v1/query/clarify", post(clarify))
+        .route("/api/v1/query/cancel", post(cancel))
         .route("/api/v1/query/revise", post(revise))
         .route("/api/v1/threads/{id}", get(thread))
         .route("/api/v1/history", get(history))
@@ -168,6 +169,18 @@ async fn clarify(
     ApiJson(req): ApiJson<ClarifyRequest>,
 ) -> Result<Response, ApiError> {
     Ok(outcome(state.orchestrator.clarify(user.id, &req).await?))
+}
+
+/// Cancel a round: it counts as abandoned at once (204). A round already answered is
+/// a 409; an unknown or foreign id 404; an expired one is already closed (204).
+#[tracing::instrument(skip_all)]
+async fn cancel(
+    State(state): State<AppState>,
+    CurrentUser(user): CurrentUser,
+    ApiJson(req): ApiJson<protocol::CancelRequest>,
+) -> Result<Response, ApiError> {
+    state.orchestrator.cancel(user.id, &req.clarification_id).await?;
+    Ok(StatusCode::NO_CONTENT.into_response())
 }
 
 #[tracing::instrument(skip_all)]

@@ -55,6 +55,10 @@ use std::time::{Duration, Instant};
 /// How many times the same answer must be given before it is preselected (F12).
 pub const OFFER_AS_DEFAULT_AFTER: i64 = 3;
 
+/// Said on an answer to a round whose time had run out.
+pub const EXPIRED_NOTICE: &str =
+    "Your clarification had expired, so Clarion ran the question again with your answers, on today's data.";
+
 /// Why a request could not be served. 4xx variants carry a message a person can act on.
 #[derive(Debug, thiserror::Error)]
 pub enum OrchestratorError {
@@ -465,7 +469,19 @@ impl Orchestrator {
             return Err(OrchestratorError::NotFound);
         }
         let now = Utc::now();
-        let round = store.pending_round(user_id, &id, now).await?;
+        // A round answered after its time ran out is reopened and its question run again
+        // with the answers given (said on the answer); a foreign or unknown id stays 404.
+        let (round, revived) = match store.pending_round(user_id, &id, now).await {
+            Err(StoreError::Expired) => {
+                let ttl = chrono::Duration::from_std(self.inner.config.round_ttl)
+                    .unwrap_or(chrono::Duration::minutes(15));
+                if !store.revive_round(user_id, &id, now, now + ttl).await? {
+                    return Err(OrchestratorError::NotFound);
+                }
+                (store.pending_round(user_id, &id, now).await?, true)
+            }
+            other => (other?, false),
+        };
         let state: RoundState =
             serde_json::from_str(&round.understanding_json).map_err(OrchestratorError::internal)?;
         let allowed = self.allowed_snapshot().await;
@@ -613,6 +629,10 @@ impl Orchestrator {
             })
             .await;
         let outcome = match outcome {
+            Ok(QueryOutcome::Answered(mut a)) if revived => {
+                a.notice = Some(EXPIRED_NOTICE.to_owned());
+                QueryOutcome::Answered(a)
+            }
             Ok(o) => o,
             Err(e) => {
                 if let Err(reopen) = store.reopen_round(user_id, &id).await {
@@ -660,6 +680,21 @@ impl Orchestrator {
                 .await?;
         }
         Ok(outcome)
+    }
+
+    /// `POST /api/v1/query/cancel`: the clinician closed a pending round without
+    /// answering; it is stored as abandoned at once (analytics count it then, not after
+    /// its expiry). A round whose time already ran out is closed anyway (no error); an
+    /// answered or already cancelled one is a 409; unknown or foreign ids 404.
+    pub async fn cancel(&self, user_id: i64, clarification_id: &str) -> Result<(), OrchestratorError> {
+        let id = RoundId::new(clarification_id.to_owned());
+        if !id.is_well_formed() {
+            return Err(OrchestratorError::NotFound);
+        }
+        match self.inner.store.abandon_round(user_id, &id, Utc::now()).await {
+            Ok(_) | Err(StoreError::Expired) => Ok(()),
+            Err(e) => Err(e.into()),
+        }
     }
 
     /// A 400 (`invalid_custom_value`) when the question read with `resolutions`
@@ -1263,6 +1298,7 @@ impl Orchestrator {
             thinking: job.thinking,
             rounds: job.rounds_done,
             duration_ms: ms(job.started.elapsed()),
+            notice: None,
         }))
     }
 

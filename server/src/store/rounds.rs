@@ -444,6 +444,31 @@ impl Store {
         Ok(round)
     }
 
+    /// Reopens one of the user's rounds whose time ran out (still `pending` past its
+    /// expiry, or marked `expired`) until `expires_at`, so answering it late runs the
+    /// question with the answers given. Returns whether it was reopened; a round that
+    /// was answered or cancelled, missing or someone else's is left alone.
+    pub async fn revive_round(
+        &self,
+        user_id: i64,
+        id: &RoundId,
+        now: DateTime<Utc>,
+        expires_at: DateTime<Utc>,
+    ) -> Result<bool, StoreError> {
+        let sql = "UPDATE clarification_rounds SET status = 'pending', closed_at = NULL, expires_at = $4 \
+                   WHERE id = $1 AND user_id = $2 \
+                   AND (status = 'expired' OR (status = 'pending' AND expires_at <= $3))";
+        let n = on_pool!(&self.db, |p| sqlx::query(sql)
+            .bind(id.as_str())
+            .bind(user_id)
+            .bind(Ts::of(now))
+            .bind(Ts::of(expires_at))
+            .execute(p)
+            .await
+            .map(|r| r.rows_affected()))?;
+        Ok(n > 0)
+    }
+
     /// Marks every pending round whose time ran out as `expired` (housekeeping;
     /// reads already report such rounds as expired). Returns how many changed.
     pub async fn expire_rounds(&self, now: DateTime<Utc>) -> Result<u64, StoreError> {

@@ -11,6 +11,7 @@ use serde_json::{Map, Value, json};
 pub const ENDPOINTS: &[(&str, &str)] = &[
     ("post", "/api/v1/query"),
     ("post", "/api/v1/query/clarify"),
+    ("post", "/api/v1/query/cancel"),
     ("post", "/api/v1/query/revise"),
     ("get", "/api/v1/threads/{id}"),
     ("get", "/api/v1/history"),
@@ -106,6 +107,14 @@ pub fn schemas() -> Map<String, Value> {
                 ("clarification_id", string()),
                 ("answers", array(r("ClarifyAnswer"))),
             ],
+            &[],
+        ),
+    );
+    add(
+        "CancelRequest",
+        object(
+            "Close a clarification round without answering it.",
+            &[("clarification_id", string())],
             &[],
         ),
     );
@@ -252,7 +261,14 @@ pub fn schemas() -> Map<String, Value> {
     ];
     let mut answered = answer_fields.to_vec();
     answered.insert(0, ("status", enumeration(&["answered"])));
-    add("Answer", object("An answer (HTTP 200).", &answered, &[]));
+    add(
+        "Answer",
+        object(
+            "An answer (HTTP 200). `notice`: something to know about how it came about (an expired clarification answered by running the question again).",
+            &answered,
+            &[("notice", string())],
+        ),
+    );
     add(
         "ClarificationRound",
         object(
@@ -438,6 +454,11 @@ pub fn document() -> Value {
         "/api/v1/query/clarify".into(),
         json!({"post": op("Answer a clarification round", Some("ClarifyRequest"),
             &[("200", answer.clone()), ("202", round)], &["400", "401", "404", "409", "413", "504"])}),
+    );
+    paths.insert(
+        "/api/v1/query/cancel".into(),
+        json!({"post": op("Cancel a clarification round (it counts as abandoned at once)", Some("CancelRequest"),
+            &[("204", json!({"description": "Cancelled (or already expired)"}))], &["400", "401", "404", "409", "413"])}),
     );
     paths.insert(
         "/api/v1/query/revise".into(),
@@ -653,6 +674,7 @@ mod tests {
             thinking: vec![step()],
             rounds: 1,
             duration_ms: 3.0,
+            notice: Some("Your clarification had expired.".into()),
         }
     }
 
@@ -690,6 +712,12 @@ mod tests {
                     question: "q".into(),
                     thread_id: Some("t".into()),
                     interactive: Some(false),
+                }),
+            ),
+            (
+                "CancelRequest",
+                to(&CancelRequest {
+                    clarification_id: "c".into(),
                 }),
             ),
             (
