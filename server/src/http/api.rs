@@ -20,6 +20,7 @@ use axum::routing::{delete, get, post};
 use axum::{Json, Router};
 use serde::Deserialize;
 
+pub mod access;
 pub mod openapi;
 
 /// Every route of the API (paths as in the OpenAPI document).
@@ -38,6 +39,12 @@ pub fn routes() -> Router<AppState> {
         .route(
             "/api/v1/admin/language-model",
             get(language_model).put(switch_language_model),
+        )
+        .route("/api/v1/me", get(access::me))
+        .route("/api/v1/admin/users", get(access::users))
+        .route(
+            "/api/v1/admin/users/{id}/clinics",
+            axum::routing::put(access::set_scope),
         )
 }
 

@@ -5,6 +5,7 @@
 //! no-store) → catch-panic → timeout → body limit → compression → cross-origin refusal → user resolution → server-function
 //! input errors as 400 → route (pages additionally pass the sign-in guard).
 
+pub mod access_page;
 pub mod api;
 pub mod auth;
 pub mod headers;
@@ -53,6 +54,7 @@ pub fn router(state: AppState) -> Router {
     Router::new()
         .route("/healthz", get(healthz))
         .route("/history/rerun", axum::routing::post(rerun::rerun))
+        .route(access_page::PATH, get(access_page::page).post(access_page::save))
         .merge(auth::routes())
         .merge(api::routes())
         .leptos_routes_with_context(&state, routes, context.clone(), move || {

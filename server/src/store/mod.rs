@@ -33,6 +33,7 @@ mod history;
 mod llm_calls;
 mod preferences;
 mod rounds;
+mod scope;
 mod settings;
 mod threads;
 mod users;
@@ -44,6 +45,7 @@ pub use ids::{HistoryId, RoundId, ThreadId};
 pub use llm_calls::{LlmDay, NewLlmCall};
 pub use preferences::{Preference, PreferenceChoice, PreferenceEvidence};
 pub use rounds::{Answer, AnswerChoice, NewAnswer, NewRound, Round, RoundStatus};
+pub use scope::ClinicScope;
 pub use threads::{Message, MessageRole, NewMessage, Thread};
 pub use users::{Role, User};
 

@@ -22,6 +22,9 @@ pub const ENDPOINTS: &[(&str, &str)] = &[
     ("get", "/api/v1/openapi.json"),
     ("get", "/api/v1/admin/language-model"),
     ("put", "/api/v1/admin/language-model"),
+    ("get", "/api/v1/me"),
+    ("get", "/api/v1/admin/users"),
+    ("put", "/api/v1/admin/users/{id}/clinics"),
 ];
 
 fn string() -> Value {
@@ -364,6 +367,29 @@ pub fn schemas() -> Map<String, Value> {
         ),
     );
     add(
+        "Account",
+        object(
+            "An account and the clinics it may see (issue 16): every clinic, or only `clinic_ids`. Every question, option count, picker and re-run is limited to them.",
+            &[
+                ("id", integer()),
+                ("username", string()),
+                ("display_name", string()),
+                ("is_admin", boolean()),
+                ("all_clinics", boolean()),
+                ("clinic_ids", array(integer())),
+            ],
+            &[],
+        ),
+    );
+    add(
+        "ScopeChange",
+        object(
+            "A clinic scope to set: every clinic (`all_clinics: true`, no ids), or exactly `clinic_ids` (positive, at most 1000; empty means none). Applies to the account's next question.",
+            &[("all_clinics", boolean())],
+            &[("clinic_ids", array(integer()))],
+        ),
+    );
+    add(
         "Settings",
         object(
             "How Clarion treats ambiguous questions for this user.",
@@ -482,6 +508,22 @@ pub fn document() -> Value {
             "put": op("Switch the language model on or off for every replica (administrators)", Some("LanguageModelSwitch"), &[("200", reply("Switch", r("LanguageModelSwitch")))], &["400", "401", "403", "413"]),
         }),
     );
+    paths.insert(
+        "/api/v1/me".into(),
+        json!({"get": op("Who you are and which clinics you may see", None, &[("200", reply("Your account", r("Account")))], &["401"])}),
+    );
+    paths.insert(
+        "/api/v1/admin/users".into(),
+        json!({"get": op("Every account with its clinic scope (administrators)", None, &[("200", reply("Accounts", array(r("Account"))))], &["401", "403"])}),
+    );
+    let mut sc = op(
+        "Set which clinics an account may see (administrators); applies to its next question",
+        Some("ScopeChange"),
+        &[("200", reply("The account with its new scope", r("Account")))],
+        &["400", "401", "403", "404", "413"],
+    );
+    sc["parameters"] = id_param("The account's id");
+    paths.insert("/api/v1/admin/users/{id}/clinics".into(), json!({ "put": sc }));
     paths.insert(
         "/api/v1/preferences".into(),
         json!({"get": op("Your learned preferences", None, &[("200", reply("Preferences", array(r("PreferenceItem"))))], &["401"])}),
@@ -762,6 +804,24 @@ mod tests {
                 to(&Settings {
                     skip_clarifications: true,
                     sensitivity: Sensitivity::More,
+                }),
+            ),
+            (
+                "Account",
+                to(&crate::http::api::access::Account {
+                    id: 2,
+                    username: "nurse".into(),
+                    display_name: "Nurse".into(),
+                    is_admin: false,
+                    all_clinics: false,
+                    clinic_ids: vec![1, 2],
+                }),
+            ),
+            (
+                "ScopeChange",
+                to(&crate::http::api::access::ScopeChange {
+                    all_clinics: false,
+                    clinic_ids: vec![3],
                 }),
             ),
         ]
