@@ -419,6 +419,10 @@ pub struct Answer {
     pub rounds: u32,
     /// Server time for this request, milliseconds.
     pub duration_ms: f64,
+    /// "Verified by <administrator> · <name>" when an administrator's verified question
+    /// answered it (its definition applied, nothing asked).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verified: Option<String>,
 }
 
 /// Where an assumption came from.

@@ -11,3 +11,22 @@ CREATE TABLE user_clinics (
     PRIMARY KEY (user_id, clinic_id)
 );
 ALTER TABLE audit_log ADD COLUMN scope TEXT;
+
+-- Verified questions (issue 16, part 2): an administrator's answered question, with the
+-- clarifications it was answered with (`definition_json`: resolutions and context) and
+-- its plan, under a name and the phrasings it should match (`phrasings_json`, a JSON
+-- array of normalised texts). A new question that matches is answered by this
+-- definition, asks nothing, and still applies the asker's clinic scope. Retired ones
+-- stay for the record (`retired_at`); `use_count` counts the questions answered by it.
+CREATE TABLE verified_questions (
+    id              INTEGER PRIMARY KEY AUTOINCREMENT,
+    name            TEXT    NOT NULL,
+    question        TEXT    NOT NULL,
+    phrasings_json  TEXT    NOT NULL,
+    definition_json TEXT    NOT NULL,
+    plan_json       TEXT    NOT NULL,
+    verified_by     INTEGER NOT NULL REFERENCES users (id),
+    created_at      TEXT    NOT NULL,
+    retired_at      TEXT,
+    use_count       INTEGER NOT NULL DEFAULT 0
+);

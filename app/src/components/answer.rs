@@ -274,6 +274,7 @@ pub fn AnswerCard(
         suggestions,
         thinking,
         duration_ms,
+        verified,
         ..
     } = answer;
     let empty = table.rows.is_empty();
@@ -308,6 +309,7 @@ pub fn AnswerCard(
     view! {
         <div class="flex flex-col gap-4" data-testid="answer">
             <p class="text-base leading-relaxed text-slate-900" data-testid="restatement">{restatement}</p>
+            {verified.map(|v| view! { <p class="self-start rounded-full bg-emerald-100 px-3 py-1 text-sm font-medium text-emerald-900" data-testid="verified-badge">{v}</p> })}
             {badges}
             <p class="flex flex-wrap items-center gap-x-3 gap-y-1 text-xs text-slate-500">
                 <span data-testid="row-count">

@@ -22,6 +22,7 @@ use serde::Deserialize;
 
 pub mod access;
 pub mod openapi;
+pub mod verified;
 
 /// Every route of the API (paths as in the OpenAPI document).
 pub fn routes() -> Router<AppState> {
@@ -45,6 +46,12 @@ pub fn routes() -> Router<AppState> {
         .route(
             "/api/v1/admin/users/{id}/clinics",
             axum::routing::put(access::set_scope),
+        )
+        .route("/api/v1/verified", get(verified::list))
+        .route("/api/v1/admin/verified", post(verified::create))
+        .route(
+            "/api/v1/admin/verified/{id}",
+            axum::routing::put(verified::edit).delete(verified::retire),
         )
 }
 

@@ -28,6 +28,7 @@ mod convert;
 mod fallback;
 mod own_words;
 pub mod scope;
+pub mod verified;
 
 pub use config::OrchestratorConfig;
 pub use fallback::LlmPiece;
@@ -204,6 +205,11 @@ struct Job {
     llm_calls: u32,
     /// Pieces the language model proposed that are in `resolutions`.
     llm_pieces: Vec<LlmPiece>,
+    /// The verified question answering this one (its phrasing matched, or its plan).
+    verified: Option<verified::InForce>,
+    /// Verified questions a new question's plan may match (empty for rounds, revisions
+    /// and re-runs, which keep their own definitions).
+    candidates: Vec<verified::InForce>,
 }
 
 /// The user's side of the engine input, loaded once per request.
@@ -449,22 +455,37 @@ impl Orchestrator {
         self.post_user_message(user_id, &thread_id, question, &Payload::Question, now)
             .await?;
         let new_thread = req.thread_id.is_none().then(|| thread_id.clone());
+        // A question one of whose phrasings an administrator verified is answered by
+        // that definition and asks nothing; any other new question may still match one
+        // by its plan (checked once it is understood).
+        let candidates = self.in_force().await?;
+        let matched = verified::by_phrasing(&candidates, question).cloned();
+        let (context, resolutions, interactive) = match &matched {
+            Some(v) => (
+                v.definition.context.clone(),
+                v.definition.resolutions.clone(),
+                false,
+            ),
+            None => (context, Resolutions::empty(), req.interactive.unwrap_or(true)),
+        };
         let outcome = self
             .run(Job {
                 user_id,
                 thread_id,
                 question: question.to_owned(),
                 context,
-                resolutions: Resolutions::empty(),
+                resolutions,
                 asked: Vec::new(),
                 rounds_done: 0,
-                interactive: req.interactive.unwrap_or(true),
+                interactive,
                 thinking: Vec::new(),
                 started,
                 chosen: Vec::new(),
-                allow_llm: true,
+                allow_llm: matched.is_none(),
                 llm_calls: 0,
                 llm_pieces: Vec::new(),
+                verified: matched,
+                candidates,
             })
             .await;
         // A question that was refused or failed leaves no thread behind (a follow-up's
@@ -635,6 +656,8 @@ impl Orchestrator {
                 started,
                 chosen: state.chosen.into_iter().chain(chosen_now).collect(),
                 allow_llm: true,
+                verified: None,
+                candidates: Vec::new(),
                 llm_calls: state.llm_calls,
                 llm_pieces: state.llm_pieces.into_iter().chain(llm_now).collect(),
             })
@@ -791,6 +814,8 @@ impl Orchestrator {
                 started,
                 chosen,
                 allow_llm: false,
+                verified: None,
+                candidates: Vec::new(),
                 llm_calls: 0,
                 llm_pieces: resume
                     .llm_pieces
@@ -838,6 +863,8 @@ impl Orchestrator {
                 started,
                 chosen: resume.chosen,
                 allow_llm: false,
+                verified: None,
+                candidates: Vec::new(),
                 llm_calls: 0,
                 llm_pieces: resume.llm_pieces,
             })
@@ -1208,7 +1235,12 @@ impl Orchestrator {
         let thresholds = GateThresholds::for_sensitivity(loaded.settings.sensitivity);
         let today = self.today();
         // The engine input borrows these while `job` moves on to build the reply.
-        let (question, context) = (job.question.clone(), job.context.clone());
+        // A verified question is read as the administrator asked it, with their answers.
+        let question = match &job.verified {
+            Some(v) => v.question.clone(),
+            None => job.question.clone(),
+        };
+        let context = job.context.clone();
         let mut resolutions = answers::with_saved_customs(&job.resolutions, &loaded.saved_customs);
         let check = RenderCheck { model };
         let first = EngineInput::new(model, &question, today)
@@ -1264,7 +1296,13 @@ impl Orchestrator {
             });
         }
 
-        let clarify = matches!(u.decision, Decision::Clarify);
+        if job.verified.is_none()
+            && let Some(plan) = &u.plan
+        {
+            job.verified = job.candidates.iter().find(|v| v.same_plan(plan)).cloned();
+        }
+        // A verified definition asks nothing and leaves nothing open.
+        let clarify = matches!(u.decision, Decision::Clarify) && job.verified.is_none();
         let new_questions: Vec<&Ambiguity> = if clarify {
             u.questions()
                 .filter(|a| !job.asked.contains(&a.id) && !job.resolutions.answers.contains_key(&a.id))
@@ -1291,8 +1329,21 @@ impl Orchestrator {
         } else {
             Vec::new()
         };
-        let Some(plan) = u.plan.clone() else {
-            return Err(OrchestratorError::internal("the engine gave no plan"));
+        let plan = match &job.verified {
+            Some(v) => {
+                job.thinking
+                    .push(convert::step("Answered by a verified question", v.badge(), None));
+                if let Err(e) = store.count_verified_use(v.id).await {
+                    tracing::warn!(error = %e, "a verified question's use was not counted");
+                }
+                let mut p = v.plan.clone();
+                p.today = self.today();
+                p
+            }
+            None => u
+                .plan
+                .clone()
+                .ok_or_else(|| OrchestratorError::internal("the engine gave no plan"))?,
         };
         let (rendered, rows, exec_time, scoped) = self.execute(job.user_id, &plan, &loaded.access).await?;
         let param_count = rendered.values.len();
@@ -1410,6 +1461,7 @@ impl Orchestrator {
             thinking: job.thinking,
             rounds: job.rounds_done,
             duration_ms: ms(job.started.elapsed()),
+            verified: job.verified.as_ref().map(|v| v.badge()),
         }))
     }
 

@@ -37,6 +37,7 @@ mod scope;
 mod settings;
 mod threads;
 mod users;
+mod verified;
 
 pub use analytics::{AmbiguityCounts, AnalyticsCounts, ChoiceCount, DayCounts};
 pub use auth_tables::ApiToken;
@@ -48,6 +49,7 @@ pub use rounds::{Answer, AnswerChoice, NewAnswer, NewRound, Round, RoundStatus};
 pub use scope::ClinicScope;
 pub use threads::{Message, MessageRole, NewMessage, Thread};
 pub use users::{Role, User};
+pub use verified::{NewVerified, Verified};
 
 use crate::db::Database;
 use thiserror::Error;

@@ -25,6 +25,10 @@ pub const ENDPOINTS: &[(&str, &str)] = &[
     ("get", "/api/v1/me"),
     ("get", "/api/v1/admin/users"),
     ("put", "/api/v1/admin/users/{id}/clinics"),
+    ("get", "/api/v1/verified"),
+    ("post", "/api/v1/admin/verified"),
+    ("put", "/api/v1/admin/verified/{id}"),
+    ("delete", "/api/v1/admin/verified/{id}"),
 ];
 
 fn string() -> Value {
@@ -255,7 +259,14 @@ pub fn schemas() -> Map<String, Value> {
     ];
     let mut answered = answer_fields.to_vec();
     answered.insert(0, ("status", enumeration(&["answered"])));
-    add("Answer", object("An answer (HTTP 200).", &answered, &[]));
+    add(
+        "Answer",
+        object(
+            "An answer (HTTP 200). `verified` (\"Verified by <administrator> · <name>\") when an administrator's verified question answered it: its definition applied, nothing asked, the asker's clinic scope still in force.",
+            &answered,
+            &[("verified", string())],
+        ),
+    );
     add(
         "ClarificationRound",
         object(
@@ -379,6 +390,38 @@ pub fn schemas() -> Map<String, Value> {
                 ("clinic_ids", array(integer())),
             ],
             &[],
+        ),
+    );
+    add(
+        "VerifiedQuestion",
+        object(
+            "A verified question (issue 16): an administrator's answered question with its clarifications. A new question that is one of its phrasings (compared in lower case, words only) or reads into the same plan is answered by it, asks nothing, and carries `verified`; the asker's clinic scope still applies.",
+            &[
+                ("id", integer()),
+                ("name", string()),
+                ("question", string()),
+                ("phrasings", array(string())),
+                ("verified_by", string()),
+                ("use_count", integer()),
+                ("created_at", json!({"type": "string", "format": "date-time"})),
+            ],
+            &[],
+        ),
+    );
+    add(
+        "VerifyRequest",
+        object(
+            "Promote one of your answers (its history_id) to a verified question: a name (1 to 120 characters) and phrasings to match (at most 50; the question's own is always one).",
+            &[("history_id", string()), ("name", string())],
+            &[("phrasings", array(string()))],
+        ),
+    );
+    add(
+        "VerifiedEdit",
+        object(
+            "A verified question's new name and phrasings (replacing the old ones; the question's own phrasing is kept).",
+            &[("name", string())],
+            &[("phrasings", array(string()))],
         ),
     );
     add(
@@ -523,6 +566,32 @@ pub fn document() -> Value {
         &["400", "401", "403", "404", "413"],
     );
     sc["parameters"] = id_param("The account's id");
+    paths.insert(
+        "/api/v1/verified".into(),
+        json!({"get": op("The verified questions in force", None, &[("200", reply("Verified questions", array(r("VerifiedQuestion"))))], &["401"])}),
+    );
+    paths.insert(
+        "/api/v1/admin/verified".into(),
+        json!({"post": op("Promote one of your answers to a verified question (administrators)", Some("VerifyRequest"), &[("201", reply("The verified question", r("VerifiedQuestion")))], &["400", "401", "403", "404", "413"])}),
+    );
+    let mut ve = op(
+        "Rename a verified question and replace its phrasings (administrators)",
+        Some("VerifiedEdit"),
+        &[("200", reply("The verified question", r("VerifiedQuestion")))],
+        &["400", "401", "403", "404", "413"],
+    );
+    ve["parameters"] = id_param("The verified question's id");
+    let mut vr = op(
+        "Retire a verified question: new questions no longer match it (administrators)",
+        None,
+        &[("204", json!({"description": "Retired"}))],
+        &["401", "403", "404"],
+    );
+    vr["parameters"] = id_param("The verified question's id");
+    paths.insert(
+        "/api/v1/admin/verified/{id}".into(),
+        json!({ "put": ve, "delete": vr }),
+    );
     paths.insert("/api/v1/admin/users/{id}/clinics".into(), json!({ "put": sc }));
     paths.insert(
         "/api/v1/preferences".into(),
@@ -695,6 +764,7 @@ mod tests {
             thinking: vec![step()],
             rounds: 1,
             duration_ms: 3.0,
+            verified: Some("Verified by Alex Morgan · Open wounds".into()),
         }
     }
 
@@ -815,6 +885,33 @@ mod tests {
                     is_admin: false,
                     all_clinics: false,
                     clinic_ids: vec![1, 2],
+                }),
+            ),
+            (
+                "VerifiedQuestion",
+                to(&crate::http::api::verified::VerifiedQuestion {
+                    id: 1,
+                    name: "Open wounds".into(),
+                    question: "how many open wounds".into(),
+                    phrasings: vec!["how many open wounds".into()],
+                    verified_by: "Alex Morgan".into(),
+                    use_count: 2,
+                    created_at: "2026-11-01T00:00:00Z".into(),
+                }),
+            ),
+            (
+                "VerifyRequest",
+                to(&crate::http::api::verified::VerifyRequest {
+                    history_id: "h".into(),
+                    name: "n".into(),
+                    phrasings: vec!["p".into()],
+                }),
+            ),
+            (
+                "VerifiedEdit",
+                to(&crate::http::api::verified::VerifiedEdit {
+                    name: "n".into(),
+                    phrasings: vec!["p".into()],
                 }),
             ),
             (
