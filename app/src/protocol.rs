@@ -79,6 +79,9 @@ pub struct Glossary {
     pub terms: Vec<GlossaryTerm>,
     /// What questions can be about.
     pub entities: Vec<GlossaryEntity>,
+    /// Questions an administrator verified: (name, question, "Verified by …").
+    #[serde(default)]
+    pub verified: Vec<(String, String, String)>,
 }
 
 /// One dictionary term and what each of its options means.

@@ -245,5 +245,133 @@ async fn a_question_read_into_a_verified_plan_is_answered_by_it() {
     assert_eq!(a["table"]["rows"], open["table"]["rows"]);
     let (_, other) = ask(&api, &api.bob, "how many healed wounds").await;
     assert!(other["verified"].is_null(), "a different plan is not verified");
+    // The Glossary lists it.
+    let bob = app::backend::AuthUser {
+        id: api.alice_id,
+        username: "alice".into(),
+        display_name: "Alice".into(),
+        is_admin: false,
+    };
+    let g = api.state.backend.glossary(&bob).await.unwrap();
+    assert_eq!(
+        g.verified,
+        vec![(
+            "Open wounds".to_owned(),
+            "how many open wounds".to_owned(),
+            "Verified by root name".to_owned()
+        )]
+    );
+    api.finish().await;
+}
+
+/// A request through the router as `token`, with a form body when given.
+async fn page(
+    api: &Api,
+    token: &str,
+    method: Method,
+    path: &str,
+    form: Option<&str>,
+) -> (StatusCode, String, Option<String>) {
+    use axum::body::Body;
+    use axum::http::{Request, header};
+    use http_body_util::BodyExt;
+    use tower::ServiceExt;
+    let mut req = Request::builder()
+        .method(method)
+        .uri(path)
+        .header(header::HOST, "clarion.test")
+        .header(header::ACCEPT, "text/html")
+        .header(header::AUTHORIZATION, format!("Bearer {token}"));
+    if form.is_some() {
+        req = req.header(header::CONTENT_TYPE, "application/x-www-form-urlencoded");
+    }
+    let res = api
+        .app
+        .clone()
+        .oneshot(req.body(Body::from(form.unwrap_or("").to_owned())).unwrap())
+        .await
+        .unwrap();
+    let status = res.status();
+    let location = res
+        .headers()
+        .get(header::LOCATION)
+        .map(|v| v.to_str().unwrap().to_owned());
+    let body = String::from_utf8_lossy(&res.into_body().collect().await.unwrap().to_bytes()).into_owned();
+    (status, body, location)
+}
+
+#[tokio::test]
+async fn the_verified_page_verifies_an_answer_edits_its_phrasings_and_retires_it() {
+    let api = Api::start(common::TestDb::sqlite().await, test_config()).await;
+    let (_, root) = token(&api, "root", Role::Admin).await;
+    let (_, open) = ask(&api, &root, "how many open wounds").await;
+    assert_eq!(
+        page(&api, &api.bob, Method::GET, "/admin/verified", None).await.0,
+        StatusCode::FORBIDDEN
+    );
+    let (status, html, _) = page(&api, &root, Method::GET, "/admin/verified", None).await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(html.contains("Verify “how many open wounds”"), "{html}");
+    let hid = open["history_id"].as_str().unwrap();
+    let form = format!(
+        "action=verify&history_id={hid}&name=Open+%3Cwounds%3E&phrasings=open+wound+count%0Aopen+ones"
+    );
+    let (status, _, location) = page(&api, &root, Method::POST, "/admin/verified", Some(&form)).await;
+    assert_eq!(status, StatusCode::SEE_OTHER);
+    assert_eq!(location.as_deref(), Some("/admin/verified?done=verified"));
+    let (_, html, _) = page(&api, &root, Method::GET, "/admin/verified?done=verified", None).await;
+    assert!(
+        html.contains("Open &lt;wounds&gt;") && !html.contains("Open <wounds>"),
+        "escaped"
+    );
+    assert!(html.contains("open wound count\nopen ones"));
+    let (status, a) = ask(&api, &api.bob, "Open wound count").await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(a["verified"], "Verified by root name · Open <wounds>");
+    let id = api.state.orchestrator.verified_questions().await.unwrap()[0].id;
+    let (_, _, location) = page(
+        &api,
+        &root,
+        Method::POST,
+        "/admin/verified",
+        Some(&format!("action=edit&id={id}&name=Open&phrasings=")),
+    )
+    .await;
+    assert_eq!(location.as_deref(), Some("/admin/verified?done=saved"));
+    let (_, _, location) = page(
+        &api,
+        &root,
+        Method::POST,
+        "/admin/verified",
+        Some(&format!("action=edit&id={id}&name=&phrasings=")),
+    )
+    .await;
+    assert_eq!(location.as_deref(), Some("/admin/verified?done=bad"));
+    let (_, _, location) = page(
+        &api,
+        &root,
+        Method::POST,
+        "/admin/verified",
+        Some(&format!("action=retire&id={id}")),
+    )
+    .await;
+    assert_eq!(location.as_deref(), Some("/admin/verified?done=retired"));
+    assert!(
+        api.state
+            .orchestrator
+            .verified_questions()
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    let (_, _, location) = page(
+        &api,
+        &root,
+        Method::POST,
+        "/admin/verified",
+        Some(&format!("action=retire&id={id}")),
+    )
+    .await;
+    assert_eq!(location.as_deref(), Some("/admin/verified?done=missing"));
     api.finish().await;
 }

@@ -19,7 +19,7 @@ use std::collections::HashMap;
 pub const PATH: &str = "/admin/access";
 
 /// Escapes text for HTML element content and quoted attribute values.
-fn esc(s: &str) -> String {
+pub fn esc(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
         match c {
@@ -109,7 +109,7 @@ pub async fn page(
 <title>Clinic access · Clarion</title><link rel="icon" href="data:,"><link rel="stylesheet" href="/pkg/clarion.css"></head>
 <body class="bg-slate-50 text-slate-900">
 <main class="mx-auto flex max-w-3xl flex-col gap-4 p-6">
-<p class="text-sm"><a class="text-teal-700 underline" href="/">← Ask</a> · <a class="text-teal-700 underline" href="/settings">Settings</a></p>
+<p class="text-sm"><a class="text-teal-700 underline" href="/">← Ask</a> · <a class="text-teal-700 underline" href="/admin/verified">Verified questions</a> · <a class="text-teal-700 underline" href="/settings">Settings</a></p>
 <h1 class="text-xl font-semibold">Clinic access</h1>
 <p class="text-sm text-slate-600">Which clinics each account may see. Every answer, option count, picker, re-run and replay of an account is limited to its clinics; a question naming another clinic is answered for its own clinics with a note. Signed in as {admin}.</p>
 {notice}
