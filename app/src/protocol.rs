@@ -79,6 +79,9 @@ pub struct Glossary {
     pub terms: Vec<GlossaryTerm>,
     /// What questions can be about.
     pub entities: Vec<GlossaryEntity>,
+    /// Questions an administrator verified: (name, question, "Verified by …").
+    #[serde(default)]
+    pub verified: Vec<(String, String, String)>,
 }
 
 /// One dictionary term and what each of its options means.
@@ -430,6 +433,10 @@ pub struct Answer {
     /// expired clarification answered by running the question again).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub notice: Option<String>,
+    /// "Verified by <administrator> · <name>" when an administrator's verified question
+    /// answered it (its definition applied, nothing asked).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verified: Option<String>,
 }
 
 /// Where an assumption came from.

@@ -77,9 +77,16 @@ impl Backend for ServerBackend {
     }
 
     async fn glossary(&self, _user: &AuthUser) -> Result<app::protocol::Glossary, BackendError> {
-        Ok(crate::semantic::glossary::glossary(
-            crate::semantic::SemanticModel::wound_care_shared(),
-        ))
+        let mut g = crate::semantic::glossary::glossary(crate::semantic::SemanticModel::wound_care_shared());
+        g.verified = self
+            .orchestrator
+            .verified_questions()
+            .await
+            .map_err(from_orchestrator)?
+            .into_iter()
+            .map(|v| (v.name, v.question, format!("Verified by {}", v.verified_by_name)))
+            .collect();
+        Ok(g)
     }
 
     async fn ask(&self, user: &AuthUser, req: AskRequest) -> Result<QueryOutcome, BackendError> {

@@ -11,10 +11,16 @@ use std::future::Future;
 
 /// Demo accounts (published passwords): created only when `Config::demo` (the
 /// embedded default on a loopback address, or `CLARION_DEMO=1`).
-pub const DEMO_ACCOUNTS: [(&str, &str, Role, &str); 2] = [
+pub const DEMO_ACCOUNTS: [(&str, &str, Role, &str); 3] = [
     ("demo", "Dr. Dana Reyes", Role::Clinician, "clarion-demo"),
     ("admin", "Alex Morgan", Role::Admin, "clarion-admin"),
+    ("nurse", "Sam Okafor, RN", Role::Clinician, "clarion-nurse"),
 ];
+
+/// Demo accounts limited to some clinics (issue 16), set when the account is created:
+/// the wound nurse sees Lakeview Community Wound Care (2) and Harborview Care Home (3)
+/// of the demo data. The other demo accounts see every clinic.
+pub const DEMO_SCOPES: [(&str, &[i64]); 1] = [("nurse", &[2, 3])];
 
 /// Leptos options from our typed config (no Cargo.toml metadata needed at run time).
 pub fn leptos_options(config: &Config) -> LeptosOptions {
@@ -65,13 +71,18 @@ pub async fn prepare(config: &Config) -> Result<(AppState, bool), StartupError> 
     let mut created = false;
     if config.demo {
         for (username, name, role, password) in DEMO_ACCOUNTS {
-            let (_, new) = store
+            let failed = |e: crate::store::StoreError| StartupError::Migration {
+                url: redact_url(&config.database_url),
+                reason: e.to_string(),
+            };
+            let (user, new) = store
                 .ensure_user(username, name, role, password)
                 .await
-                .map_err(|e| StartupError::Migration {
-                    url: redact_url(&config.database_url),
-                    reason: e.to_string(),
-                })?;
+                .map_err(failed)?;
+            if new && let Some((_, ids)) = DEMO_SCOPES.iter().find(|(u, _)| *u == username) {
+                let scope = crate::store::ClinicScope::clinics(ids.iter().copied());
+                store.set_clinic_scope(user.id, &scope).await.map_err(failed)?;
+            }
             created |= new;
         }
     }

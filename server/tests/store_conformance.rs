@@ -9,9 +9,9 @@ mod common;
 use app::protocol::{Sensitivity, Settings};
 use chrono::{DateTime, Duration, TimeZone, Utc};
 use server::store::{
-    AnswerChoice, AuditOutcome, HistoryId, MessageRole, NewAnswer, NewAuditEntry, NewHistoryEntry,
-    NewMessage, NewRound, PreferenceChoice, PreferenceEvidence, Role, Round, RoundId, RoundStatus, Store,
-    StoreError, Thread, ThreadId, User,
+    AnswerChoice, AuditOutcome, ClinicScope, HistoryId, MessageRole, NewAnswer, NewAuditEntry,
+    NewHistoryEntry, NewMessage, NewRound, PreferenceChoice, PreferenceEvidence, Role, Round, RoundId,
+    RoundStatus, Store, StoreError, Thread, ThreadId, User,
 };
 
 fn t0() -> DateTime<Utc> {
@@ -1091,6 +1091,7 @@ async fn the_audit_log_records_who_ran_what_with_the_parameter_count_but_no_valu
                     row_count: 1,
                     duration_ms: 4,
                     outcome: AuditOutcome::Ok,
+                    scope: Some("1,2"),
                 },
                 t0(),
             )
@@ -1105,6 +1106,7 @@ async fn the_audit_log_records_who_ran_what_with_the_parameter_count_but_no_valu
                     row_count: 0,
                     duration_ms: 5000,
                     outcome: AuditOutcome::Timeout,
+                    scope: None,
                 },
                 t0() + Duration::seconds(1),
             )
@@ -1122,6 +1124,10 @@ async fn the_audit_log_records_who_ran_what_with_the_parameter_count_but_no_valu
         assert_eq!(mine.username.as_deref(), Some("nurse"), "{b:?}");
         assert_eq!((mine.sql.as_str(), mine.param_count, mine.row_count), (sql, 2, 1));
         assert_eq!(mine.at, t0());
+        assert_eq!(
+            (mine.scope.as_deref(), log[0].scope.as_deref()),
+            (Some("1,2"), None)
+        );
 
         assert_eq!(store.audit_log_of(a.id, 10).await.unwrap().len(), 1);
         assert!(
@@ -1141,6 +1147,52 @@ async fn timestamps_read_back_exactly_to_the_microsecond() {
         let loaded = store.thread(a.id, &thread.id).await.unwrap();
         assert_eq!(loaded.created_at.timestamp_subsec_nanos(), 123_456_000, "{b:?}");
         assert_eq!(loaded, thread);
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_clinic_scope_is_all_by_default_then_exactly_the_clinics_set_and_per_user() {
+    each_backend(async |t| {
+        let (b, store, a, other) = users_on(t).await;
+        assert_eq!(store.clinic_scope(a.id).await.unwrap(), ClinicScope::All, "{b:?}");
+        store
+            .set_clinic_scope(a.id, &ClinicScope::clinics([3, 1, 3]))
+            .await
+            .unwrap();
+        assert_eq!(
+            store.clinic_scope(a.id).await.unwrap(),
+            ClinicScope::Clinics(vec![1, 3])
+        );
+        assert_eq!(
+            store.clinic_scope(other.id).await.unwrap(),
+            ClinicScope::All,
+            "{b:?}"
+        );
+        // replaced, not added to
+        store
+            .set_clinic_scope(a.id, &ClinicScope::clinics([2]))
+            .await
+            .unwrap();
+        assert_eq!(
+            store.clinic_scope(a.id).await.unwrap(),
+            ClinicScope::Clinics(vec![2])
+        );
+        // none at all is a scope of its own, not "all"
+        store
+            .set_clinic_scope(a.id, &ClinicScope::clinics([]))
+            .await
+            .unwrap();
+        assert_eq!(
+            store.clinic_scope(a.id).await.unwrap(),
+            ClinicScope::Clinics(vec![])
+        );
+        store.set_clinic_scope(a.id, &ClinicScope::All).await.unwrap();
+        assert_eq!(store.clinic_scope(a.id).await.unwrap(), ClinicScope::All);
+        assert!(not_found!(
+            store.set_clinic_scope(999_999, &ClinicScope::All).await
+        ));
+        assert!(not_found!(store.clinic_scope(999_999).await));
     })
     .await;
 }

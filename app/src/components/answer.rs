@@ -275,6 +275,7 @@ pub fn AnswerCard(
         thinking,
         duration_ms,
         notice,
+        verified,
         ..
     } = answer;
     let empty = table.rows.is_empty();
@@ -312,6 +313,7 @@ pub fn AnswerCard(
                 <p role="status" class="rounded-lg bg-amber-50 px-3 py-2 text-sm text-amber-900" data-testid="answer-notice">{n}</p>
             })}
             <p class="text-base leading-relaxed text-slate-900" data-testid="restatement">{restatement}</p>
+            {verified.map(|v| view! { <p class="self-start rounded-full bg-emerald-100 px-3 py-1 text-sm font-medium text-emerald-900" data-testid="verified-badge">{v}</p> })}
             {badges}
             <p class="flex flex-wrap items-center gap-x-3 gap-y-1 text-xs text-slate-500">
                 <span data-testid="row-count">

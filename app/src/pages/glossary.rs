@@ -38,7 +38,20 @@ pub fn GlossaryPage() -> impl IntoView {
                 match glossary.await {
                     Ok(g) => {
                         let total = g.terms.len();
+                        let verified = (!g.verified.is_empty()).then(|| view! {
+                            <section aria-label="Verified questions" class="mb-8" data-testid="glossary-verified">
+                                <h2 class="mb-3 text-lg font-semibold text-slate-900">"Verified questions"</h2>
+                                <ul class="grid gap-2">
+                                    {g.verified.into_iter().map(|(name, q, by)| view! {
+                                        <li class="rounded-lg border border-emerald-200 bg-white px-4 py-2 text-sm">
+                                            <span class="font-medium">{name}</span>": “"{q}"” · "{by}
+                                        </li>
+                                    }).collect_view()}
+                                </ul>
+                            </section>
+                        });
                         view! {
+                            {verified}
                             <section id="terms" aria-labelledby="terms-heading" class="scroll-mt-24">
                                 <div class="mb-3 flex items-baseline justify-between gap-4">
                                     <h2 id="terms-heading" class="text-lg font-semibold text-slate-900">"Ambiguous words"</h2>

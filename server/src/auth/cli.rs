@@ -7,7 +7,7 @@
 
 use super::service::Auth;
 use crate::db::Database;
-use crate::store::{Role, Store, StoreError};
+use crate::store::{ClinicScope, Role, Store, StoreError};
 use anyhow::{Context, bail};
 use clap::Subcommand;
 use std::io::{BufRead, IsTerminal, Write};
@@ -29,9 +29,23 @@ pub enum UserCommand {
         /// Make the account an administrator.
         #[arg(long)]
         admin: bool,
+        /// Limit the account to these clinics (ids, comma-separated: `1,2`). Default: all clinics.
+        #[arg(long, value_parser = parse_clinics)]
+        clinics: Option<ClinicScope>,
     },
     /// List every account.
     List,
+    /// Set which clinics an account may see; applies to its next question.
+    Scope {
+        /// The account's sign-in name.
+        username: String,
+        /// Only these clinics (ids, comma-separated: `1,2`).
+        #[arg(long, value_parser = parse_clinics, conflicts_with = "all", required_unless_present = "all")]
+        clinics: Option<ClinicScope>,
+        /// Every clinic.
+        #[arg(long)]
+        all: bool,
+    },
     /// Set a new password (read from standard input or prompted for) and sign the user out everywhere.
     ResetPassword {
         #[arg(long)]
@@ -88,6 +102,7 @@ async fn execute(store: &Store, command: UserCommand) -> anyhow::Result<String> 
             username,
             name,
             admin,
+            clinics,
         } => {
             check_username(&username)?;
             let name = name.trim();
@@ -97,12 +112,17 @@ async fn execute(store: &Store, command: UserCommand) -> anyhow::Result<String> 
             let password = read_new_password(&format!("Password for {username}"))?;
             let role = if admin { Role::Admin } else { Role::Clinician };
             match store.create_user(&username, name, role, &password).await {
-                Ok(u) => Ok(format!(
-                    "Created {} account {:?} ({}).",
-                    if u.is_admin { "administrator" } else { "clinician" },
-                    u.username,
-                    u.display_name
-                )),
+                Ok(u) => {
+                    let scope = clinics.unwrap_or(ClinicScope::All);
+                    store.set_clinic_scope(u.id, &scope).await?;
+                    Ok(format!(
+                        "Created {} account {:?} ({}), clinics: {}.",
+                        if u.is_admin { "administrator" } else { "clinician" },
+                        u.username,
+                        u.display_name,
+                        scope.label()
+                    ))
+                }
                 Err(StoreError::Conflict(_)) => {
                     bail!("a user named {username:?} already exists (use `server user reset-password`)")
                 }
@@ -114,10 +134,14 @@ async fn execute(store: &Store, command: UserCommand) -> anyhow::Result<String> 
             if users.is_empty() {
                 return Ok("No accounts yet. Create one with `server user add`.".into());
             }
-            let mut out = format!("{:<24} {:<14} {}\n", "USERNAME", "ROLE", "NAME");
+            let mut out = format!("{:<24} {:<14} {:<12} {}\n", "USERNAME", "ROLE", "CLINICS", "NAME");
             for u in users {
                 let role = if u.is_admin { "administrator" } else { "clinician" };
-                out.push_str(&format!("{:<24} {:<14} {}\n", u.username, role, u.display_name));
+                let scope = store.clinic_scope(u.id).await?.label();
+                out.push_str(&format!(
+                    "{:<24} {:<14} {:<12} {}\n",
+                    u.username, role, scope, u.display_name
+                ));
             }
             Ok(out.trim_end().to_string())
         }
@@ -131,7 +155,35 @@ async fn execute(store: &Store, command: UserCommand) -> anyhow::Result<String> 
                 "Password changed for {username:?}; their sessions were signed out."
             ))
         }
+        UserCommand::Scope {
+            username,
+            clinics,
+            all,
+        } => {
+            let user = store
+                .user_by_username(&username)
+                .await?
+                .with_context(|| format!("no user named {username:?}"))?;
+            let scope = match (clinics, all) {
+                (Some(s), false) => s,
+                _ => ClinicScope::All,
+            };
+            store.set_clinic_scope(user.id, &scope).await?;
+            Ok(format!(
+                "{} may now see clinics: {} (from their next question).",
+                user.username,
+                scope.label()
+            ))
+        }
         UserCommand::Token { command } => token(store, command).await,
+    }
+}
+
+/// `--clinics 1,2` (ids only; `--all` is its own flag).
+fn parse_clinics(text: &str) -> Result<ClinicScope, String> {
+    match ClinicScope::parse(text)? {
+        ClinicScope::All => Err("use --all for every clinic; --clinics takes ids like 1,2".into()),
+        s => Ok(s),
     }
 }
 

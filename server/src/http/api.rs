@@ -20,7 +20,9 @@ use axum::routing::{delete, get, post};
 use axum::{Json, Router};
 use serde::Deserialize;
 
+pub mod access;
 pub mod openapi;
+pub mod verified;
 
 /// Every route of the API (paths as in the OpenAPI document).
 pub fn routes() -> Router<AppState> {
@@ -39,6 +41,18 @@ pub fn routes() -> Router<AppState> {
         .route(
             "/api/v1/admin/language-model",
             get(language_model).put(switch_language_model),
+        )
+        .route("/api/v1/me", get(access::me))
+        .route("/api/v1/admin/users", get(access::users))
+        .route(
+            "/api/v1/admin/users/{id}/clinics",
+            axum::routing::put(access::set_scope),
+        )
+        .route("/api/v1/verified", get(verified::list))
+        .route("/api/v1/admin/verified", post(verified::create))
+        .route(
+            "/api/v1/admin/verified/{id}",
+            axum::routing::put(verified::edit).delete(verified::retire),
         )
 }
 

@@ -5,10 +5,12 @@
 //! no-store) → catch-panic → timeout → body limit → compression → cross-origin refusal → user resolution → server-function
 //! input errors as 400 → route (pages additionally pass the sign-in guard).
 
+pub mod access_page;
 pub mod api;
 pub mod auth;
 pub mod headers;
 pub mod rerun;
+pub mod verified_page;
 
 use crate::auth::extract::{ProtectedPages, require_session_for_pages, resolve_user};
 use crate::auth::origin::refuse_cross_origin;
@@ -53,6 +55,11 @@ pub fn router(state: AppState) -> Router {
     Router::new()
         .route("/healthz", get(healthz))
         .route("/history/rerun", axum::routing::post(rerun::rerun))
+        .route(access_page::PATH, get(access_page::page).post(access_page::save))
+        .route(
+            verified_page::PATH,
+            get(verified_page::page).post(verified_page::save),
+        )
         .merge(auth::routes())
         .merge(api::routes())
         .leptos_routes_with_context(&state, routes, context.clone(), move || {

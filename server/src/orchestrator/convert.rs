@@ -109,6 +109,41 @@ pub fn open_question(a: &Ambiguity) -> OpenQuestion {
     }
 }
 
+/// A scoped user's badges (issue 16): which clinics the answer covers, and the clinics
+/// the question named that are outside their access (never their numbers).
+pub fn scope_badges(access: &super::Access, outside: &[String]) -> Vec<Assumption> {
+    let badge = |piece: &str, assumed: String| Assumption {
+        piece: piece.into(),
+        assumed,
+        source: AssumptionSource::Default,
+        ambiguity_id: None,
+        option_id: None,
+        options: Vec::new(),
+    };
+    let mut out = Vec::new();
+    if access.scope.ids().is_some() {
+        let names: Vec<&str> = access.visible.iter().map(|v| v.1.as_str()).collect();
+        out.push(badge(
+            "clinics",
+            if names.is_empty() {
+                "none: your account has no clinics assigned".into()
+            } else {
+                format!("only yours ({})", names.join(", "))
+            },
+        ));
+    }
+    if !outside.is_empty() {
+        out.push(badge(
+            "outside your access",
+            format!(
+                "{}: not counted; this answer covers only the clinics you may see",
+                outside.join(", ")
+            ),
+        ));
+    }
+    out
+}
+
 /// The engine's assumptions as badges, each with its alternatives when still open.
 pub fn assumptions(u: &engine::Understanding) -> Vec<Assumption> {
     u.assumptions

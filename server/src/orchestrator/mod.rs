@@ -27,9 +27,12 @@ pub mod config;
 mod convert;
 mod fallback;
 mod own_words;
+pub mod scope;
+pub mod verified;
 
 pub use config::OrchestratorConfig;
 pub use fallback::LlmPiece;
+pub use scope::ScopePaths;
 
 use crate::engine::{
     self, AllowedValuesSnapshot, Ambiguity, ConversationContext, Decision, EngineInput, GateThresholds,
@@ -38,8 +41,9 @@ use crate::engine::{
 use crate::semantic::SemanticModel;
 use crate::sql::{Dialect, RenderCheck, RenderError, render_count, render_with_cap};
 use crate::store::{
-    AnswerChoice, AuditOutcome, HistoryId, MessageRole, NewAnswer, NewAuditEntry, NewHistoryEntry,
-    NewMessage, NewRound, PreferenceChoice, PreferenceEvidence, RoundId, Store, StoreError, ThreadId,
+    AnswerChoice, AuditOutcome, ClinicScope, HistoryId, MessageRole, NewAnswer, NewAuditEntry,
+    NewHistoryEntry, NewMessage, NewRound, PreferenceChoice, PreferenceEvidence, RoundId, Store, StoreError,
+    ThreadId,
 };
 use crate::warehouse::exec::{ExecError, Warehouse};
 use crate::warehouse::{AllowedValuesConfig, AllowedValuesProvider, ColumnSpec};
@@ -205,6 +209,11 @@ struct Job {
     llm_calls: u32,
     /// Pieces the language model proposed that are in `resolutions`.
     llm_pieces: Vec<LlmPiece>,
+    /// The verified question answering this one (its phrasing matched, or its plan).
+    verified: Option<verified::InForce>,
+    /// Verified questions a new question's plan may match (empty for rounds, revisions
+    /// and re-runs, which keep their own definitions).
+    candidates: Vec<verified::InForce>,
 }
 
 /// The user's side of the engine input, loaded once per request.
@@ -214,6 +223,27 @@ struct Loaded {
     /// Remembered custom values, applied like answers (F12).
     saved_customs: std::collections::BTreeMap<String, answers::SavedCustom>,
     allowed: AllowedValuesSnapshot,
+    /// The clinics the user may see, read on every request (a change applies at once).
+    access: Access,
+}
+
+/// The clinics a user may see on this request: the stored scope, and for a scoped
+/// account the visible clinics' ids and names (for reading clinics a question names
+/// and for the pickers).
+#[derive(Clone, Debug)]
+pub struct Access {
+    pub scope: ClinicScope,
+    pub visible: Vec<(i64, String)>,
+}
+
+impl Access {
+    /// Every clinic (the command line, evaluation).
+    pub fn all() -> Self {
+        Access {
+            scope: ClinicScope::All,
+            visible: Vec::new(),
+        }
+    }
 }
 
 /// The clarification loop. Cheap to clone; holds no per-question state.
@@ -237,6 +267,8 @@ struct Inner {
     running: std::sync::Mutex<std::collections::HashMap<i64, Arc<tokio::sync::Semaphore>>>,
     /// The optional language model (F24).
     llm: Option<crate::llm::Llm>,
+    /// How each entity reaches a clinic (issue 16); `None`: the model has no clinics.
+    scope_paths: Option<ScopePaths>,
 }
 
 impl std::fmt::Debug for Orchestrator {
@@ -280,6 +312,7 @@ impl Orchestrator {
                 data_version,
                 running: std::sync::Mutex::new(std::collections::HashMap::new()),
                 llm,
+                scope_paths: ScopePaths::from_model(model),
             }),
         }
     }
@@ -426,22 +459,37 @@ impl Orchestrator {
         self.post_user_message(user_id, &thread_id, question, &Payload::Question, now)
             .await?;
         let new_thread = req.thread_id.is_none().then(|| thread_id.clone());
+        // A question one of whose phrasings an administrator verified is answered by
+        // that definition and asks nothing; any other new question may still match one
+        // by its plan (checked once it is understood).
+        let candidates = self.in_force().await?;
+        let matched = verified::by_phrasing(&candidates, question).cloned();
+        let (context, resolutions, interactive) = match &matched {
+            Some(v) => (
+                v.definition.context.clone(),
+                v.definition.resolutions.clone(),
+                false,
+            ),
+            None => (context, Resolutions::empty(), req.interactive.unwrap_or(true)),
+        };
         let outcome = self
             .run(Job {
                 user_id,
                 thread_id,
                 question: question.to_owned(),
                 context,
-                resolutions: Resolutions::empty(),
+                resolutions,
                 asked: Vec::new(),
                 rounds_done: 0,
-                interactive: req.interactive.unwrap_or(true),
+                interactive,
                 thinking: Vec::new(),
                 started,
                 chosen: Vec::new(),
-                allow_llm: true,
+                allow_llm: matched.is_none(),
                 llm_calls: 0,
                 llm_pieces: Vec::new(),
+                verified: matched,
+                candidates,
             })
             .await;
         // A question that was refused or failed leaves no thread behind (a follow-up's
@@ -624,6 +672,8 @@ impl Orchestrator {
                 started,
                 chosen: state.chosen.into_iter().chain(chosen_now).collect(),
                 allow_llm: true,
+                verified: None,
+                candidates: Vec::new(),
                 llm_calls: state.llm_calls,
                 llm_pieces: state.llm_pieces.into_iter().chain(llm_now).collect(),
             })
@@ -799,6 +849,8 @@ impl Orchestrator {
                 started,
                 chosen,
                 allow_llm: false,
+                verified: None,
+                candidates: Vec::new(),
                 llm_calls: 0,
                 llm_pieces: resume
                     .llm_pieces
@@ -846,6 +898,8 @@ impl Orchestrator {
                 started,
                 chosen: resume.chosen,
                 allow_llm: false,
+                verified: None,
+                candidates: Vec::new(),
                 llm_calls: 0,
                 llm_pieces: resume.llm_pieces,
             })
@@ -869,18 +923,117 @@ impl Orchestrator {
         }
         let entry = self.inner.store.history_entry(user_id, &hid).await?;
         let plan: QueryPlan = serde_json::from_str(&entry.plan_json).map_err(OrchestratorError::internal)?;
-        let (rendered, rows, _) = self.execute(user_id, &plan).await?;
-        Ok(convert::table(&rendered, rows, self.inner.model, &plan))
+        let access = self.access(user_id).await?;
+        let (rendered, rows, _, scoped) = self.execute(user_id, &plan, &access).await?;
+        Ok(convert::table(&rendered, rows, self.inner.model, &scoped.plan))
     }
 
-    /// Renders `plan`, runs it read-only and writes the audit entry (SQL, bound-value
-    /// count, row count — never the values).
+    /// The one place a user's clinic scope meets a plan (issue 16): every statement run
+    /// for a user (answers, re-runs, revisions, replays, option counts) is rendered from
+    /// this. Clinics the question named outside the scope are taken out and reported.
+    fn scoped(&self, plan: &QueryPlan, access: &Access) -> Result<scope::Scoped, OrchestratorError> {
+        if access.scope == ClinicScope::All {
+            return Ok(scope::Scoped {
+                plan: plan.clone(),
+                outside: Vec::new(),
+            });
+        }
+        let refused = |message: String| OrchestratorError::Refused {
+            code: "outside_scope",
+            message,
+        };
+        let paths = self.inner.scope_paths.as_ref().ok_or_else(|| {
+            refused(
+                "Your access is limited to some clinics, and this data has no clinics to limit it by.".into(),
+            )
+        })?;
+        paths
+            .apply(plan, &access.scope, &access.visible)
+            .map_err(|e| refused(format!("Your access is limited to some clinics: {e}.")))
+    }
+
+    /// The clinics `user_id` may see now (read per request: a scope change applies on
+    /// the next question). For a scoped account the visible clinics' names are read
+    /// through the renderer like any other statement.
+    pub async fn access(&self, user_id: i64) -> Result<Access, OrchestratorError> {
+        let scope = self.inner.store.clinic_scope(user_id).await?;
+        let visible = match (&scope, &self.inner.scope_paths) {
+            (ClinicScope::Clinics(ids), Some(paths)) if !ids.is_empty() => {
+                self.visible_clinics(paths, &scope).await?
+            }
+            _ => Vec::new(),
+        };
+        Ok(Access { scope, visible })
+    }
+
+    /// The clinics `scope` covers, as (id, name), by id: every clinic for
+    /// [`ClinicScope::All`] (the administrators' page lists them to choose from).
+    pub async fn clinics(&self, scope: &ClinicScope) -> Result<Vec<(i64, String)>, OrchestratorError> {
+        match &self.inner.scope_paths {
+            Some(paths) => self.visible_clinics(paths, scope).await,
+            None => Ok(Vec::new()),
+        }
+    }
+
+    async fn visible_clinics(
+        &self,
+        paths: &ScopePaths,
+        scope: &ClinicScope,
+    ) -> Result<Vec<(i64, String)>, OrchestratorError> {
+        let inner = &*self.inner;
+        let mut plan = QueryPlan::new(scope::CLINIC_ENTITY, self.today());
+        plan.columns = std::iter::once(paths.clinic_key().to_owned())
+            .chain(paths.clinic_display().map(str::to_owned))
+            .collect();
+        plan.filters.extend(
+            paths
+                .constraint(scope::CLINIC_ENTITY, scope)
+                .map_err(OrchestratorError::internal)?,
+        );
+        let rendered = render_with_cap(&plan, inner.model, inner.dialect, 10_000)
+            .map_err(OrchestratorError::internal)?;
+        let rows = inner
+            .warehouse
+            .run(&rendered)
+            .await
+            .map_err(OrchestratorError::internal)?;
+        let at = |name: &str| rendered.columns.iter().position(|c| c.name == name);
+        let key = at(paths.clinic_key()).unwrap_or(0);
+        let display = paths.clinic_display().and_then(at);
+        Ok(rows
+            .rows
+            .into_iter()
+            .filter_map(|r| {
+                let id = r.get(key)?.as_i64()?;
+                let name = display.and_then(|d| r.get(d)?.as_str().map(str::to_owned));
+                Some((id, name.unwrap_or_else(|| format!("clinic {id}"))))
+            })
+            .collect::<Vec<_>>())
+        .map(|mut v| {
+            v.sort();
+            v
+        })
+    }
+
+    /// Renders `plan` limited to the user's clinics, runs it read-only and writes the
+    /// audit entry (SQL, bound-value count, row count, the scope — never the values).
     async fn execute(
         &self,
         user_id: i64,
         plan: &QueryPlan,
-    ) -> Result<(crate::sql::Rendered, crate::warehouse::exec::QueryRows, Duration), OrchestratorError> {
+        access: &Access,
+    ) -> Result<
+        (
+            crate::sql::Rendered,
+            crate::warehouse::exec::QueryRows,
+            Duration,
+            scope::Scoped,
+        ),
+        OrchestratorError,
+    > {
         let inner = &*self.inner;
+        let scoped = self.scoped(plan, access)?;
+        let plan = &scoped.plan;
         let rendered =
             render_with_cap(plan, inner.model, inner.dialect, inner.config.row_cap).map_err(|e| {
                 // The engine read the question into a plan the renderer's rules reject: the
@@ -906,11 +1059,12 @@ impl Orchestrator {
                     row_count: rows.as_ref().map_or(0, |r| r.rows.len() as i64),
                     duration_ms: exec_time.as_millis() as i64,
                     outcome,
+                    scope: Some(&access.scope.label()),
                 },
                 Utc::now(),
             )
             .await?;
-        Ok((rendered, rows?, exec_time))
+        Ok((rendered, rows?, exec_time, scoped))
     }
 
     /// `GET /api/v1/threads/{id}`.
@@ -1033,12 +1187,30 @@ impl Orchestrator {
         }
     }
 
+    /// `allowed` with the clinic names limited to the clinics `access` may see (what
+    /// pickers list; the engine still reads every name, so a question naming another
+    /// clinic is recognised and answered with a note instead of a guess).
+    fn scoped_allowed(&self, allowed: &AllowedValuesSnapshot, access: &Access) -> AllowedValuesSnapshot {
+        let mut out = allowed.clone();
+        if access.scope != ClinicScope::All
+            && let Some(display) = self.inner.scope_paths.as_ref().and_then(|p| p.clinic_display())
+        {
+            out.insert(
+                display,
+                access.visible.iter().map(|v| v.1.clone()).collect(),
+                false,
+            );
+        }
+        out
+    }
+
     async fn load(&self, user_id: i64) -> Result<Loaded, OrchestratorError> {
         let store = &self.inner.store;
-        let (settings, prefs, allowed) = tokio::join!(
+        let (settings, prefs, allowed, access) = tokio::join!(
             store.settings(user_id),
             store.preferences(user_id),
-            self.allowed_snapshot()
+            self.allowed_snapshot(),
+            self.access(user_id)
         );
         let prefs = prefs?;
         let mut preferences = Preferences::empty();
@@ -1053,6 +1225,7 @@ impl Orchestrator {
             preferences,
             saved_customs: answers::saved_customs(&prefs),
             allowed,
+            access: access?,
         })
     }
 
@@ -1097,7 +1270,12 @@ impl Orchestrator {
         let thresholds = GateThresholds::for_sensitivity(loaded.settings.sensitivity);
         let today = self.today();
         // The engine input borrows these while `job` moves on to build the reply.
-        let (question, context) = (job.question.clone(), job.context.clone());
+        // A verified question is read as the administrator asked it, with their answers.
+        let question = match &job.verified {
+            Some(v) => v.question.clone(),
+            None => job.question.clone(),
+        };
+        let context = job.context.clone();
         let mut resolutions = answers::with_saved_customs(&job.resolutions, &loaded.saved_customs);
         let check = RenderCheck { model };
         let first = EngineInput::new(model, &question, today)
@@ -1153,7 +1331,13 @@ impl Orchestrator {
             });
         }
 
-        let clarify = matches!(u.decision, Decision::Clarify);
+        if job.verified.is_none()
+            && let Some(plan) = &u.plan
+        {
+            job.verified = job.candidates.iter().find(|v| v.same_plan(plan)).cloned();
+        }
+        // A verified definition asks nothing and leaves nothing open.
+        let clarify = matches!(u.decision, Decision::Clarify) && job.verified.is_none();
         let new_questions: Vec<&Ambiguity> = if clarify {
             u.questions()
                 .filter(|a| !job.asked.contains(&a.id) && !job.resolutions.answers.contains_key(&a.id))
@@ -1180,10 +1364,23 @@ impl Orchestrator {
         } else {
             Vec::new()
         };
-        let Some(plan) = u.plan.clone() else {
-            return Err(OrchestratorError::internal("the engine gave no plan"));
+        let plan = match &job.verified {
+            Some(v) => {
+                job.thinking
+                    .push(convert::step("Answered by a verified question", v.badge(), None));
+                if let Err(e) = store.count_verified_use(v.id).await {
+                    tracing::warn!(error = %e, "a verified question's use was not counted");
+                }
+                let mut p = v.plan.clone();
+                p.today = self.today();
+                p
+            }
+            None => u
+                .plan
+                .clone()
+                .ok_or_else(|| OrchestratorError::internal("the engine gave no plan"))?,
         };
-        let (rendered, rows, exec_time) = self.execute(job.user_id, &plan).await?;
+        let (rendered, rows, exec_time, scoped) = self.execute(job.user_id, &plan, &loaded.access).await?;
         let param_count = rendered.values.len();
         let row_count = rows.rows.len() as i64;
         let now = Utc::now();
@@ -1211,8 +1408,9 @@ impl Orchestrator {
         } else {
             u.suggestions.clone()
         };
-        let table = convert::table(&rendered, rows, model, &plan);
+        let table = convert::table(&rendered, rows, model, &scoped.plan);
         let mut assumptions = convert::assumptions(&u);
+        assumptions.extend(convert::scope_badges(&loaded.access, &scoped.outside));
         assumptions.extend(convert::saved_custom_assumptions(
             &u,
             &job.resolutions,
@@ -1299,6 +1497,7 @@ impl Orchestrator {
             rounds: job.rounds_done,
             duration_ms: ms(job.started.elapsed()),
             notice: None,
+            verified: job.verified.as_ref().map(|v| v.badge()),
         }))
     }
 
@@ -1321,6 +1520,7 @@ impl Orchestrator {
                     break;
                 }
                 if let Some(plan) = fallback::option_plan_any(input, a, o)
+                    && let Ok(plan) = self.scoped(&plan, &loaded.access).map(|s| s.plan)
                     && let Ok(r) = render_count(&plan, inner.model, inner.dialect)
                 {
                     statements.push(r);
@@ -1359,10 +1559,12 @@ impl Orchestrator {
             Some(t.elapsed()),
         ));
 
+        // Pickers list only the clinics the user may see.
+        let picker_allowed = self.scoped_allowed(&loaded.allowed, &loaded.access);
         let protocol_questions: Vec<_> = questions
             .iter()
             .zip(&per_question)
-            .map(|(a, p)| convert::question(inner.model, a, Some(p), &loaded.allowed))
+            .map(|(a, p)| convert::question(inner.model, a, Some(p), &picker_allowed))
             .collect();
         let mut asked = job.asked.clone();
         asked.extend(questions.iter().map(|a| a.id.clone()));

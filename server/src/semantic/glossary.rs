@@ -86,7 +86,11 @@ pub fn glossary(model: &SemanticModel) -> Glossary {
                 .collect(),
         })
         .collect();
-    Glossary { terms, entities }
+    Glossary {
+        terms,
+        entities,
+        verified: Vec::new(),
+    }
 }
 
 #[cfg(test)]

@@ -123,6 +123,8 @@ pub struct NewAuditEntry<'a> {
     pub row_count: i64,
     pub duration_ms: i64,
     pub outcome: AuditOutcome,
+    /// The clinic scope it ran under (`all`, `1,2`); `None` for the command line.
+    pub scope: Option<&'a str>,
 }
 
 /// A stored audit record.
@@ -138,6 +140,8 @@ pub struct AuditEntry {
     pub row_count: i64,
     pub duration_ms: i64,
     pub outcome: AuditOutcome,
+    /// The clinic scope it ran under (`all`, `1,2`); `None` for the command line.
+    pub scope: Option<String>,
 }
 
 #[derive(sqlx::FromRow)]
@@ -151,6 +155,7 @@ struct AuditRow {
     row_count: i64,
     duration_ms: i64,
     outcome: String,
+    scope: Option<String>,
 }
 
 impl TryFrom<AuditRow> for AuditEntry {
@@ -167,12 +172,13 @@ impl TryFrom<AuditRow> for AuditEntry {
             row_count: r.row_count,
             duration_ms: r.duration_ms,
             outcome: AuditOutcome::parse(&r.outcome)?,
+            scope: r.scope,
         })
     }
 }
 
 const AUDIT_SELECT: &str = "SELECT a.id, a.user_id, u.username, a.at, a.sql_text, a.param_count, a.row_count, \
-     a.duration_ms, a.outcome FROM audit_log a LEFT JOIN users u ON u.id = a.user_id";
+     a.duration_ms, a.outcome, a.scope FROM audit_log a LEFT JOIN users u ON u.id = a.user_id";
 
 impl Store {
     /// Records a finished question in the user's history; `NotFound` if the
@@ -267,8 +273,8 @@ impl Store {
     pub async fn audit(&self, entry: NewAuditEntry<'_>, now: DateTime<Utc>) -> Result<i64, StoreError> {
         let param_count = i64::try_from(entry.param_count)
             .map_err(|_| StoreError::Corrupt(format!("param count {}", entry.param_count)))?;
-        let sql = "INSERT INTO audit_log (user_id, at, sql_text, param_count, row_count, duration_ms, outcome) \
-                   VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id";
+        let sql = "INSERT INTO audit_log (user_id, at, sql_text, param_count, row_count, duration_ms, outcome, scope) \
+                   VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id";
         let (id,): (i64,) = on_pool!(&self.db, |p| sqlx::query_as(sql)
             .bind(entry.user_id)
             .bind(Ts::of(now))
@@ -277,6 +283,7 @@ impl Store {
             .bind(entry.row_count)
             .bind(entry.duration_ms)
             .bind(entry.outcome.as_str())
+            .bind(entry.scope)
             .fetch_one(p)
             .await)?;
         Ok(id)

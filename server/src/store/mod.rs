@@ -33,9 +33,11 @@ mod history;
 mod llm_calls;
 mod preferences;
 mod rounds;
+mod scope;
 mod settings;
 mod threads;
 mod users;
+mod verified;
 
 pub use analytics::{AmbiguityCounts, AnalyticsCounts, ChoiceCount, DayCounts};
 pub use auth_tables::ApiToken;
@@ -44,8 +46,10 @@ pub use ids::{HistoryId, RoundId, ThreadId};
 pub use llm_calls::{LlmDay, NewLlmCall};
 pub use preferences::{Preference, PreferenceChoice, PreferenceEvidence};
 pub use rounds::{Answer, AnswerChoice, NewAnswer, NewRound, Round, RoundStatus};
+pub use scope::ClinicScope;
 pub use threads::{Message, MessageRole, NewMessage, Thread};
 pub use users::{Role, User};
+pub use verified::{NewVerified, Verified};
 
 use crate::db::Database;
 use thiserror::Error;

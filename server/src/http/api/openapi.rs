@@ -23,6 +23,13 @@ pub const ENDPOINTS: &[(&str, &str)] = &[
     ("get", "/api/v1/openapi.json"),
     ("get", "/api/v1/admin/language-model"),
     ("put", "/api/v1/admin/language-model"),
+    ("get", "/api/v1/me"),
+    ("get", "/api/v1/admin/users"),
+    ("put", "/api/v1/admin/users/{id}/clinics"),
+    ("get", "/api/v1/verified"),
+    ("post", "/api/v1/admin/verified"),
+    ("put", "/api/v1/admin/verified/{id}"),
+    ("delete", "/api/v1/admin/verified/{id}"),
 ];
 
 fn string() -> Value {
@@ -264,9 +271,9 @@ pub fn schemas() -> Map<String, Value> {
     add(
         "Answer",
         object(
-            "An answer (HTTP 200). `notice`: something to know about how it came about (an expired clarification answered by running the question again).",
+            "An answer (HTTP 200). `verified` (\"Verified by <administrator> · <name>\") when an administrator's verified question answered it: its definition applied, nothing asked, the asker's clinic scope still in force. `notice`: something to know about how it came about (an expired clarification answered by running the question again).",
             &answered,
-            &[("notice", string())],
+            &[("verified", string()), ("notice", string())],
         ),
     );
     add(
@@ -377,6 +384,61 @@ pub fn schemas() -> Map<String, Value> {
                 ("model", string()),
                 ("endpoint", string()),
             ],
+        ),
+    );
+    add(
+        "Account",
+        object(
+            "An account and the clinics it may see (issue 16): every clinic, or only `clinic_ids`. Every question, option count, picker and re-run is limited to them.",
+            &[
+                ("id", integer()),
+                ("username", string()),
+                ("display_name", string()),
+                ("is_admin", boolean()),
+                ("all_clinics", boolean()),
+                ("clinic_ids", array(integer())),
+            ],
+            &[],
+        ),
+    );
+    add(
+        "VerifiedQuestion",
+        object(
+            "A verified question (issue 16): an administrator's answered question with its clarifications. A new question that is one of its phrasings (compared in lower case, words only) or reads into the same plan is answered by it, asks nothing, and carries `verified`; the asker's clinic scope still applies.",
+            &[
+                ("id", integer()),
+                ("name", string()),
+                ("question", string()),
+                ("phrasings", array(string())),
+                ("verified_by", string()),
+                ("use_count", integer()),
+                ("created_at", json!({"type": "string", "format": "date-time"})),
+            ],
+            &[],
+        ),
+    );
+    add(
+        "VerifyRequest",
+        object(
+            "Promote one of your answers (its history_id) to a verified question: a name (1 to 120 characters) and phrasings to match (at most 50; the question's own is always one).",
+            &[("history_id", string()), ("name", string())],
+            &[("phrasings", array(string()))],
+        ),
+    );
+    add(
+        "VerifiedEdit",
+        object(
+            "A verified question's new name and phrasings (replacing the old ones; the question's own phrasing is kept).",
+            &[("name", string())],
+            &[("phrasings", array(string()))],
+        ),
+    );
+    add(
+        "ScopeChange",
+        object(
+            "A clinic scope to set: every clinic (`all_clinics: true`, no ids), or exactly `clinic_ids` (positive, at most 1000; empty means none). Applies to the account's next question.",
+            &[("all_clinics", boolean())],
+            &[("clinic_ids", array(integer()))],
         ),
     );
     add(
@@ -503,6 +565,48 @@ pub fn document() -> Value {
             "put": op("Switch the language model on or off for every replica (administrators)", Some("LanguageModelSwitch"), &[("200", reply("Switch", r("LanguageModelSwitch")))], &["400", "401", "403", "413"]),
         }),
     );
+    paths.insert(
+        "/api/v1/me".into(),
+        json!({"get": op("Who you are and which clinics you may see", None, &[("200", reply("Your account", r("Account")))], &["401"])}),
+    );
+    paths.insert(
+        "/api/v1/admin/users".into(),
+        json!({"get": op("Every account with its clinic scope (administrators)", None, &[("200", reply("Accounts", array(r("Account"))))], &["401", "403"])}),
+    );
+    let mut sc = op(
+        "Set which clinics an account may see (administrators); applies to its next question",
+        Some("ScopeChange"),
+        &[("200", reply("The account with its new scope", r("Account")))],
+        &["400", "401", "403", "404", "413"],
+    );
+    sc["parameters"] = id_param("The account's id");
+    paths.insert(
+        "/api/v1/verified".into(),
+        json!({"get": op("The verified questions in force", None, &[("200", reply("Verified questions", array(r("VerifiedQuestion"))))], &["401"])}),
+    );
+    paths.insert(
+        "/api/v1/admin/verified".into(),
+        json!({"post": op("Promote one of your answers to a verified question (administrators)", Some("VerifyRequest"), &[("201", reply("The verified question", r("VerifiedQuestion")))], &["400", "401", "403", "404", "413"])}),
+    );
+    let mut ve = op(
+        "Rename a verified question and replace its phrasings (administrators)",
+        Some("VerifiedEdit"),
+        &[("200", reply("The verified question", r("VerifiedQuestion")))],
+        &["400", "401", "403", "404", "413"],
+    );
+    ve["parameters"] = id_param("The verified question's id");
+    let mut vr = op(
+        "Retire a verified question: new questions no longer match it (administrators)",
+        None,
+        &[("204", json!({"description": "Retired"}))],
+        &["401", "403", "404"],
+    );
+    vr["parameters"] = id_param("The verified question's id");
+    paths.insert(
+        "/api/v1/admin/verified/{id}".into(),
+        json!({ "put": ve, "delete": vr }),
+    );
+    paths.insert("/api/v1/admin/users/{id}/clinics".into(), json!({ "put": sc }));
     paths.insert(
         "/api/v1/preferences".into(),
         json!({"get": op("Your learned preferences", None, &[("200", reply("Preferences", array(r("PreferenceItem"))))], &["401"])}),
@@ -675,6 +779,7 @@ mod tests {
             rounds: 1,
             duration_ms: 3.0,
             notice: Some("Your clarification had expired.".into()),
+            verified: Some("Verified by Alex Morgan · Open wounds".into()),
         }
     }
 
@@ -790,6 +895,51 @@ mod tests {
                 to(&Settings {
                     skip_clarifications: true,
                     sensitivity: Sensitivity::More,
+                }),
+            ),
+            (
+                "Account",
+                to(&crate::http::api::access::Account {
+                    id: 2,
+                    username: "nurse".into(),
+                    display_name: "Nurse".into(),
+                    is_admin: false,
+                    all_clinics: false,
+                    clinic_ids: vec![1, 2],
+                }),
+            ),
+            (
+                "VerifiedQuestion",
+                to(&crate::http::api::verified::VerifiedQuestion {
+                    id: 1,
+                    name: "Open wounds".into(),
+                    question: "how many open wounds".into(),
+                    phrasings: vec!["how many open wounds".into()],
+                    verified_by: "Alex Morgan".into(),
+                    use_count: 2,
+                    created_at: "2026-11-01T00:00:00Z".into(),
+                }),
+            ),
+            (
+                "VerifyRequest",
+                to(&crate::http::api::verified::VerifyRequest {
+                    history_id: "h".into(),
+                    name: "n".into(),
+                    phrasings: vec!["p".into()],
+                }),
+            ),
+            (
+                "VerifiedEdit",
+                to(&crate::http::api::verified::VerifiedEdit {
+                    name: "n".into(),
+                    phrasings: vec!["p".into()],
+                }),
+            ),
+            (
+                "ScopeChange",
+                to(&crate::http::api::access::ScopeChange {
+                    all_clinics: false,
+                    clinic_ids: vec![3],
                 }),
             ),
         ]

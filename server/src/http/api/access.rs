@@ -1,0 +1,111 @@
+//! Clinic scopes in the JSON API (issue 16): `GET /api/v1/me` shows who is asking and
+//! which clinics they may see; administrators list accounts with their scopes and set
+//! one (`PUT /api/v1/admin/users/{id}/clinics`), which applies to that account's next
+//! question. Thin: parse, call the store, map.
+
+use super::{ApiError, ApiJson};
+use crate::auth::{AdminUser, CurrentUser};
+use crate::orchestrator::OrchestratorError;
+use crate::state::AppState;
+use crate::store::{ClinicScope, StoreError, User};
+use axum::Json;
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use serde::{Deserialize, Serialize};
+
+/// Most clinic ids one scope may list.
+pub const MAX_SCOPE_CLINICS: usize = 1000;
+
+/// An account with its clinic scope.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct Account {
+    pub id: i64,
+    pub username: String,
+    pub display_name: String,
+    pub is_admin: bool,
+    /// Sees every clinic.
+    pub all_clinics: bool,
+    /// The clinics it may see when not `all_clinics` (ascending; empty with `all_clinics`).
+    pub clinic_ids: Vec<i64>,
+}
+
+/// A scope to set: every clinic, or exactly `clinic_ids` (may be empty: none).
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScopeChange {
+    pub all_clinics: bool,
+    #[serde(default)]
+    pub clinic_ids: Vec<i64>,
+}
+
+fn internal(e: impl std::fmt::Display) -> ApiError {
+    ApiError::from(OrchestratorError::Internal(e.to_string()))
+}
+
+fn account(u: User, scope: &ClinicScope) -> Account {
+    Account {
+        id: u.id,
+        username: u.username,
+        display_name: u.display_name,
+        is_admin: u.is_admin,
+        all_clinics: scope.ids().is_none(),
+        clinic_ids: scope.ids().map(<[i64]>::to_vec).unwrap_or_default(),
+    }
+}
+
+/// `GET /api/v1/me`.
+#[tracing::instrument(skip_all)]
+pub async fn me(State(state): State<AppState>, CurrentUser(user): CurrentUser) -> Result<Response, ApiError> {
+    let u = state.store.user_by_id(user.id).await.map_err(internal)?;
+    let scope = state.store.clinic_scope(user.id).await.map_err(internal)?;
+    Ok(Json(account(u, &scope)).into_response())
+}
+
+/// `GET /api/v1/admin/users`.
+#[tracing::instrument(skip_all)]
+pub async fn users(State(state): State<AppState>, AdminUser(_): AdminUser) -> Result<Response, ApiError> {
+    let mut out = Vec::new();
+    for u in state.store.list_users().await.map_err(internal)? {
+        let scope = state.store.clinic_scope(u.id).await.map_err(internal)?;
+        out.push(account(u, &scope));
+    }
+    Ok(Json(out).into_response())
+}
+
+/// Checks a requested scope: positive ids, at most [`MAX_SCOPE_CLINICS`], none with `all_clinics`.
+pub fn checked(change: &ScopeChange) -> Result<ClinicScope, String> {
+    if change.all_clinics {
+        if !change.clinic_ids.is_empty() {
+            return Err("Send clinic_ids only when all_clinics is false.".into());
+        }
+        return Ok(ClinicScope::All);
+    }
+    if change.clinic_ids.len() > MAX_SCOPE_CLINICS {
+        return Err(format!("At most {MAX_SCOPE_CLINICS} clinics per account."));
+    }
+    if let Some(bad) = change.clinic_ids.iter().find(|&&id| id <= 0) {
+        return Err(format!("{bad} is not a clinic id (a positive whole number)."));
+    }
+    Ok(ClinicScope::clinics(change.clinic_ids.iter().copied()))
+}
+
+/// `PUT /api/v1/admin/users/{id}/clinics`.
+#[tracing::instrument(skip_all)]
+pub async fn set_scope(
+    State(state): State<AppState>,
+    AdminUser(admin): AdminUser,
+    Path(id): Path<String>,
+    ApiJson(change): ApiJson<ScopeChange>,
+) -> Result<Response, ApiError> {
+    let id: i64 = id.parse().map_err(|_| ApiError::not_found())?;
+    let scope = checked(&change).map_err(|m| ApiError::new(StatusCode::BAD_REQUEST, "bad_scope", m))?;
+    match state.store.set_clinic_scope(id, &scope).await {
+        Ok(()) => {}
+        Err(StoreError::NotFound) => return Err(ApiError::not_found()),
+        Err(e) => return Err(internal(e)),
+    }
+    tracing::info!(by = admin.id, user = id, scope = %scope.label(), "clinic scope changed");
+    let u = state.store.user_by_id(id).await.map_err(internal)?;
+    Ok(Json(account(u, &scope)).into_response())
+}

@@ -1,0 +1,113 @@
+//! Verified questions in the JSON API (issue 16, part 2): everyone lists those in
+//! force; administrators promote one of their answered questions, edit its name and
+//! phrasings, and retire it. Thin: parse, call the orchestrator, map.
+
+use super::{ApiError, ApiJson};
+use crate::auth::{AdminUser, CurrentUser};
+use crate::state::AppState;
+use crate::store::Verified;
+use axum::Json;
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use serde::{Deserialize, Serialize};
+
+/// A verified question as the API shows it.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct VerifiedQuestion {
+    pub id: i64,
+    pub name: String,
+    /// The question as the administrator asked it.
+    pub question: String,
+    /// The phrasings it matches, normalised (lower case, words only).
+    pub phrasings: Vec<String>,
+    /// The administrator's display name.
+    pub verified_by: String,
+    /// Questions answered by it so far.
+    pub use_count: i64,
+    pub created_at: String,
+}
+
+impl From<Verified> for VerifiedQuestion {
+    fn from(v: Verified) -> Self {
+        VerifiedQuestion {
+            id: v.id,
+            name: v.name,
+            question: v.question,
+            phrasings: v.phrasings,
+            verified_by: v.verified_by_name,
+            use_count: v.use_count,
+            created_at: v.created_at.to_rfc3339(),
+        }
+    }
+}
+
+/// `POST /api/v1/admin/verified`.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct VerifyRequest {
+    /// One of your own answers (`history_id` of an answer).
+    pub history_id: String,
+    pub name: String,
+    /// More phrasings to match (the question's own is always one).
+    #[serde(default)]
+    pub phrasings: Vec<String>,
+}
+
+/// `PUT /api/v1/admin/verified/{id}`.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct VerifiedEdit {
+    pub name: String,
+    #[serde(default)]
+    pub phrasings: Vec<String>,
+}
+
+/// `GET /api/v1/verified`.
+#[tracing::instrument(skip_all)]
+pub async fn list(State(state): State<AppState>, CurrentUser(_): CurrentUser) -> Result<Response, ApiError> {
+    let all = state.orchestrator.verified_questions().await?;
+    Ok(Json(all.into_iter().map(VerifiedQuestion::from).collect::<Vec<_>>()).into_response())
+}
+
+/// `POST /api/v1/admin/verified`.
+#[tracing::instrument(skip_all)]
+pub async fn create(
+    State(state): State<AppState>,
+    AdminUser(admin): AdminUser,
+    ApiJson(req): ApiJson<VerifyRequest>,
+) -> Result<Response, ApiError> {
+    let v = state
+        .orchestrator
+        .verify(admin.id, req.history_id.trim(), &req.name, &req.phrasings)
+        .await?;
+    Ok((StatusCode::CREATED, Json(VerifiedQuestion::from(v))).into_response())
+}
+
+/// `PUT /api/v1/admin/verified/{id}`.
+#[tracing::instrument(skip_all)]
+pub async fn edit(
+    State(state): State<AppState>,
+    AdminUser(_): AdminUser,
+    Path(id): Path<String>,
+    ApiJson(req): ApiJson<VerifiedEdit>,
+) -> Result<Response, ApiError> {
+    let id: i64 = id.parse().map_err(|_| ApiError::not_found())?;
+    let v = state
+        .orchestrator
+        .edit_verified(id, &req.name, &req.phrasings)
+        .await?;
+    Ok(Json(VerifiedQuestion::from(v)).into_response())
+}
+
+/// `DELETE /api/v1/admin/verified/{id}`: retires it.
+#[tracing::instrument(skip_all)]
+pub async fn retire(
+    State(state): State<AppState>,
+    AdminUser(_): AdminUser,
+    Path(id): Path<String>,
+) -> Result<Response, ApiError> {
+    let id: i64 = id.parse().map_err(|_| ApiError::not_found())?;
+    state.orchestrator.retire_verified(id).await?;
+    Ok(StatusCode::NO_CONTENT.into_response())
+}
