@@ -17,11 +17,13 @@ async function signedIn(browser: Browser, user: readonly [string, string]) {
   return page;
 }
 
+/** Asks, and waits for one more answer or clarification panel than before. */
 async function ask(page: Page, question: string, until: 'answer' | 'clarification-panel') {
+  const before = await page.getByTestId(until).count();
   const box = page.getByLabel('Your question');
   await box.fill(question);
   await box.press('Enter');
-  await expect(page.getByTestId(until).last()).toBeVisible();
+  await expect(page.getByTestId(until)).toHaveCount(before + 1);
 }
 
 /** The answer's rows as (first cell → last cell as a number). */
