@@ -34,6 +34,8 @@ test.describe('with a language model', () => {
     const p = panel(page);
     await expect(p).toBeVisible();
     await expect(p).toContainText('do you mean large or infected wounds?');
+    // The round says it asked the model (model name, time, tokens).
+    await expect(page.getByTestId('thinking').last()).toContainText('Asked the language model');
     const options = p.getByTestId('clarification-option');
     await expect(options.filter({ hasText: 'Infected' })).toBeVisible();
     // The model's options say where they come from and carry real counts.
@@ -46,7 +48,6 @@ test.describe('with a language model', () => {
     await expect(answer).toBeVisible();
     const badge = answer.locator('[data-testid=assumption][data-source=LanguageModel]');
     await expect(badge.first()).toContainText('Infected');
-    await expect(answer.getByTestId('thinking')).toContainText('Asked the language model');
     await shot(page, 'llm-answer');
 
     // What left the host: the question and the schema card, never rows or names.
@@ -86,9 +87,10 @@ test.describe('with a language model', () => {
     await p.getByRole('button', { name: 'Submit' }).click();
     // Read back as a new, preselected option marked as the model's; nothing ran yet.
     const again = panel(page);
-    const proposed = again.getByTestId('clarification-option').filter({ hasText: 'Infected' });
-    await expect(proposed).toBeVisible();
-    await expect(proposed.getByTestId('llm-badge')).toBeVisible();
+    // Shown as Clarion reads the typed piece it will run, marked as the model's reading.
+    const proposed = again.getByTestId('clarification-option').filter({ has: page.getByTestId('llm-badge') });
+    await expect(proposed).toHaveCount(1);
+    await expect(proposed).toContainText(/infected/i);
     await expect(proposed.locator('input[type=radio]')).toBeChecked();
     await shot(page, 'llm-own-words');
     await again.getByRole('button', { name: 'Submit' }).click();

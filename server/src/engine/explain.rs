@@ -147,6 +147,16 @@ pub fn describe(model: &SemanticModel, plan_entity: &str, c: &Constraint) -> Str
             unit_suffix(unit.as_deref())
         ),
         Constraint::InSet { attribute, values } => {
+            // A single yes/no value reads as the comparison does ("infected: yes").
+            if let [v @ Value::Bool(_)] = values.as_slice() {
+                let c = Constraint::Compare {
+                    attribute: attribute.clone(),
+                    op: CompareOp::Eq,
+                    value: v.clone(),
+                    unit: None,
+                };
+                return describe(model, plan_entity, &c);
+            }
             let vs: Vec<String> = values.iter().map(|v| value_text(model, attribute, v)).collect();
             format!("{} {}", attr_name(model, plan_entity, attribute), join_or(&vs))
         }
