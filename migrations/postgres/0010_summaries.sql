@@ -41,6 +41,11 @@ CREATE TABLE summary_state (
     refreshed_at TEXT    NOT NULL
 );
 
+-- A clinician's assessments (clinicians.assessment_count, "clinicians with fewer than N
+-- assessments in 2025", "never recorded …"): `server introspect --indexes` found no index
+-- serving it, so each clinician's count read every assessment.
+CREATE INDEX assessments_clinician ON assessments (clinician_id, assessed_on);
+
 -- The warehouse reads as clarion_warehouse (0007): it may read the summaries too.
 DO $$
 BEGIN

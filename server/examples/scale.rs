@@ -18,8 +18,9 @@
 //!    a follow-up after its previous question in the same thread) with `"interactive":
 //!    false` `--runs` times after one warm-up, and times each request end to end.
 //! 4. Reads each question in-process exactly as the server does (same model, allowed
-//!    values, date, renderer), checks the SQL is the one the server ran, and times that
-//!    statement alone on the database (`--runs` times after a warm-up).
+//!    values, date, renderer, live or from the summaries), checks the SQL is the one the
+//!    server ran, and times that statement alone on the database (`--runs` times after a
+//!    warm-up).
 //! 5. Asks `--rounds` of the `ask` items interactively: the first round, the same round
 //!    again (option counts cached), and its answer (each question's preselected options).
 //!
@@ -28,6 +29,8 @@
 //! (server time over SQL time) and the rounds' figures; `--csv FILE` writes one line
 //! per item. Not a test: it measures, and exits non-zero only when something failed
 //! (a status other than the expected one, a SQL mismatch), never on a slow figure.
+//! The server inherits this process's environment (`CLARION_SUMMARIES=0 scale …`
+//! measures without the summaries).
 
 #[path = "../tests/common/http.rs"]
 mod http;
@@ -42,7 +45,7 @@ use server::engine::{
 };
 use server::eval::set::{Behaviour, Item, LabeledSet};
 use server::semantic::SemanticModel;
-use server::sql::{Dialect, RenderCheck, Rendered, render_with_cap};
+use server::sql::{Dialect, RenderCheck, Rendered, SummaryUse, render_with_cap, render_with_cap_using};
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::process::{Child, Command, Stdio};
@@ -174,6 +177,9 @@ async fn run(args: Args) -> anyhow::Result<()> {
             (a, Some(c))
         }
     };
+    if std::env::var("CLARION_SUMMARIES").as_deref() != Ok("0") {
+        wait_for_summaries(&db).await?;
+    }
     let result = measure(&args, &addr, &db, model, today, dialect).await;
     if let Some(c) = child.as_mut() {
         let _ = Command::new("kill").arg("-TERM").arg(c.id().to_string()).status();
@@ -221,7 +227,7 @@ async fn measure(
     let (mut skipped, mut mismatched, mut errors) = (Vec::new(), Vec::new(), Vec::new());
     let started = Instant::now();
     for item in &items {
-        let Some(rendered) = read_in_process(model, &allowed, today, dialect, item) else {
+        let Some((live, summary)) = read_in_process(model, &allowed, today, dialect, item) else {
             skipped.push(format!("{} {:?}: not answered as read", item.id, item.question));
             continue;
         };
@@ -243,6 +249,8 @@ async fn measure(
             }
         }
         let Some(server_sql) = server_sql else { continue };
+        // the server reads the summaries when they are current: time what it ran
+        let rendered = if server_sql == summary.sql { summary } else { live };
         if server_sql != rendered.sql {
             mismatched.push(format!("{} {:?}", item.id, item.question));
         }
@@ -305,14 +313,15 @@ fn category(item: &Item) -> String {
 
 /// The statement the server runs for `item` asked non-interactively: the same engine
 /// input (model, allowed values, date, default settings, no preferences), the same
-/// renderer and row cap. `None` when it is refused or gives no plan.
+/// renderer and row cap: (live, with the summaries where they apply). `None` when it
+/// is refused or gives no plan.
 fn read_in_process(
     model: &SemanticModel,
     allowed: &AllowedValuesSnapshot,
     today: chrono::NaiveDate,
     dialect: Dialect,
     item: &Item,
-) -> Option<Rendered> {
+) -> Option<(Rendered, Rendered)> {
     let check = RenderCheck { model };
     let prefs = Preferences::empty();
     let none = Resolutions::empty();
@@ -341,7 +350,10 @@ fn read_in_process(
         return None;
     }
     let row_cap = server::warehouse::exec::ExecLimits::default().row_cap;
-    render_with_cap(&u.plan?, model, dialect, row_cap).ok()
+    let plan = u.plan?;
+    let live = render_with_cap(&plan, model, dialect, row_cap).ok()?;
+    let summary = render_with_cap_using(&plan, model, dialect, row_cap, SummaryUse::CURRENT).ok()?;
+    Some((live, summary))
 }
 
 /// One request for `item` (its previous question first, unmeasured, in the same
@@ -606,6 +618,28 @@ fn write_csv(path: &std::path::Path, measured: &[Measured]) -> anyhow::Result<()
         )?;
     }
     Ok(())
+}
+
+/// Waits until the server has built its summaries of the data (it starts at once).
+async fn wait_for_summaries(db: &Database) -> anyhow::Result<()> {
+    let sql = "SELECT COALESCE((SELECT max_id FROM summary_state WHERE name = 'wound_assessment_ends'), -1) \
+               = (SELECT COALESCE(MAX(id), 0) FROM assessments)";
+    let t = Instant::now();
+    while t.elapsed() < Duration::from_secs(600) {
+        let built = match db {
+            Database::Sqlite(p) => sqlx::query_scalar::<_, bool>(sql).fetch_one(p).await?,
+            Database::Postgres(p) => sqlx::query_scalar::<_, bool>(sql).fetch_one(p).await?,
+        };
+        if built {
+            println!(
+                "summaries built ({:.1} s after the start)",
+                t.elapsed().as_secs_f64()
+            );
+            return Ok(());
+        }
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+    anyhow::bail!("the server did not build its summaries within 10 minutes")
 }
 
 /// A fresh database for this run: a temporary SQLite file or a new PostgreSQL database.
