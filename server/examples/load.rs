@@ -55,6 +55,11 @@ struct Args {
     /// An API token instead of signing in.
     #[arg(long)]
     token: Option<String>,
+    /// A file of API tokens, one a line, handed to the connections in turn (one user
+    /// may run only `CLARION_USER_CONCURRENT_QUERIES` questions at once, at most 100:
+    /// more concurrent clients need more users).
+    #[arg(long)]
+    tokens: Option<std::path::PathBuf>,
     /// Stop after this many seconds even if requests remain.
     #[arg(long, default_value_t = 300)]
     max_secs: u64,
@@ -77,30 +82,49 @@ fn main() {
         eprintln!("error: --addr must be a loopback address (this tool only loads a local server)");
         std::process::exit(2);
     }
-    // One sign-in, shared by every connection (sessions live in the database).
+    // One sign-in, shared by every connection (sessions live in the database), or the
+    // tokens of --tokens in turn.
+    let tokens: Vec<String> = match &args.tokens {
+        Some(path) => std::fs::read_to_string(path)
+            .unwrap_or_else(|e| fail(&format!("cannot read {}: {e}", path.display())))
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty())
+            .map(str::to_owned)
+            .collect(),
+        None => Vec::new(),
+    };
+    if args.tokens.is_some() && tokens.is_empty() {
+        fail("--tokens: the file holds no token");
+    }
     let mut first = Client::new(&args.addr);
-    match &args.token {
-        Some(t) => first.bearer = Some(t.clone()),
-        None => match first.login(&args.username, &args.password) {
+    match (&args.token, tokens.first()) {
+        (_, Some(t)) | (Some(t), None) => first.bearer = Some(t.clone()),
+        (None, None) => match first.login(&args.username, &args.password) {
             Ok(r) if r.status == 303 && first.cookie.is_some() => {}
             Ok(r) => fail(&format!("sign-in answered {}: {}", r.status, r.body)),
             Err(e) => fail(&format!("cannot reach {}: {e}", args.addr)),
         },
     }
     let (cookie, bearer) = (first.cookie.clone(), first.bearer.clone());
+    let tokens = Arc::new(tokens);
 
     let samples = Arc::new(Mutex::new(Samples::default()));
     let next = Arc::new(AtomicUsize::new(0));
     let deadline = Instant::now() + Duration::from_secs(args.max_secs);
     let started = Instant::now();
     let workers: Vec<_> = (0..args.concurrency.max(1))
-        .map(|_| {
+        .map(|w| {
             let (args, samples, next) = (args.clone(), samples.clone(), next.clone());
-            let (cookie, bearer) = (cookie.clone(), bearer.clone());
+            let (cookie, bearer, tokens) = (cookie.clone(), bearer.clone(), tokens.clone());
             std::thread::spawn(move || {
                 let mut c = Client::new(&args.addr);
                 c.cookie = cookie;
-                c.bearer = bearer;
+                c.bearer = if tokens.is_empty() {
+                    bearer
+                } else {
+                    Some(tokens[w % tokens.len()].clone())
+                };
                 for _ in 0..args.warmup {
                     let _ = one(&mut c, &args);
                 }
@@ -133,6 +157,9 @@ fn main() {
         s.ask.len() as f64 / wall.as_secs_f64(),
         s.errors.len()
     );
+    if let Ok(load) = std::fs::read_to_string("/proc/loadavg") {
+        println!("load average after the run: {}", load.trim());
+    }
     report("query  ", &s.ask);
     if args.answer {
         report("clarify", &s.clarify);

@@ -206,6 +206,30 @@ mod tests {
     }
 
     #[test]
+    fn the_allowed_values_cache_is_configurable() {
+        let c = config(&[]).unwrap().orchestrator.allowed_values;
+        assert_eq!(c.ttl, std::time::Duration::from_secs(300));
+        assert_eq!(c.cap, 500);
+        let c = config(&[
+            ("CLARION_ALLOWED_VALUES_TTL_SECS", "30"),
+            ("CLARION_ALLOWED_VALUES_CAP", "2000"),
+        ])
+        .unwrap()
+        .orchestrator
+        .allowed_values;
+        assert_eq!(c.ttl, std::time::Duration::from_secs(30));
+        assert_eq!(c.cap, 2000);
+        // the load time limit and the retry pause keep their defaults
+        let d = crate::warehouse::AllowedValuesConfig::default();
+        assert_eq!((c.load_timeout, c.retry_after), (d.load_timeout, d.retry_after));
+        let e = config(&[("CLARION_ALLOWED_VALUES_CAP", "0")])
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with("CLARION_ALLOWED_VALUES_CAP is invalid"), "{e}");
+        assert!(config(&[("CLARION_ALLOWED_VALUES_TTL_SECS", "soon")]).is_err());
+    }
+
+    #[test]
     fn demo_accounts_only_on_loopback_unless_asked_for() {
         assert!(config(&[]).unwrap().demo);
         assert!(config(&[("CLARION_ADDR", "[::1]:3000")]).unwrap().demo);

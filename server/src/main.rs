@@ -87,6 +87,14 @@ enum Command {
         /// Write the model here instead of to standard output.
         #[arg(long)]
         out: Option<std::path::PathBuf>,
+        /// Instead of a model: the indexes a model's derived attributes need (latest /
+        /// first values, related counts), which the database has, and CREATE INDEX
+        /// statements for the rest (never run by Clarion).
+        #[arg(long)]
+        indexes: bool,
+        /// The model --indexes checks (default: the shipped wound-care model).
+        #[arg(long, requires = "indexes")]
+        model: Option<std::path::PathBuf>,
     },
     /// Manage accounts and API tokens: add, list, reset-password, token create|list|revoke.
     User {
@@ -182,7 +190,15 @@ fn main() -> ExitCode {
                 }
                 server::eval::cli::cli_eval(&options, json, verbose).await
             }
-            Command::Introspect { database, out } => Ok(Some(
+            Command::Introspect {
+                database,
+                indexes: true,
+                model,
+                ..
+            } => Ok(Some(
+                server::semantic::introspect::cli_indexes(&database, model.as_deref()).await?,
+            )),
+            Command::Introspect { database, out, .. } => Ok(Some(
                 server::semantic::introspect::cli_introspect(&database, out.as_deref()).await?,
             )),
             Command::User { database, command } => {

@@ -485,3 +485,57 @@ async fn the_cli_does_not_create_a_missing_sqlite_file() {
     assert!(format!("{err:#}").contains("cannot open"), "{err:#}");
     assert!(!missing.exists(), "introspection must never create a database");
 }
+
+/// `server introspect --indexes`: the shipped model's latest/first values need
+/// `assessments (wound_id, assessed_on, id)`; the demo schema's migrations have an index
+/// serving it (SQLite's ends in the row id), and without it the recommendation is the
+/// statement to run. Counts of related rows need their reference indexed.
+#[tokio::test]
+async fn index_recommendations_follow_the_models_derived_attributes() {
+    use server::semantic::introspect::indexes::{recommend, to_text};
+    let model = SemanticModel::wound_care_shared();
+    for t in common::all_backends().await {
+        let needs = recommend(&t.db, model).await.unwrap();
+        let latest = needs
+            .iter()
+            .find(|n| n.table == "assessments" && n.columns == ["wound_id", "assessed_on", "id"])
+            .unwrap_or_else(|| panic!("no latest-assessment index among {needs:?}"));
+        assert!(
+            latest.for_attributes.iter().any(|a| a == "wounds.latest_area"),
+            "{latest:?}"
+        );
+        assert!(
+            latest
+                .for_attributes
+                .iter()
+                .any(|a| a == "wounds.first_assessed_on"),
+            "{latest:?}"
+        );
+        assert!(latest.served_by.is_some(), "{:?}: {latest:?}", t.db.backend());
+        assert!(
+            needs
+                .iter()
+                .any(|n| n.table == "wounds" && n.columns == ["patient_id"]),
+            "{needs:?}"
+        );
+        let dropped = match t.db.backend() {
+            Backend::Sqlite => "DROP INDEX assessments_wound",
+            Backend::Postgres => "DROP INDEX assessments_wound_latest",
+        };
+        match &t.db {
+            Database::Sqlite(p) => sqlx::query(dropped).execute(p).await.map(|_| ()),
+            Database::Postgres(p) => sqlx::query(dropped).execute(p).await.map(|_| ()),
+        }
+        .unwrap();
+        let needs = recommend(&t.db, model).await.unwrap();
+        let text = to_text(&needs);
+        assert!(
+            text.contains(
+                r#"CREATE INDEX "assessments_wound_id_assessed_on_id" ON "assessments" ("wound_id", "assessed_on", "id");"#
+            ),
+            "{text}"
+        );
+        assert!(text.contains("missing"), "{text}");
+        t.cleanup().await;
+    }
+}

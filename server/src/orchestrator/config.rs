@@ -25,6 +25,13 @@ pub struct OrchestratorConfig {
     /// (`CLARION_COUNT_CACHE_TTL_SECS`, default 60; `CLARION_COUNT_CACHE_CAP`, default
     /// 10000, 0 = off).
     pub count_cache: crate::warehouse::count_cache::CountCacheConfig,
+    /// The allowed-values cache (F17): how long a column's distinct values are fresh
+    /// (`CLARION_ALLOWED_VALUES_TTL_SECS`, default 300) and most values kept per column
+    /// (`CLARION_ALLOWED_VALUES_CAP`, default 500).
+    pub allowed_values: crate::warehouse::AllowedValuesConfig,
+    /// Each wound's latest and first assessment kept in summary tables
+    /// (`CLARION_SUMMARIES`, default 1; `CLARION_SUMMARY_CHECK_SECS`, default 60).
+    pub summaries: crate::warehouse::summary::SummaryConfig,
     /// Questions one user may have running at once (`CLARION_USER_CONCURRENT_QUERIES`,
     /// default 4); more are refused with 429 instead of queueing.
     pub user_concurrent_queries: usize,
@@ -54,6 +61,8 @@ impl Default for OrchestratorConfig {
             preview_timeout: Duration::from_millis(300),
             today: None,
             count_cache: crate::warehouse::count_cache::CountCacheConfig::default(),
+            allowed_values: crate::warehouse::AllowedValuesConfig::default(),
+            summaries: crate::warehouse::summary::SummaryConfig::default(),
             user_concurrent_queries: 4,
             preview_cap: 12,
             warehouse_connections: 10,
@@ -102,6 +111,16 @@ impl OrchestratorConfig {
             count_cache: crate::warehouse::count_cache::CountCacheConfig {
                 ttl: Duration::from_secs(number("CLARION_COUNT_CACHE_TTL_SECS", 60, 1, 86_400)?),
                 cap: number("CLARION_COUNT_CACHE_CAP", 10_000, 0, 1_000_000)? as usize,
+            },
+            allowed_values: crate::warehouse::AllowedValuesConfig {
+                ttl: Duration::from_secs(number("CLARION_ALLOWED_VALUES_TTL_SECS", 300, 1, 86_400)?),
+                cap: number("CLARION_ALLOWED_VALUES_CAP", 500, 1, 100_000)? as usize,
+                ..d.allowed_values.clone()
+            },
+            summaries: crate::warehouse::summary::SummaryConfig {
+                enabled: number("CLARION_SUMMARIES", 1, 0, 1)? == 1,
+                check_every: Duration::from_secs(number("CLARION_SUMMARY_CHECK_SECS", 60, 1, 86_400)?),
+                ..d.summaries
             },
             user_concurrent_queries: number("CLARION_USER_CONCURRENT_QUERIES", 4, 1, 100)? as usize,
             preview_cap: number("CLARION_PREVIEW_CAP", 12, 0, 100)? as usize,

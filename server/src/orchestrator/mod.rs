@@ -46,7 +46,7 @@ use crate::store::{
     ThreadId,
 };
 use crate::warehouse::exec::{ExecError, Warehouse};
-use crate::warehouse::{AllowedValuesConfig, AllowedValuesProvider, ColumnSpec};
+use crate::warehouse::{AllowedValuesProvider, ColumnSpec};
 use app::protocol::{
     Answer, AskRequest, ClarificationRound, ClarifyRequest, HistoryItem, PreferenceItem, QueryOutcome,
     ResultTable, ReviseRequest, Settings, StoredAnswer, ThinkingStep, ThreadMessage, ThreadView,
@@ -263,6 +263,8 @@ struct Inner {
     counts: crate::warehouse::count_cache::CountCache,
     /// The data version statement the count cache is keyed by.
     data_version: Option<crate::sql::Rendered>,
+    /// Each wound's latest and first assessment, kept current beside the clinical data.
+    summaries: crate::warehouse::summary::Summaries,
     /// Each user's running questions (`config.user_concurrent_queries` permits each).
     running: std::sync::Mutex<std::collections::HashMap<i64, Arc<tokio::sync::Semaphore>>>,
     /// The optional language model (F24).
@@ -286,16 +288,24 @@ impl Orchestrator {
         let model = SemanticModel::wound_care_shared();
         let db = store.database().clone();
         let warehouse = Warehouse::new(&db, config.exec_limits()).with_readable_tables(
-            crate::warehouse::privilege::ReadableTables::new(model.entities.iter().map(|e| e.table.clone())),
+            crate::warehouse::privilege::ReadableTables::new(
+                model
+                    .entities
+                    .iter()
+                    .map(|e| e.table.clone())
+                    .chain(crate::sql::summary::TABLES.map(String::from)),
+            ),
         );
         let dialect = Dialect::from(db.backend());
-        let allowed =
-            AllowedValuesProvider::new(db, ColumnSpec::from_model(model), AllowedValuesConfig::default())
-                .map_err(
-                    |e| tracing::warn!(error = %e, "allowed values disabled; using the model's own lists"),
-                )
-                .ok();
+        let allowed = AllowedValuesProvider::new(
+            db.clone(),
+            ColumnSpec::from_model(model),
+            config.allowed_values.clone(),
+        )
+        .map_err(|e| tracing::warn!(error = %e, "allowed values disabled; using the model's own lists"))
+        .ok();
         let counts = crate::warehouse::count_cache::CountCache::new(config.count_cache);
+        let summaries = crate::warehouse::summary::Summaries::new(db.clone(), config.summaries);
         let data_version = crate::sql::render_data_version(model, dialect)
             .map_err(|e| tracing::warn!(error = %e, "option counts are not cached"))
             .ok();
@@ -309,6 +319,7 @@ impl Orchestrator {
                 dialect,
                 config,
                 counts,
+                summaries,
                 data_version,
                 running: std::sync::Mutex::new(std::collections::HashMap::new()),
                 llm,
@@ -395,6 +406,9 @@ impl Orchestrator {
     pub async fn warm_up(&self) {
         if let Some(p) = &self.inner.allowed {
             p.refresh_all().await;
+        }
+        if self.inner.config.summaries.enabled {
+            self.inner.summaries.refresh_in_background();
         }
     }
 
@@ -1041,6 +1055,18 @@ impl Orchestrator {
                 tracing::warn!(code = e.code(), error = %e, "plan did not render");
                 unanswerable(inner.model, &e)
             })?;
+        // a wound's latest or first value read from Clarion's summary when it is current
+        // (the same rows, one key probe per wound instead of a walk of its assessments)
+        let rendered = match crate::sql::render_with_cap_using(
+            plan,
+            inner.model,
+            inner.dialect,
+            inner.config.row_cap,
+            crate::sql::SummaryUse::CURRENT,
+        ) {
+            Ok(summary) if summary.sql != rendered.sql && inner.summaries.is_current().await => summary,
+            _ => rendered,
+        };
         let t = Instant::now();
         let result = inner.warehouse.run(&rendered).await;
         let exec_time = t.elapsed();

@@ -25,6 +25,7 @@
 //! of database-sourced columns into the file.
 
 mod catalog;
+pub mod indexes;
 mod names;
 
 use super::load::ModelError;
@@ -839,6 +840,26 @@ pub async fn cli_introspect(database_url: &str, out: Option<&std::path::Path>) -
             Ok(text.trim_end().to_owned())
         }
     }
+}
+
+/// CLI glue for `server introspect --indexes`: the indexes the semantic model's derived
+/// attributes need (`model`, default the shipped wound-care model), which of them the
+/// database already has, and `CREATE INDEX` statements for the rest. Reads only.
+pub async fn cli_indexes(database_url: &str, model: Option<&Path>) -> anyhow::Result<String> {
+    let owned;
+    let model = match model {
+        Some(path) => {
+            let text =
+                std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+            owned = SemanticModel::from_toml_str(&text, &path.display().to_string())?;
+            &owned
+        }
+        None => SemanticModel::wound_care_shared(),
+    };
+    let db = open_read_only(database_url).await?;
+    let result = indexes::recommend(&db, model).await;
+    db.close().await;
+    Ok(indexes::to_text(&result?).trim_end().to_owned())
 }
 
 fn write_file(path: &Path, text: &str) -> anyhow::Result<()> {

@@ -28,6 +28,8 @@ pub(crate) struct Ctx<'m> {
     pub model: &'m SemanticModel,
     pub dialect: Dialect,
     pub today: NaiveDate,
+    /// Summary tables found current by the warehouse (`super::summary`).
+    pub summaries: super::summary::SummaryUse,
     next_alias: u32,
 }
 
@@ -37,6 +39,7 @@ impl<'m> Ctx<'m> {
             model,
             dialect,
             today,
+            summaries: super::summary::SummaryUse::LIVE,
             next_alias: 0,
         }
     }
@@ -454,6 +457,11 @@ pub(crate) fn pick_related(
     upto: Option<NaiveDate>,
     depth: usize,
 ) -> Result<Sql, RenderError> {
+    if upto.is_none()
+        && let Some(s) = from_summary(ctx, outer, path, target, by, newest)?
+    {
+        return Ok(s);
+    }
     let sub = correlated(ctx, outer, path)?;
     let value = attr_expr_at(ctx, &sub.last, target, depth)?;
     let date = attr_expr_at(ctx, &sub.last, by, depth)?;
@@ -481,6 +489,57 @@ pub(crate) fn pick_related(
     s.push(" ORDER BY ").push_sql(date).push(dir).push_sql(key);
     s.push(if newest { " DESC LIMIT 1)" } else { " ASC LIMIT 1)" });
     Ok(s)
+}
+
+/// `(SELECT s.column FROM wound_latest_assessment AS s WHERE s.wound_id = outer.id)`:
+/// the row [`pick_related`] would pick, read from the summary Clarion keeps of it
+/// (`super::summary`), when the warehouse found the summary current and the shape is
+/// exactly the one it holds; `None` otherwise (rendered live).
+fn from_summary(
+    ctx: &mut Ctx<'_>,
+    outer: &Ident,
+    path: &[JoinStep<'_>],
+    target: AttributeRef<'_>,
+    by: AttributeRef<'_>,
+    newest: bool,
+) -> Result<Option<Sql>, RenderError> {
+    use super::summary as s;
+    if !ctx.summaries.assessment_ends {
+        return Ok(None);
+    }
+    let [step] = path else { return Ok(None) };
+    let child = target.entity;
+    let Some(parent) = ctx.model.entity(step.join.to_entity()) else {
+        return Ok(None);
+    };
+    let column = |a: AttributeRef<'_>| a.attribute.column.clone().unwrap_or_default();
+    let fk = ctx.attribute(&step.join.from).map(column)?;
+    let pk = ctx.attribute(&step.join.to).map(column)?;
+    let exact = !step.forward
+        && step.join.from_entity() == child.name
+        && child.table == s::CHILD_TABLE
+        && parent.table == s::PARENT_TABLE
+        && fk == s::FOREIGN_KEY
+        && pk == s::PARENT_KEY
+        && ctx.key_column(child)?.as_str() == s::CHILD_KEY
+        && by.entity.name == child.name
+        && column(by) == s::DATE_COLUMN
+        && target.attribute.derived.is_none()
+        && s::COLUMNS.contains(&column(target).as_str());
+    if !exact {
+        return Ok(None);
+    }
+    let here = ctx.fresh_alias(s::table(newest))?;
+    let mut sql = Sql::text("(SELECT ");
+    sql.push_sql(Sql::column(&here, &Ident::new(&column(target))?))
+        .push(" FROM ")
+        .push_ident(&Ident::new(s::table(newest))?)
+        .push(" AS ")
+        .push_ident(&here)
+        .push(" WHERE ")
+        .push_sql(ctx.join_condition(step.join, &here, outer)?)
+        .push(")");
+    Ok(Some(sql))
 }
 
 /// `(SELECT COUNT(*) FROM … WHERE correlated [AND date BETWEEN window])`.

@@ -17,11 +17,13 @@ mod fragment;
 pub mod guard;
 mod predicate;
 pub mod render;
+pub mod summary;
 
 pub use dialect::Dialect;
 pub use fragment::BoundValue;
 pub use guard::{GuardError, check};
 pub use render::{
     ColumnSource, OutputColumn, RenderCheck, RenderError, Rendered, render, render_count,
-    render_data_version, render_with_cap,
+    render_data_version, render_with_cap, render_with_cap_using,
 };
+pub use summary::SummaryUse;

@@ -231,6 +231,20 @@ pub fn render_with_cap(
     Builder::new(plan, model, dialect)?.query(Some(row_cap))
 }
 
+/// [`render_with_cap`], reading the summaries `summaries` says are current where a
+/// derived attribute is the shape they hold (`super::summary`); the rows are the same.
+pub fn render_with_cap_using(
+    plan: &QueryPlan,
+    model: &SemanticModel,
+    dialect: Dialect,
+    row_cap: u32,
+    summaries: super::summary::SummaryUse,
+) -> Result<Rendered, RenderError> {
+    let mut b = Builder::new(plan, model, dialect)?;
+    b.ctx.summaries = summaries;
+    b.query(Some(row_cap))
+}
+
 /// `COUNT(*)` of the plan entity's rows matching the plan's filters and time range
 /// (intent, metrics, dimensions, order and limit are ignored): option-count previews.
 pub fn render_count(

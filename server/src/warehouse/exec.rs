@@ -115,7 +115,13 @@ impl Warehouse {
                         dedicated: false,
                     }
                 } else {
-                    let opts = base.read_only(true).create_if_missing(false);
+                    // An answer's rows pass from SQLite's thread to ours through a channel;
+                    // room for the whole capped result lets SQLite finish without waiting
+                    // for us after every 50 rows (sqlx's default), a thread switch each.
+                    let opts = base
+                        .read_only(true)
+                        .create_if_missing(false)
+                        .row_buffer_size(limits.row_cap as usize + 2);
                     ReadPool::Sqlite {
                         pool: SqlitePoolOptions::new()
                             .max_connections(4)

@@ -1,10 +1,12 @@
-//! Read-only access to the clinical data: the allowed-values cache (and, later,
-//! query execution and option-count previews). Never writes to the clinical tables.
+//! Read-only access to the clinical data: the allowed-values cache, query execution and
+//! option-count previews, and the summaries Clarion keeps beside the clinical tables
+//! (`summary`, the only writer here: it writes its own tables, never a clinical one).
 
 pub mod allowed_values;
 pub mod count_cache;
 pub mod exec;
 pub mod privilege;
+pub mod summary;
 
 pub use allowed_values::{
     AllowedValuesConfig, AllowedValuesError, AllowedValuesProvider, AllowedValuesStats, Clock, ColumnRef,
