@@ -86,6 +86,11 @@ fn is_contraction(word: &str) -> bool {
 /// seen twice"): the record the sentence is about, said without a noun.
 const PERSON_WORDS: &str = "someone somebody anyone anybody everyone everybody whoever";
 
+/// A verb of recording or marking ("recorded", "flagged").
+pub(crate) fn is_recording_word(word: &str) -> bool {
+    RECORDING_WORDS.split_whitespace().any(|w| w == word)
+}
+
 /// Verbs of recording and marking ("recorded", "flagged as"): they say nothing the plan
 /// does not already say.
 const RECORDING_WORDS: &str = "

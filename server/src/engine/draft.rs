@@ -547,6 +547,23 @@ fn apply_rank(model: &SemanticModel, plan: &mut QueryPlan, r: &Reading, rank: &R
             plan.limit = Some(rank.n.unwrap_or(if one { 1 } else { 10 }));
             plan.intent = Intent::Rank;
         }
+        RankKey::AggBy {
+            attribute,
+            agg,
+            measured,
+        } => {
+            if let Some((owner, _)) = split_qualified(measured) {
+                plan.entity = owner.to_owned();
+            }
+            plan.metrics = vec![agg_metric(model, *agg, measured)];
+            plan.dimensions = vec![Dimension::Attribute {
+                attribute: attribute.clone(),
+            }];
+            plan.columns.clear();
+            plan.order = rank_order(rank.order);
+            plan.limit = Some(rank.n.unwrap_or(10));
+            plan.intent = Intent::Rank;
+        }
         RankKey::CountPerGroup(counted) => {
             plan.entity = counted.clone();
             plan.metrics = vec![count_metric(model, counted)];
