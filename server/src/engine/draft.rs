@@ -172,6 +172,28 @@ pub(crate) fn build(ctx: &Ctx<'_>, r: &Reading, det: &Detected, chosen: &[Chosen
         );
     }
 
+    // "max depth ever recorded", "highest pain score of all time": every visit's value,
+    // not each wound's latest one
+    if r.visit_hint == Some(false)
+        && plan.metrics.len() == 1
+        && matches!(
+            plan.metrics[0].agg,
+            MeasureAgg::Max | MeasureAgg::Min | MeasureAgg::Avg | MeasureAgg::Median
+        )
+        && plan.metrics[0].condition.is_none()
+        && let Some(a) = plan.metrics[0].attribute.clone()
+        && let Some(base) = model.attribute(&a).and_then(|x| match &x.attribute.derived {
+            Some(crate::semantic::Derived::Latest { attribute, .. }) => Some(attribute.clone()),
+            _ => None,
+        })
+        && let Some((owner, _)) = split_qualified(&base)
+        && model.has_one(owner, &plan.entity)
+    {
+        let agg = plan.metrics[0].agg;
+        plan.metrics[0] = agg_metric(model, agg, &base);
+        plan.entity = owner.to_owned();
+    }
+
     // groupings
     for (i, d) in r.dims.iter().enumerate() {
         let attr = match &d.spec {

@@ -295,7 +295,7 @@ pub const BLIND_FLOORS: Limits = Limits {
     precision: 165.0 / 210.0 - 1e-9,
     recall: 165.0 / 228.0 - 1e-9,
     clarify_clear: 32.0 / 482.0 + 1e-9,
-    exec_clear: 397.0 / 463.0 - 1e-9,
+    exec_clear: 400.0 / 463.0 - 1e-9,
     after_answer: 0.0,
     silent: 8.0 / 297.0 + 1e-9,
 };
