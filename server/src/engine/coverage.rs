@@ -59,11 +59,36 @@ pub(crate) fn is_known_word(word: &str) -> bool {
         .get_or_init(|| {
             RECORDING_WORDS
                 .split_whitespace()
+                .chain(PERSON_WORDS.split_whitespace())
                 .chain(KNOWN_WORDS.split_whitespace())
                 .collect()
         })
         .contains(word)
         || is_common_word(word)
+        || is_contraction(word)
+}
+
+/// "who've", "they'd", "it'll", "someone's" (the tokenizer joins a contraction: "whove"):
+/// a pronoun with a contracted verb says nothing more than the pronoun.
+fn is_contraction(word: &str) -> bool {
+    const PRONOUNS: &str = "who they we you i it he she that there what which";
+    ["ve", "d", "ll", "re", "s", "m"].iter().any(|end| {
+        word.strip_suffix(end).is_some_and(|stem| {
+            PRONOUNS
+                .split_whitespace()
+                .chain(PERSON_WORDS.split_whitespace())
+                .any(|p| p == stem)
+        })
+    })
+}
+
+/// Indefinite pronouns for a person ("by someone who isn't a wound nurse", "anyone
+/// seen twice"): the record the sentence is about, said without a noun.
+const PERSON_WORDS: &str = "someone somebody anyone anybody everyone everybody whoever";
+
+/// A verb of recording or marking ("recorded", "flagged").
+pub(crate) fn is_recording_word(word: &str) -> bool {
+    RECORDING_WORDS.split_whitespace().any(|w| w == word)
 }
 
 /// Verbs of recording and marking ("recorded", "flagged as"): they say nothing the plan
@@ -83,6 +108,7 @@ belong belongs belonged belonging owned using based arithmetic clinically clinic
 homes home facility facilities centre centres center centers unit units body site sites
 theyre thats theres whos were weve youre its itll
 carry carried carrying out use uses used employ employs employed staff staffed single
+yet so-far thus far
 side alphabetically alphabetical cm2 mm2 diagnosed different distinct separate
 a about above abscess across activity actually after again against age aged aggregate
 all almost also altogether am amount an and annual annually any approximately apr april

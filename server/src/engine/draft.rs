@@ -172,6 +172,28 @@ pub(crate) fn build(ctx: &Ctx<'_>, r: &Reading, det: &Detected, chosen: &[Chosen
         );
     }
 
+    // "max depth ever recorded", "highest pain score of all time": every visit's value,
+    // not each wound's latest one
+    if r.visit_hint == Some(false)
+        && plan.metrics.len() == 1
+        && matches!(
+            plan.metrics[0].agg,
+            MeasureAgg::Max | MeasureAgg::Min | MeasureAgg::Avg | MeasureAgg::Median
+        )
+        && plan.metrics[0].condition.is_none()
+        && let Some(a) = plan.metrics[0].attribute.clone()
+        && let Some(base) = model.attribute(&a).and_then(|x| match &x.attribute.derived {
+            Some(crate::semantic::Derived::Latest { attribute, .. }) => Some(attribute.clone()),
+            _ => None,
+        })
+        && let Some((owner, _)) = split_qualified(&base)
+        && model.has_one(owner, &plan.entity)
+    {
+        let agg = plan.metrics[0].agg;
+        plan.metrics[0] = agg_metric(model, agg, &base);
+        plan.entity = owner.to_owned();
+    }
+
     // groupings
     for (i, d) in r.dims.iter().enumerate() {
         let attr = match &d.spec {
@@ -320,6 +342,7 @@ pub(crate) fn build(ctx: &Ctx<'_>, r: &Reading, det: &Detected, chosen: &[Chosen
             _ => {}
         }
     }
+    fold_count_conditions(ctx, r, &mut positioned);
     // share: what comes after "are/that/who" is the condition
     if let (Some(split), Some(m)) = (r.share_from, plan.metrics.first_mut())
         && m.agg == MeasureAgg::Share
@@ -546,6 +569,23 @@ fn apply_rank(model: &SemanticModel, plan: &mut QueryPlan, r: &Reading, rank: &R
             plan.limit = Some(rank.n.unwrap_or(if one { 1 } else { 10 }));
             plan.intent = Intent::Rank;
         }
+        RankKey::AggBy {
+            attribute,
+            agg,
+            measured,
+        } => {
+            if let Some((owner, _)) = split_qualified(measured) {
+                plan.entity = owner.to_owned();
+            }
+            plan.metrics = vec![agg_metric(model, *agg, measured)];
+            plan.dimensions = vec![Dimension::Attribute {
+                attribute: attribute.clone(),
+            }];
+            plan.columns.clear();
+            plan.order = rank_order(rank.order);
+            plan.limit = Some(rank.n.unwrap_or(10));
+            plan.intent = Intent::Rank;
+        }
         RankKey::CountPerGroup(counted) => {
             plan.entity = counted.clone();
             plan.metrics = vec![count_metric(model, counted)];
@@ -576,5 +616,92 @@ fn apply_rank(model: &SemanticModel, plan: &mut QueryPlan, r: &Reading, rank: &R
             plan.limit = Some(rank.n.unwrap_or(if singular_which { 1 } else { 10 }));
             plan.intent = Intent::Rank;
         }
+    }
+}
+
+/// "wounds with 2 or more visits in September where the pain score was 5 or above",
+/// "3 or more assessments in October with high exudate": a value said of the visits a
+/// count counts is a condition on those visits (each counted visit has it), not a second
+/// filter on some other visit or on the latest one.
+fn fold_count_conditions(ctx: &Ctx<'_>, r: &Reading, positioned: &mut Vec<(usize, Constraint)>) {
+    let model = ctx.model;
+    let is_count = |c: &Constraint| {
+        matches!(c, Constraint::RelatedCount { related, op, value, .. }
+            if related == "assessments"
+                && matches!(op, crate::semantic::CompareOp::Gte | crate::semantic::CompareOp::Gt | crate::semantic::CompareOp::Eq)
+                && *value >= 1)
+    };
+    let Some(count) = r.filters.iter().find(|f| is_count(&f.constraint)) else {
+        return;
+    };
+    let count_end = ctx
+        .tokens
+        .iter()
+        .position(|t| t.span.start >= count.span.end)
+        .unwrap_or(ctx.tokens.len());
+    // a per-visit value (or the latest value a comparison defaulted to) said after the
+    // count and joined to it by "with", "where", "that" …
+    let per_visit = |c: &Constraint| -> Option<Constraint> {
+        let (Constraint::Compare { attribute, .. } | Constraint::InSet { attribute, .. }) = c else {
+            return None;
+        };
+        let base = if attribute.starts_with("assessments.") {
+            attribute.clone()
+        } else {
+            match &model.attribute(attribute)?.attribute.derived {
+                Some(crate::semantic::Derived::Latest { attribute: a, .. })
+                    if a.starts_with("assessments.") =>
+                {
+                    a.clone()
+                }
+                _ => return None,
+            }
+        };
+        let mut c = c.clone();
+        if let Constraint::Compare { attribute, .. } | Constraint::InSet { attribute, .. } = &mut c {
+            *attribute = base;
+        }
+        Some(c)
+    };
+    let joined = |at: usize| {
+        at >= count_end
+            && at != usize::MAX / 2
+            && (count_end..at).any(|k| {
+                matches!(
+                    ctx.w(k),
+                    "with" | "where" | "when" | "that" | "which" | "showing" | "recording" | "having"
+                )
+            })
+            && !ctx
+                .mentions
+                .iter()
+                .any(|m| m.first >= count_end && m.first < at && m.entity().is_some())
+    };
+    let mut conditions = Vec::new();
+    positioned.retain(|(at, c)| {
+        if is_count(c) || !joined(*at) {
+            return true;
+        }
+        match per_visit(c) {
+            Some(pc) => {
+                conditions.push(pc);
+                false
+            }
+            None => true,
+        }
+    });
+    if conditions.is_empty() {
+        return;
+    }
+    if let Some((_, Constraint::RelatedCount { condition, .. })) =
+        positioned.iter_mut().find(|(_, c)| is_count(c))
+    {
+        let mut of: Vec<Constraint> = condition.take().map(|c| *c).into_iter().collect();
+        of.extend(conditions);
+        *condition = Some(Box::new(if of.len() == 1 {
+            of.remove(0)
+        } else {
+            Constraint::All { of }
+        }));
     }
 }

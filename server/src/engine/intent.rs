@@ -146,8 +146,35 @@ fn temporal_sort(tokens: &[Token]) -> Option<(usize, usize, SortOrder)> {
         if matches!(w(tokens, k + 1), "on" | "at") && w(tokens, k + 2) == "top" {
             return Some((first, k + 3, order));
         }
+        // "oldest onset first", "newest assessment date first": the date named between
+        if let Some(end) = named_first(tokens, k + 1) {
+            return Some((first, end, order));
+        }
     }
     None
+}
+
+/// "… onset first", "… bmi first", "… assessment date first" closing an instruction: one
+/// or two words naming what is sorted, then "first" ending the clause (not "first
+/// assessment", which is a visit). Returns the token after "first".
+fn named_first(tokens: &[Token], from: usize) -> Option<usize> {
+    (from + 1..=from + 2).find_map(|f| {
+        let named = (from..f).all(|i| {
+            tokens
+                .get(i)
+                .is_some_and(|t| t.kind == super::tokenize::TokenKind::Word)
+        });
+        let closes = matches!(
+            w(tokens, f + 1),
+            "" | "," | "." | ";" | ")" | "then" | "and" | "please" | "pls" | "only" | "-"
+        );
+        (w(tokens, f) == "first"
+            && named
+            && closes
+            && (from..f)
+                .all(|i| !matches!(w(tokens, i), "the" | "a" | "an" | "their" | "its" | "his" | "her")))
+        .then_some(f + 1)
+    })
 }
 
 /// "from most to fewest", "highest count first", "in descending order".
@@ -188,7 +215,16 @@ fn figure_sort(tokens: &[Token]) -> Option<(usize, usize, SortOrder)> {
             w(tokens, k + 1),
             "count" | "counts" | "number" | "numbers" | "value" | "values" | "total" | "totals" | "figure"
         );
-        let first_at = if figure_word { k + 2 } else { k + 1 };
+        let first_at = if figure_word {
+            k + 2
+        } else if w(tokens, k + 1) != "first"
+            && let Some(end) = named_first(tokens, k + 1)
+        {
+            // "highest bmi first", "largest initial area first"
+            end - 1
+        } else {
+            k + 1
+        };
         if (high(word) || low(word)) && w(tokens, first_at) == "first" {
             let order = if high(word) {
                 SortOrder::Desc
@@ -258,6 +294,10 @@ pub fn superlative_aggregate(
                 .any(|(e, a)| model.entities[e].attributes[a].ty == crate::semantic::AttributeType::Date)
     };
     for k in 0..tokens.len() {
+        // "oldest onset first", "highest bmi first": an order to lay rows out in
+        if c.sort_instruction.is_some_and(|(a, b, _)| a <= k && k < b) {
+            continue;
+        }
         let (agg, date_word) = match w(tokens, k) {
             "largest" | "biggest" | "greatest" | "highest" | "peak" => (MeasureAgg::Max, false),
             "smallest" | "lowest" => (MeasureAgg::Min, false),

@@ -27,7 +27,8 @@
 //! 9. [`gate`] — the confidence gate: answer, answer with assumptions, or clarify (F3).
 //!    Before answering, the plan is checked with the renderer's rules when the caller
 //!    passes them ([`PlanCheck`]); a plan they reject is refused with help
-//!    ([`RefuseReason::CannotAnswer`]), never answered.
+//!    ([`RefuseReason::CannotAnswer`]), never answered — a clarification's plan too,
+//!    since it is the best guess a non-interactive caller runs.
 //! 10. [`explain`] — the one-sentence restatement and the assumption texts.
 //! 11. [`suggest`] — follow-up suggestions from the plan's schema area (F18).
 //!

@@ -415,9 +415,10 @@ fn run_with(input: &EngineInput<'_>, index: &EngineIndex, with_suggestions: bool
         steps,
         with_suggestions,
     );
-    // No plan that cannot run: the renderer's rules, checked before deciding to answer
+    // No plan that cannot run: the renderer's rules, checked before deciding to answer.
+    // A clarification's plan is checked too: it is the best guess a non-interactive
+    // caller (or one who skips the questions) runs.
     if let (Some(check), Some(plan)) = (input.check, &u.plan)
-        && u.decision != Decision::Clarify
         && let Err(why) = check.check(plan)
     {
         let message = format!(

@@ -194,6 +194,13 @@ pub(crate) enum RankKey {
     /// locations by wound count": which attribute "locations" is stays the word's own
     /// question).
     CountPerGroup(String),
+    /// An aggregate of a measured attribute per value of `attribute` ("bottom 3
+    /// etiologies by mean initial area").
+    AggBy {
+        attribute: String,
+        agg: MeasureAgg,
+        measured: String,
+    },
 }
 
 /// A ranking, read.

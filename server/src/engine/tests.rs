@@ -2462,6 +2462,27 @@ fn a_plan_the_renderer_would_reject_is_refused_with_help_not_answered() {
     }
 }
 
+#[test]
+fn a_clarification_never_carries_a_best_guess_that_cannot_run() {
+    // the plan of a clarification is what a non-interactive caller runs: checked too
+    let check = crate::sql::RenderCheck { model: model() };
+    for q in [
+        "which patient has the longest gap between their first ever assessment and their latest one (show all if tied)",
+        "list clinics for each sex",
+        "problem patients at riverside",
+        "worsening VLUs",
+    ] {
+        let u = ask_with(q, |i| i.with_check(&check));
+        if let Some(p) = &u.plan {
+            assert!(
+                crate::sql::render(p, model(), crate::sql::Dialect::Sqlite).is_ok(),
+                "{q}: {:?} with a plan that does not render",
+                u.decision
+            );
+        }
+    }
+}
+
 // =====================================================================================
 // Ids, negation, having related rows, dates (issue 12 families 2, 3, 8)
 // =====================================================================================

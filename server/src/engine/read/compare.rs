@@ -592,6 +592,15 @@ fn aggregate_threshold(ctx: &Ctx<'_>, st: &mut State) -> Option<(usize, usize)> 
     // "avg initial area is above 15": an aggregate word right before a comparison of a
     // numeric attribute is the metric compared, when nothing else was read as one
     let mut said: Option<(MetricSpec, TextSpan, usize, usize)> = None;
+    // the words between the aggregate and what it averages: "the", "of", a verb of
+    // recording ("mean recorded pain score")
+    let lead_in = |b: usize, at: usize| {
+        at >= b
+            && at <= b + 2
+            && (b..at).all(|k| {
+                matches!(ctx.w(k), "the" | "of") || super::super::coverage::is_recording_word(ctx.w(k))
+            })
+    };
     if matches!(st.r.metric, MetricSpec::None)
         && let Some((a, b, agg)) = ctx.cues.agg
         && agg != crate::semantic::MeasureAgg::Median
@@ -599,7 +608,7 @@ fn aggregate_threshold(ctx: &Ctx<'_>, st: &mut State) -> Option<(usize, usize)> 
             .comparisons
             .iter()
             .enumerate()
-            .find(|(_, c)| c.first == b || c.first == b + 1 && matches!(ctx.w(b), "the" | "of"))
+            .find(|(_, c)| lead_in(b, c.first))
         && let Subject::Attribute(attribute) = &c.subject
         && model
             .attribute(attribute)
@@ -625,8 +634,22 @@ fn aggregate_threshold(ctx: &Ctx<'_>, st: &mut State) -> Option<(usize, usize)> 
         Some((_, span, _, _)) => *span,
         None => st.r.metric_span?,
     };
-    // the comparison right after the metric: "[is] above 10 [cm2]"
+    // the comparison right after the metric: "[is] above 10 [cm2]", also after the rows
+    // it is taken over ("across all their assessments is over 3")
     let mut k = ctx.tokens.iter().position(|t| t.span.start >= span.end)?;
+    if matches!(ctx.w(k), "across" | "over" | "for" | "in" | "from")
+        && ctx.w(k + 1) == "all"
+        && let Some(end) = (k + 2..k + 4).find(|&i| {
+            matches!(
+                ctx.w(i),
+                "assessments" | "visits" | "measurements" | "wounds" | "patients" | "records"
+            )
+        })
+        && (k + 2..end).all(|i| matches!(ctx.w(i), "their" | "its" | "the" | "of"))
+    {
+        st.r.consumed.push((k, end + 1));
+        k = end + 1;
+    }
     while matches!(ctx.w(k), "is" | "was" | "are" | "were" | "of") {
         k += 1;
     }

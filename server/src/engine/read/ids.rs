@@ -38,13 +38,72 @@ pub(super) fn read_ids(ctx: &Ctx<'_>, r: &mut Reading) {
         let Some(t) = ctx.tokens.get(k) else {
             continue;
         };
-        let whole =
-            t.kind == TokenKind::Number && t.num.is_some_and(|n| n >= 0.0 && n.fract() == 0.0 && n < 1e12);
-        if !whole || in_time(k) || in_cmp(k) || !(said_as_id || singular && word != "pts") {
+        let whole_at = |i: usize| {
+            ctx.tokens.get(i).is_some_and(|t| {
+                t.kind == TokenKind::Number && t.num.is_some_and(|n| n >= 0.0 && n.fract() == 0.0 && n < 1e12)
+            }) && !in_time(i)
+                && !in_cmp(i)
+        };
+        // "patients 5, 9 and 12", "wound ids 4 & 7": a list of whole numbers after the
+        // records' word names those records
+        let mut list = vec![k];
+        let mut j = k + 1;
+        loop {
+            let mut n = j;
+            while matches!(ctx.w(n), "," | "and" | "&" | "or") {
+                n += 1;
+            }
+            if n == j || !whole_at(n) {
+                break;
+            }
+            list.push(n);
+            j = n + 1;
+        }
+        if !whole_at(k) || !(said_as_id || singular && word != "pts" || list.len() >= 2) {
+            continue;
+        }
+        let attribute = format!("{}.{}", entity.name, key.name);
+        if list.len() >= 2 {
+            let values: Vec<Value> = list
+                .iter()
+                .map(|&i| Value::Integer(ctx.tokens[i].num.unwrap_or_default() as i64))
+                .collect();
+            let last = *list.last().unwrap_or(&k);
+            let span = ctx.span_of(m.first, last + 1);
+            for v in &values {
+                r.pieces.push(LinkedPiece {
+                    kind: PieceKind::Value,
+                    target: attribute.clone(),
+                    value: Some(v.clone()),
+                    text: ctx.text(span),
+                    span: Some(span),
+                    how: LinkMethod::Exact,
+                    confidence: EXACT,
+                });
+            }
+            // "… how many wounds does each have", "… each of them": one row per record
+            let each = (0..ctx.tokens.len()).any(|i| {
+                ctx.w(i) == "each"
+                    && !ctx
+                        .mentions
+                        .iter()
+                        .any(|o| o.first == i + 1 || o.first <= i && i < o.last)
+                    && (i < m.first || i > last)
+            });
+            if each {
+                r.dims.push(crate::engine::reading::Dim {
+                    spec: crate::engine::reading::DimSpec::Attribute(attribute.clone()),
+                    span,
+                });
+            }
+            r.filters.push(Filter {
+                constraint: Constraint::InSet { attribute, values },
+                first: m.first,
+                span,
+            });
             continue;
         }
         let id = t.num.unwrap_or_default() as i64;
-        let attribute = format!("{}.{}", entity.name, key.name);
         let span = ctx.span_of(m.first, k + 1);
         r.pieces.push(LinkedPiece {
             kind: PieceKind::Value,

@@ -51,7 +51,32 @@ pub(super) fn instructions(ctx: &Ctx<'_>, st: &mut State) {
             st.r.sort_by = Some((Some(attr), order));
         }
         (None, Some((_, _, order))) if ctx.cues.sort_temporal => st.r.sort_by = Some((None, order)),
-        (None, Some((_, _, order))) => st.r.sort = Some(order),
+        (None, Some((a, b, order))) => {
+            st.r.sort = Some(order);
+            // a list "…, highest bmi first" (the attribute inside the instruction) or
+            // "bmi of 38 or more, sorted highest first" (the one measured attribute the
+            // question compared): its rows in that attribute's order
+            let named = ctx
+                .mentions
+                .iter()
+                .filter(|m| m.first >= a && m.last <= b)
+                .find_map(|m| m.attributes().find(|&(e, at)| sortable(ctx.model, e, at)))
+                .map(|(e, at)| qualified(ctx.model, e, at));
+            let compared = || {
+                let mut attrs = ctx.comparisons.iter().filter_map(|c| match &c.subject {
+                    crate::engine::link::Subject::Attribute(at) => Some(at.clone()),
+                    _ => None,
+                });
+                let first = attrs.next()?;
+                attrs.all(|o| o == first).then_some(first)
+            };
+            if let Some(attr) = named.or_else(compared)
+                && ctx.cues.agg.is_none()
+                && ctx.cues.count.is_none()
+            {
+                st.r.sort_by = Some((Some(attr), order));
+            }
+        }
         (None, None) => {}
     }
     row_limit(ctx, st);
@@ -202,6 +227,28 @@ pub(super) fn instructions(ctx: &Ctx<'_>, st: &mut State) {
 /// trend leaves the number to the other steps (and to coverage).
 fn row_limit(ctx: &Ctx<'_>, st: &mut State) {
     let c = ctx.cues;
+    // "…, sorted highest first, only the first 15": a cut closing a list
+    if c.sort_instruction.is_some()
+        && c.count.is_none()
+        && c.agg.is_none()
+        && c.share.is_none()
+        && c.trend.is_none()
+        && c.compare.is_none()
+        && let Some(k) = (1..ctx.tokens.len()).find(|&k| {
+            matches!(ctx.w(k), "first" | "top")
+                && matches!(ctx.w(k - 1), "the" | "only" | "just")
+                && matches!(ctx.w(k + 2), "" | "." | "please" | "pls" | ")")
+        })
+        && let Some(n) = ctx
+            .tokens
+            .get(k + 1)
+            .and_then(|t| t.num)
+            .filter(|v| (1.0..=10_000.0).contains(v) && v.fract() == 0.0)
+    {
+        st.r.row_limit = Some(n as u32);
+        st.r.consumed.push((k, k + 2));
+        return;
+    }
     if c.count.is_some()
         || c.agg.is_some()
         || c.rank.is_some()

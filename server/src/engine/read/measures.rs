@@ -325,3 +325,72 @@ pub(super) fn read_distinct(ctx: &Ctx<'_>, r: &mut Reading, used: &mut [bool]) {
         return;
     }
 }
+
+/// "avg number of wounds per patient", "mean no. of assessments per wound": each
+/// parent's count of the records named (the parent's count-of-related attribute),
+/// averaged — "per patient" is the unit counted per, not a grouping by patient.
+pub(super) fn read_count_per_parent(ctx: &Ctx<'_>, st: &mut State) {
+    let model = ctx.model;
+    let (Some(count_at), Some((agg_first, _, agg))) = (ctx.cues.count, ctx.cues.agg) else {
+        return;
+    };
+    if !matches!(
+        agg,
+        MeasureAgg::Avg | MeasureAgg::Median | MeasureAgg::Max | MeasureAgg::Min
+    ) || agg_first > count_at
+        || count_at - agg_first > 2
+    {
+        return;
+    }
+    // the records counted: the first entity word after the count cue's "of"
+    let Some(of_at) = (count_at + 1..count_at + 4).find(|&k| ctx.w(k) == "of") else {
+        return;
+    };
+    let Some((xi, x)) = ctx.mentions.iter().enumerate().find(|(_, m)| {
+        (of_at + 1..=of_at + 2).contains(&m.first) || m.first <= count_at && count_at < m.last
+    }) else {
+        return;
+    };
+    let counted = x.entity().map(|e| model.entities[e].name.clone()).or_else(|| {
+        // "number of wounds" may be linked as the parent's count attribute
+        x.attributes()
+            .find_map(|(e, a)| match &model.entities[e].attributes[a].derived {
+                Some(crate::semantic::Derived::CountRelated { entity }) => Some(entity.clone()),
+                _ => None,
+            })
+    });
+    let Some(counted) = counted else { return };
+    // "per patient", "for each wound", "a wound"
+    let Some((pi, parent, attribute)) = ctx.mentions.iter().enumerate().find_map(|(pi, m)| {
+        let lead = ctx.w(m.first.wrapping_sub(1));
+        let lead2 = ctx.w(m.first.wrapping_sub(2));
+        if m.first < x.last || !(matches!(lead, "per" | "a" | "an") || lead == "each" && matches!(lead2, "for" | "per")) {
+            return None;
+        }
+        let e = m.entity()?;
+        let ent = &model.entities[e];
+        let a = ent.attributes.iter().find(|a| {
+            matches!(&a.derived, Some(crate::semantic::Derived::CountRelated { entity }) if *entity == counted)
+        })?;
+        Some((pi, ent.name.clone(), format!("{}.{}", ent.name, a.name)))
+    }) else {
+        return;
+    };
+    st.used[xi] = true;
+    st.used[pi] = true;
+    st.r.metric = MetricSpec::Agg {
+        agg,
+        attribute: attribute.clone(),
+    };
+    st.r.metric_span = Some(ctx.span_of(agg_first, ctx.mentions[pi].last));
+    st.r.entity = Some(parent);
+    st.r.entity_source = EntitySource::Named;
+    st.r.consumed.push((agg_first, ctx.mentions[pi].last));
+    st.r.pieces.push(piece(
+        ctx,
+        &ctx.mentions[xi],
+        PieceKind::Attribute,
+        attribute,
+        None,
+    ));
+}

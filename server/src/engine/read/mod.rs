@@ -69,6 +69,7 @@ pub(crate) fn read(ctx: &Ctx<'_>) -> Reading {
     durations::days_between_step(ctx, &mut st);
     negation::read_not_seen(ctx, &mut st.r, &mut st.used, &mut st.consumed_time);
     compare::read_gaps(ctx, &mut st.r, &mut st.used);
+    measures::read_count_per_parent(ctx, &mut st);
     groupings::groupings(ctx, &mut st);
     measures::measures(ctx, &mut st);
     ranking::rank(ctx, &mut st);

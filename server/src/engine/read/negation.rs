@@ -88,7 +88,10 @@ pub(super) fn negated_at(ctx: &Ctx<'_>, first: usize) -> bool {
                 | "were"
                 | "is"
                 | "are"
-        ) {
+        ) && !crate::engine::coverage::is_recording_word(ctx.w(k))
+        {
+            // "never showed necrotic tissue", "not found to have …": a verb of recording
+            // links the negation to what was (not) recorded, like "had"
             return false;
         }
     }

@@ -81,6 +81,8 @@ pub(super) fn rank(ctx: &Ctx<'_>, st: &mut State) {
         });
         let key = if let Some(key) = count_by {
             key
+        } else if let Some(key) = agg_by_attribute(ctx, st, rc) {
+            key
         } else if let Some(a) = superlative_attr {
             RankKey::Attribute(a.to_owned())
         } else if let Some(mi) = st.rank_key_mention {
@@ -494,4 +496,79 @@ fn by_number_of(ctx: &Ctx<'_>, st: &mut State, rc: cues::RankCue) -> Option<Rank
         st.r.consumed.push((ms[ci].last, ms[ci].last + 1));
     }
     Some(key)
+}
+
+/// "bottom 3 etiologies by mean initial area", "top 4 locations by average latest pain":
+/// the values of an attribute (said in the plural right after the cue) ranked by an
+/// aggregate of a measured attribute said after "by".
+fn agg_by_attribute(ctx: &Ctx<'_>, st: &mut State, rc: cues::RankCue) -> Option<RankKey> {
+    let model = ctx.model;
+    let ms = ctx.mentions;
+    let (gi, g) = ms
+        .iter()
+        .enumerate()
+        .find(|(gi, m)| (m.first == rc.last || m.first == rc.last + 1) && !st.used[*gi])?;
+    if g.entity().is_some()
+        || g.measure().is_some()
+        || g.names_value()
+        || !ctx.tokens[g.last - 1].text.ends_with('s')
+    {
+        return None;
+    }
+    let attribute = g
+        .attributes()
+        .find(|&(e, a)| groupable(model, e, a) && model.entities[e].attributes[a].ty == AttributeType::Text)
+        .map(|(e, a)| qualified(model, e, a))?;
+    // "by mean initial area": the aggregate word right after "by", then the attribute
+    let by = (g.last..(g.last + 6).min(ctx.tokens.len())).find(|&k| ctx.w(k) == "by")?;
+    // or a measure named by its own words ("by average pain", "by mean current area")
+    let named_measure = ms.iter().enumerate().find_map(|(mi, m)| {
+        let mx = m.measure().filter(|_| m.first == by + 1)?;
+        let x = &model.measures[mx];
+        (x.agg != MeasureAgg::Count && x.filter.is_none())
+            .then(|| x.attribute.clone().map(|attr| (mi, x.agg, attr)))
+            .flatten()
+    });
+    let (mi, agg, measured) = match named_measure {
+        Some(found) => found,
+        None => {
+            let (a, b, agg) = ctx.cues.agg?;
+            if a != by + 1 || agg == MeasureAgg::Count {
+                return None;
+            }
+            let (mi, m) = ms
+                .iter()
+                .enumerate()
+                .find(|(_, m)| m.first == b || m.first == b + 1 && matches!(ctx.w(b), "the" | "of"))?;
+            let measured = m
+                .attributes()
+                .find(|&(e, at)| model.entities[e].attributes[at].ty.is_numeric())
+                .map(|(e, at)| qualified(model, e, at))?;
+            (mi, agg, measured)
+        }
+    };
+    let m = &ms[mi];
+    let reaches = |measured: &str| {
+        split_qualified(measured)
+            .zip(split_qualified(&attribute))
+            .is_some_and(|((owner, _), (dim_owner, _))| model.has_one(owner, dim_owner))
+    };
+    // a per-visit measurement per value of a wound attribute: each wound's latest value
+    let measured = if reaches(&measured) {
+        measured
+    } else {
+        crate::engine::plan_ops::latest_of(model, &measured).filter(|l| reaches(l))?
+    };
+    st.used[gi] = true;
+    st.used[mi] = true;
+    st.r.consumed.push((by, m.last));
+    st.r.pieces
+        .push(piece(ctx, g, PieceKind::Dimension, attribute.clone(), None));
+    st.r.pieces
+        .push(piece(ctx, m, PieceKind::Attribute, measured.clone(), None));
+    Some(RankKey::AggBy {
+        attribute,
+        agg,
+        measured,
+    })
 }

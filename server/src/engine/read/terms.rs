@@ -132,11 +132,19 @@ pub(super) fn term_anchor(ctx: &Ctx<'_>, r: &Reading, mi: usize) -> String {
             return e;
         }
     }
+    // "wounds whose most recent assessment found signs of infection": the visit phrase
+    // says which visit of the question's records, it is not what the term is said of
+    let in_visit_phrase = |o: &crate::engine::link::Mention| {
+        r.visit_hint == Some(true) && r.visit_hint_at.is_some_and(|(a, b)| a <= o.first && o.last <= b)
+    };
     for other in ms
         .iter()
         .rev()
         .filter(|o| o.last <= m.first && o.last + 4 >= m.first)
     {
+        if in_visit_phrase(other) {
+            return fallback;
+        }
         if let Some(e) = other.entity() {
             return ctx.model.entities[e].name.clone();
         }

@@ -117,8 +117,9 @@ pub(super) fn read_visit_hint(ctx: &Ctx<'_>, r: &mut Reading, used: &mut [bool])
     }
     // "the largest area ever recorded", "highest pain of all time", "across all their
     // assessments": a measurement over the whole history, every visit counts
+    // "never showed high exudate": at no visit — every visit counts, negated
     let history = (0..ctx.tokens.len()).any(|k| {
-        matches!(ctx.w(k), "ever" | "all-time")
+        matches!(ctx.w(k), "ever" | "all-time" | "never")
             || ctx.w(k) == "all" && ctx.w(k + 1) == "time"
             || matches!(ctx.w(k), "across" | "over" | "among")
                 && ctx.w(k + 1) == "all"
