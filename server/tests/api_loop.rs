@@ -1001,34 +1001,8 @@ async fn a_round_whose_answer_fails_stays_answerable_and_the_retry_is_answered()
 
 /// A request as a signed-in browser or integrator makes it (bearer token), with a body.
 async fn browser(api: &Api, method: Method, path: &str, form: Option<&str>) -> (StatusCode, String, String) {
-    use axum::body::Body;
-    use axum::http::{Request, header};
-    use http_body_util::BodyExt;
-    use tower::ServiceExt;
-    let mut req = Request::builder()
-        .method(method)
-        .uri(path)
-        .header(header::HOST, "clarion.test")
-        .header(header::ACCEPT, "text/html")
-        .header(header::AUTHORIZATION, format!("Bearer {}", api.alice));
-    if form.is_some() {
-        req = req.header(header::CONTENT_TYPE, "application/x-www-form-urlencoded");
-    }
-    let res = api
-        .app
-        .clone()
-        .oneshot(req.body(Body::from(form.unwrap_or("").to_owned())).unwrap())
-        .await
-        .unwrap();
-    let status = res.status();
-    let location = res
-        .headers()
-        .get(header::LOCATION)
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or("")
-        .to_owned();
-    let body = res.into_body().collect().await.unwrap().to_bytes();
-    (status, location, String::from_utf8_lossy(&body).into_owned())
+    let (status, body, location) = api.page(&api.alice, method, path, form).await;
+    (status, location.unwrap_or_default(), body)
 }
 
 #[tokio::test]

@@ -264,7 +264,7 @@ async fn a_question_read_into_a_verified_plan_is_answered_by_it() {
     api.finish().await;
 }
 
-/// A request through the router as `token`, with a form body when given.
+/// A page request as `token` (see [`Api::page`]).
 async fn page(
     api: &Api,
     token: &str,
@@ -272,32 +272,7 @@ async fn page(
     path: &str,
     form: Option<&str>,
 ) -> (StatusCode, String, Option<String>) {
-    use axum::body::Body;
-    use axum::http::{Request, header};
-    use http_body_util::BodyExt;
-    use tower::ServiceExt;
-    let mut req = Request::builder()
-        .method(method)
-        .uri(path)
-        .header(header::HOST, "clarion.test")
-        .header(header::ACCEPT, "text/html")
-        .header(header::AUTHORIZATION, format!("Bearer {token}"));
-    if form.is_some() {
-        req = req.header(header::CONTENT_TYPE, "application/x-www-form-urlencoded");
-    }
-    let res = api
-        .app
-        .clone()
-        .oneshot(req.body(Body::from(form.unwrap_or("").to_owned())).unwrap())
-        .await
-        .unwrap();
-    let status = res.status();
-    let location = res
-        .headers()
-        .get(header::LOCATION)
-        .map(|v| v.to_str().unwrap().to_owned());
-    let body = String::from_utf8_lossy(&res.into_body().collect().await.unwrap().to_bytes()).into_owned();
-    (status, body, location)
+    api.page(token, method, path, form).await
 }
 
 #[tokio::test]

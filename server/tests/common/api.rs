@@ -42,6 +42,41 @@ pub struct Reply {
 }
 
 impl Api {
+    /// A page request as a browser makes it, signed in with the bearer `token`: `Accept:
+    /// text/html`, a form body when given. Returns the status, the body and the
+    /// `Location` header.
+    pub async fn page(
+        &self,
+        token: &str,
+        method: Method,
+        path: &str,
+        form: Option<&str>,
+    ) -> (StatusCode, String, Option<String>) {
+        let mut req = Request::builder()
+            .method(method)
+            .uri(path)
+            .header(header::HOST, "clarion.test")
+            .header(header::ACCEPT, "text/html")
+            .header(header::AUTHORIZATION, format!("Bearer {token}"));
+        if form.is_some() {
+            req = req.header(header::CONTENT_TYPE, "application/x-www-form-urlencoded");
+        }
+        let res = self
+            .app
+            .clone()
+            .oneshot(req.body(Body::from(form.unwrap_or("").to_owned())).unwrap())
+            .await
+            .unwrap();
+        let status = res.status();
+        let location = res
+            .headers()
+            .get(header::LOCATION)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned);
+        let body = String::from_utf8_lossy(&res.into_body().collect().await.unwrap().to_bytes()).into_owned();
+        (status, body, location)
+    }
+
     /// Seeds `db` (scale 1: 20 patients) and starts the API with `config`.
     pub async fn start(db: TestDb, config: OrchestratorConfig) -> Api {
         dataset::seed(
