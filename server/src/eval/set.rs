@@ -477,8 +477,10 @@ mod tests {
         );
         let holdout = set.holdout_ids().len();
         assert!(
-            // ids divisible by 5; tuned-only additions have pulled it to 17.5 % (61/348).
-            holdout * 100 >= set.items.len() * 17 && holdout * 5 <= set.items.len() + 5,
+            // ids divisible by 5. Tuned-only additions (written by whoever tunes the engine,
+            // who must not write holdout items) have pulled it to 15.8 % (61/385); new
+            // holdout items must come from someone who does not tune, as the blind ones do.
+            holdout * 100 >= set.items.len() * 15 && holdout * 5 <= set.items.len() + 5,
             "{holdout} held out"
         );
     }
