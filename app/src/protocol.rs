@@ -802,6 +802,20 @@ pub struct Analytics {
     /// Calls to the optional language model (F24), per day with calls, oldest first.
     #[serde(default)]
     pub model_calls: Vec<ModelCallsDay>,
+    /// The verified questions in force, with how often each has answered a question.
+    #[serde(default)]
+    pub verified: Vec<VerifiedUse>,
+}
+
+/// A verified question in force and its use, for Analytics.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct VerifiedUse {
+    /// Its name.
+    pub name: String,
+    /// The administrator who verified it.
+    pub verified_by: String,
+    /// Questions it has answered since it was verified.
+    pub uses: i64,
 }
 
 /// The language model's calls on one day (UTC): never what was sent or received.

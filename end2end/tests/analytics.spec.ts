@@ -30,6 +30,7 @@ test.describe('Analytics', () => {
     await expect(serious).toContainText(/asked \d+ times/);
     // This server has no language model: the section says so instead of an empty table.
     await expect(page.getByTestId('model-calls-none')).toContainText('No calls in this period');
+    await expect(page.getByTestId('verified-uses-none')).toContainText('No verified questions yet');
     await shot(page, 'analytics');
     await page.setViewportSize({ width: 768, height: 1024 });
     await shot(page, 'analytics-tablet');

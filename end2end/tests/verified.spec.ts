@@ -54,6 +54,12 @@ test.describe('Verified questions', () => {
     await nurse.goto('/glossary');
     await expect(nurse.getByTestId('glossary-verified')).toContainText('Serious wounds at Lakeview');
 
+    // Analytics shows how often it has answered (the nurse's question, at least).
+    await admin.goto('/analytics');
+    const row = admin.getByTestId('verified-uses').locator('tr').filter({ hasText: 'Serious wounds at Lakeview' });
+    await expect(row).toContainText('Alex Morgan');
+    expect(Number(await row.locator('td').last().textContent())).toBeGreaterThanOrEqual(1);
+
     // Retired, it no longer answers (and no other spec sees it).
     await admin.goto('/admin/verified');
     await admin

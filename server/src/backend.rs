@@ -251,6 +251,18 @@ impl Backend for ServerBackend {
                 mean_latency_ms: d.mean_latency_ms,
             })
             .collect();
+        view.verified = self
+            .store
+            .active_verified()
+            .await
+            .map_err(internal)?
+            .into_iter()
+            .map(|v| app::protocol::VerifiedUse {
+                name: v.name,
+                verified_by: v.verified_by_name,
+                uses: v.use_count,
+            })
+            .collect();
         Ok(view)
     }
 
@@ -380,5 +392,6 @@ pub fn analytics_view(
         days: counts.days.iter().map(day).collect(),
         terms,
         model_calls: Vec::new(),
+        verified: Vec::new(),
     }
 }

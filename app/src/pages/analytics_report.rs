@@ -3,7 +3,7 @@
 //! is compiled into the browser bundle.
 
 use crate::components::ui::Card;
-use crate::protocol::{Analytics, AnalyticsDay, AnalyticsTerm, ModelCallsDay};
+use crate::protocol::{Analytics, AnalyticsDay, AnalyticsTerm, ModelCallsDay, VerifiedUse};
 use leptos::prelude::*;
 
 /// The report as HTML.
@@ -108,7 +108,52 @@ fn AnalyticsBody(a: Analytics) -> impl IntoView {
                 <ModelCalls days=a.model_calls.clone() />
             </Card>
         </div>
+        <div class="mt-6">
+            <Card title="Verified questions" description="Questions an administrator verified (on the Verified questions page), and how many questions each has answered as defined, with no clarification.">
+                <VerifiedUses list=a.verified.clone() />
+            </Card>
+        </div>
     }
+}
+
+#[component]
+fn VerifiedUses(list: Vec<VerifiedUse>) -> impl IntoView {
+    if list.is_empty() {
+        return view! {
+            <p class="text-sm text-slate-600" data-testid="verified-uses-none">
+                "No verified questions yet. An administrator verifies an answered question on "
+                <a class="font-medium text-teal-700 underline" href="/admin/verified">"Verified questions"</a>
+                "; questions that match it are then answered that way."
+            </p>
+        }
+        .into_any();
+    }
+    view! {
+        <div class="overflow-x-auto">
+            <table class="min-w-full text-sm" data-testid="verified-uses">
+                <thead>
+                    <tr>
+                        <th scope="col" class="px-3 py-2 text-left font-medium text-slate-600">"Name"</th>
+                        <th scope="col" class="px-3 py-2 text-left font-medium text-slate-600">"Verified by"</th>
+                        <th scope="col" class="px-3 py-2 text-right font-medium text-slate-600">"Questions answered"</th>
+                    </tr>
+                </thead>
+                <tbody>
+                    {list
+                        .into_iter()
+                        .map(|v| view! {
+                            <tr class="border-t border-slate-100">
+                                <th scope="row" class="px-3 py-2 text-left font-normal text-slate-900">{v.name}</th>
+                                <td class="px-3 py-2 text-slate-700">{v.verified_by}</td>
+                                <td class="px-3 py-2 text-right tabular-nums text-slate-900">{v.uses}</td>
+                            </tr>
+                        })
+                        .collect_view()}
+                </tbody>
+            </table>
+        </div>
+    }
+    .into_any()
 }
 
 #[component]
