@@ -571,17 +571,6 @@ async fn the_user_command_adds_a_scoped_account_and_changes_its_scope() {
     }
 }
 
-/// A page request as `token` (see [`Api::page`]).
-async fn page_request(
-    api: &Api,
-    token: &str,
-    method: Method,
-    path: &str,
-    form: Option<&str>,
-) -> (StatusCode, String, Option<String>) {
-    api.page(token, method, path, form).await
-}
-
 #[tokio::test]
 async fn the_access_page_lists_accounts_with_every_clinic_and_saves_a_scope() {
     let api = Api::start(common::TestDb::sqlite().await, test_config()).await;
@@ -596,9 +585,9 @@ async fn the_access_page_lists_accounts_with_every_clinic_and_saves_a_scope() {
         .create_api_token(admin.id, "tests", Utc::now(), None)
         .await
         .unwrap();
-    let (status, _, _) = page_request(&api, &api.bob, Method::GET, "/admin/access", None).await;
+    let (status, _, _) = api.page(&api.bob, Method::GET, "/admin/access", None).await;
     assert_eq!(status, StatusCode::FORBIDDEN);
-    let (status, html, _) = page_request(&api, &admin_token, Method::GET, "/admin/access", None).await;
+    let (status, html, _) = api.page(&admin_token, Method::GET, "/admin/access", None).await;
     assert_eq!(status, StatusCode::OK);
     let names = clinic_names(&api).await;
     for name in names.values() {
@@ -610,35 +599,40 @@ async fn the_access_page_lists_accounts_with_every_clinic_and_saves_a_scope() {
     );
     assert!(html.contains(r#"data-username="alice""#));
     let form = format!("user_id={}&access=some&clinic_1=on&clinic_3=on", api.alice_id);
-    let (status, _, location) =
-        page_request(&api, &admin_token, Method::POST, "/admin/access", Some(&form)).await;
+    let (status, _, location) = api
+        .page(&admin_token, Method::POST, "/admin/access", Some(&form))
+        .await;
     assert_eq!(status, StatusCode::SEE_OTHER);
     assert_eq!(location.as_deref(), Some("/admin/access?saved=ok"));
     assert_eq!(
         store.clinic_scope(api.alice_id).await.unwrap(),
         ClinicScope::clinics([1, 3])
     );
-    let (_, html, _) = page_request(&api, &admin_token, Method::GET, "/admin/access?saved=ok", None).await;
+    let (_, html, _) = api
+        .page(&admin_token, Method::GET, "/admin/access?saved=ok", None)
+        .await;
     assert!(html.contains("Saved."));
     assert!(
         html.contains(&format!("Sees: {}, {}", names[&1], names[&3]).replace('&', "&amp;")),
         "{html}"
     );
-    let (status, _, location) = page_request(
-        &api,
-        &admin_token,
-        Method::POST,
-        "/admin/access",
-        Some("user_id=1&access=maybe"),
-    )
-    .await;
+    let (status, _, location) = api
+        .page(
+            &admin_token,
+            Method::POST,
+            "/admin/access",
+            Some("user_id=1&access=maybe"),
+        )
+        .await;
     assert_eq!(status, StatusCode::SEE_OTHER);
     assert_eq!(location.as_deref(), Some("/admin/access?saved=bad"));
     assert_eq!(
         store.clinic_scope(api.alice_id).await.unwrap(),
         ClinicScope::clinics([1, 3])
     );
-    let (status, _, _) = page_request(&api, &api.bob, Method::POST, "/admin/access", Some(&form)).await;
+    let (status, _, _) = api
+        .page(&api.bob, Method::POST, "/admin/access", Some(&form))
+        .await;
     assert_eq!(status, StatusCode::FORBIDDEN);
     api.finish().await;
 }

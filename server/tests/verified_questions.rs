@@ -264,37 +264,30 @@ async fn a_question_read_into_a_verified_plan_is_answered_by_it() {
     api.finish().await;
 }
 
-/// A page request as `token` (see [`Api::page`]).
-async fn page(
-    api: &Api,
-    token: &str,
-    method: Method,
-    path: &str,
-    form: Option<&str>,
-) -> (StatusCode, String, Option<String>) {
-    api.page(token, method, path, form).await
-}
-
 #[tokio::test]
 async fn the_verified_page_verifies_an_answer_edits_its_phrasings_and_retires_it() {
     let api = Api::start(common::TestDb::sqlite().await, test_config()).await;
     let (_, root) = token(&api, "root", Role::Admin).await;
     let (_, open) = ask(&api, &root, "how many open wounds").await;
     assert_eq!(
-        page(&api, &api.bob, Method::GET, "/admin/verified", None).await.0,
+        api.page(&api.bob, Method::GET, "/admin/verified", None).await.0,
         StatusCode::FORBIDDEN
     );
-    let (status, html, _) = page(&api, &root, Method::GET, "/admin/verified", None).await;
+    let (status, html, _) = api.page(&root, Method::GET, "/admin/verified", None).await;
     assert_eq!(status, StatusCode::OK);
     assert!(html.contains("Verify “how many open wounds”"), "{html}");
     let hid = open["history_id"].as_str().unwrap();
     let form = format!(
         "action=verify&history_id={hid}&name=Open+%3Cwounds%3E&phrasings=open+wound+count%0Aopen+ones"
     );
-    let (status, _, location) = page(&api, &root, Method::POST, "/admin/verified", Some(&form)).await;
+    let (status, _, location) = api
+        .page(&root, Method::POST, "/admin/verified", Some(&form))
+        .await;
     assert_eq!(status, StatusCode::SEE_OTHER);
     assert_eq!(location.as_deref(), Some("/admin/verified?done=verified"));
-    let (_, html, _) = page(&api, &root, Method::GET, "/admin/verified?done=verified", None).await;
+    let (_, html, _) = api
+        .page(&root, Method::GET, "/admin/verified?done=verified", None)
+        .await;
     assert!(
         html.contains("Open &lt;wounds&gt;") && !html.contains("Open <wounds>"),
         "escaped"
@@ -304,32 +297,32 @@ async fn the_verified_page_verifies_an_answer_edits_its_phrasings_and_retires_it
     assert_eq!(status, StatusCode::OK);
     assert_eq!(a["verified"], "Verified by root name · Open <wounds>");
     let id = api.state.orchestrator.verified_questions().await.unwrap()[0].id;
-    let (_, _, location) = page(
-        &api,
-        &root,
-        Method::POST,
-        "/admin/verified",
-        Some(&format!("action=edit&id={id}&name=Open&phrasings=")),
-    )
-    .await;
+    let (_, _, location) = api
+        .page(
+            &root,
+            Method::POST,
+            "/admin/verified",
+            Some(&format!("action=edit&id={id}&name=Open&phrasings=")),
+        )
+        .await;
     assert_eq!(location.as_deref(), Some("/admin/verified?done=saved"));
-    let (_, _, location) = page(
-        &api,
-        &root,
-        Method::POST,
-        "/admin/verified",
-        Some(&format!("action=edit&id={id}&name=&phrasings=")),
-    )
-    .await;
+    let (_, _, location) = api
+        .page(
+            &root,
+            Method::POST,
+            "/admin/verified",
+            Some(&format!("action=edit&id={id}&name=&phrasings=")),
+        )
+        .await;
     assert_eq!(location.as_deref(), Some("/admin/verified?done=bad"));
-    let (_, _, location) = page(
-        &api,
-        &root,
-        Method::POST,
-        "/admin/verified",
-        Some(&format!("action=retire&id={id}")),
-    )
-    .await;
+    let (_, _, location) = api
+        .page(
+            &root,
+            Method::POST,
+            "/admin/verified",
+            Some(&format!("action=retire&id={id}")),
+        )
+        .await;
     assert_eq!(location.as_deref(), Some("/admin/verified?done=retired"));
     assert!(
         api.state
@@ -339,14 +332,14 @@ async fn the_verified_page_verifies_an_answer_edits_its_phrasings_and_retires_it
             .unwrap()
             .is_empty()
     );
-    let (_, _, location) = page(
-        &api,
-        &root,
-        Method::POST,
-        "/admin/verified",
-        Some(&format!("action=retire&id={id}")),
-    )
-    .await;
+    let (_, _, location) = api
+        .page(
+            &root,
+            Method::POST,
+            "/admin/verified",
+            Some(&format!("action=retire&id={id}")),
+        )
+        .await;
     assert_eq!(location.as_deref(), Some("/admin/verified?done=missing"));
     api.finish().await;
 }

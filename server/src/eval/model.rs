@@ -12,8 +12,8 @@ use std::time::Duration;
 use serde::Serialize;
 
 use super::simulate::WordReader;
-use crate::engine::{AmbiguityKind, Decision, EngineInput, Resolution, Resolutions, Understanding};
-use crate::llm::fold::{Fold, fold_reply, proposed_resolution};
+use crate::engine::{EngineInput, Resolution, Resolutions, Understanding};
+use crate::llm::fold::{Fold, fold_reply, open_words, proposed_resolution};
 use crate::llm::{Llm, Unexplained, WordsRequest};
 
 /// What the model cost and gave over a run.
@@ -116,16 +116,12 @@ impl WordReader for ModelReader {
         {
             return u;
         }
-        // The orchestrator's condition: unexplained words left open, and a plan to add to.
-        let words: Vec<_> = u
-            .ambiguities
-            .iter()
-            .filter(|a| a.kind == AmbiguityKind::UnknownWord)
-            .filter(|a| !u.applied.iter().any(|c| c.ambiguity_id == a.id))
-            .filter(|a| !input.resolutions.answers.contains_key(&a.id))
+        // The orchestrator's condition: unexplained words left open in a plan that runs.
+        let words: Vec<_> = open_words(&u, |id| input.resolutions.answers.contains_key(id))
+            .into_iter()
             .cloned()
             .collect();
-        if words.is_empty() || matches!(u.decision, Decision::Refuse { .. }) || u.plan.is_none() {
+        if words.is_empty() {
             return u;
         }
         let entity = u.entity.clone().unwrap_or_default();

@@ -7,8 +7,8 @@
 
 use super::{ModelReply, validate};
 use crate::engine::{
-    AllowedValuesSnapshot, Ambiguity, AmbiguityOption, Decision, Effect, EngineInput, GateThresholds,
-    Resolution, Resolutions, Understanding, understand,
+    AllowedValuesSnapshot, Ambiguity, AmbiguityKind, AmbiguityOption, Decision, Effect, EngineInput,
+    GateThresholds, Resolution, Resolutions, Understanding, understand,
 };
 use crate::semantic::SemanticModel;
 use serde::{Deserialize, Serialize};
@@ -49,6 +49,20 @@ pub fn proposed_resolution(o: &AmbiguityOption) -> Option<Resolution> {
         (None, Some(ch)) => Some(Resolution::Change { change: ch.clone() }),
         _ => None,
     }
+}
+
+/// The unexplained words a model may read: open in a plan that runs (not refused), not
+/// applied, and not `settled` (answered, remembered or asked before, by ambiguity id).
+pub fn open_words(u: &Understanding, settled: impl Fn(&str) -> bool) -> Vec<&Ambiguity> {
+    if matches!(u.decision, Decision::Refuse { .. }) || u.plan.is_none() {
+        return Vec::new();
+    }
+    u.ambiguities
+        .iter()
+        .filter(|a| a.kind == AmbiguityKind::UnknownWord)
+        .filter(|a| !u.applied.iter().any(|c| c.ambiguity_id == a.id))
+        .filter(|a| !settled(&a.id))
+        .collect()
 }
 
 /// What reading a model reply needs besides the reply. Pure: no I/O, so the

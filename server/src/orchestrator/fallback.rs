@@ -14,8 +14,8 @@
 
 use super::{Job, Loaded, convert};
 use crate::engine::{
-    self, Ambiguity, AmbiguityKind, AmbiguityOption, Decision, EngineInput, GateThresholds, QueryPlan,
-    Resolution, Resolutions, Understanding, understand,
+    self, Ambiguity, AmbiguityOption, EngineInput, GateThresholds, QueryPlan, Resolution, Resolutions,
+    Understanding, understand,
 };
 use crate::llm::{self, Llm, ModelReply, validate};
 use crate::semantic::SemanticModel;
@@ -76,20 +76,14 @@ pub fn badges(u: &Understanding, resolutions: &Resolutions, pieces: &[LlmPiece])
 /// The unexplained words worth asking about: not answered, not remembered, not asked
 /// before in this question.
 fn open_words<'u>(u: &'u Understanding, job: &Job) -> Vec<&'u Ambiguity> {
-    u.ambiguities
-        .iter()
-        .filter(|a| a.kind == AmbiguityKind::UnknownWord)
-        .filter(|a| !u.applied.iter().any(|c| c.ambiguity_id == a.id))
-        .filter(|a| !job.asked.contains(&a.id) && !job.resolutions.answers.contains_key(&a.id))
-        .collect()
+    crate::llm::fold::open_words(u, |id| {
+        job.asked.iter().any(|a| a == id) || job.resolutions.answers.contains_key(id)
+    })
 }
 
 /// Whether the engine left something the model could read (cheap; no I/O).
 pub fn wanted(u: &Understanding, job: &Job) -> bool {
-    job.allow_llm
-        && !matches!(u.decision, Decision::Refuse { .. })
-        && u.plan.is_some()
-        && !open_words(u, job).is_empty()
+    job.allow_llm && !open_words(u, job).is_empty()
 }
 
 /// Everything [`consult`] reads besides the job.
