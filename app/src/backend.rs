@@ -41,37 +41,9 @@ impl From<AuthUser> for UserSummary {
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct RequestUser(pub Option<AuthUser>);
 
-/// An error a backend call can return, already safe to show to a user.
-#[derive(Debug, thiserror::Error)]
-pub enum BackendError {
-    /// The user's input was wrong; the message says how.
-    #[error("{0}")]
-    BadInput(String),
-    /// The session ended (or the account is gone); sign in again.
-    #[error("You are signed out. Sign in again to continue.")]
-    Unauthenticated,
-    /// The question is not one Clarion answers (out of domain, a request to change data).
-    #[error("{0}")]
-    Refused(String),
-    /// Unknown, expired or another user's id (all three look the same).
-    #[error("That was not found. It may have expired or belong to someone else.")]
-    NotFound,
-    /// The request conflicts with what already happened (a round answered twice).
-    #[error("{0}")]
-    Conflict(String),
-    /// The query ran past its time limit.
-    #[error("{0}")]
-    Timeout(String),
-    /// Too many attempts, or the server is busy: the message says how long to wait.
-    #[error("{0}")]
-    TooManyRequests(String),
-    /// Only administrators may do this.
-    #[error("Only administrators can see this page.")]
-    Forbidden,
-    /// Something broke on our side; details are logged, not shown.
-    #[error("Something went wrong on the server (reference {0}). Please try again.")]
-    Internal(String),
-}
+/// An error a backend call can return, already safe to show to a user: the same
+/// `{code, message}` as the JSON API's errors, with its status from [`crate::protocol::ErrorCode`].
+pub type BackendError = crate::protocol::ApiError;
 
 /// Everything the UI can ask of the server.
 #[async_trait::async_trait]

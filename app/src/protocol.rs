@@ -631,13 +631,169 @@ pub struct ResultColumn {
     pub unit: Option<String>,
 }
 
-/// Every API error: a stable machine `code` and a message a person can act on.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+/// Every error Clarion reports, with its HTTP status: the one table the JSON API, the
+/// server functions and the pages all use. Serialized in `snake_case`
+/// (`empty_question`, `not_found`, …); a code, once published, keeps its meaning.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorCode {
+    // 400: the input is wrong; the message says how.
+    /// The question is empty.
+    EmptyQuestion,
+    /// The question is longer than Clarion reads.
+    QuestionTooLong,
+    /// The body is not JSON.
+    MalformedJson,
+    /// The body was sent without `Content-Type: application/json`.
+    MissingJsonContentType,
+    /// The JSON is well formed but a field is missing or of the wrong type.
+    InvalidJsonFields,
+    /// A query-string or path parameter is malformed or out of range.
+    BadParameter,
+    /// `limit` is not a whole number in the documented range.
+    BadLimit,
+    /// A clarification answer names a question the round does not have.
+    UnknownQuestion,
+    /// A clarification answer names an option the question does not offer.
+    UnknownOption,
+    /// Two answers to one question.
+    DuplicateAnswer,
+    /// A question of the round was left unanswered.
+    MissingAnswer,
+    /// An answer is not one of the forms the question accepts.
+    InvalidAnswer,
+    /// A typed value the question cannot use (not a number, not a known value …).
+    InvalidCustomValue,
+    /// A revision names an assumption the answer does not have.
+    UnknownAssumption,
+    /// A clinic scope that names no clinic, or one that does not exist.
+    BadScope,
+    /// A verified question's name is empty or too long.
+    BadName,
+    /// A verified question's phrasings are empty or too many.
+    BadPhrasings,
+    /// Any other bad input (sign-in fields, settings, tokens …).
+    BadInput,
+    // 401
+    /// Nobody is signed in (no session, or the token is unknown or expired).
+    Unauthenticated,
+    // 403
+    /// Needs an administrator account.
+    Forbidden,
+    /// A state-changing request from another site.
+    CrossOrigin,
+    // 404
+    /// Unknown, expired or another user's id (all three look the same).
+    NotFound,
+    // 409
+    /// The round was already answered or cancelled.
+    Conflict,
+    // 413
+    /// The request body is over the limit.
+    BodyTooLarge,
+    // 422: a question Clarion does not answer.
+    /// Not about the wound-care data.
+    OutOfDomain,
+    /// A request to change data (Clarion only reads).
+    DataChange,
+    /// No reading of the words was found.
+    Unintelligible,
+    /// Read, but not a question Clarion can compute.
+    CannotAnswer,
+    /// Only about clinics outside the asker's access.
+    OutsideScope,
+    // 429
+    /// Too many questions running at once for this user.
+    TooManyQueries,
+    /// Too many sign-in (or password) attempts: wait and try again.
+    TooManyAttempts,
+    // 503
+    /// The server is busy (e.g. checking other passwords): try again shortly.
+    Busy,
+    // 504
+    /// The query ran past its time limit.
+    QueryTimeout,
+    // 500
+    /// A fault on the server; logged with the reference the message shows.
+    Internal,
+}
+
+impl ErrorCode {
+    /// The HTTP status this code is sent with.
+    pub fn status(self) -> u16 {
+        use ErrorCode::*;
+        match self {
+            EmptyQuestion | QuestionTooLong | MalformedJson | MissingJsonContentType | InvalidJsonFields
+            | BadParameter | BadLimit | UnknownQuestion | UnknownOption | DuplicateAnswer | MissingAnswer
+            | InvalidAnswer | InvalidCustomValue | UnknownAssumption | BadScope | BadName | BadPhrasings
+            | BadInput => 400,
+            Unauthenticated => 401,
+            Forbidden | CrossOrigin => 403,
+            NotFound => 404,
+            Conflict => 409,
+            BodyTooLarge => 413,
+            OutOfDomain | DataChange | Unintelligible | CannotAnswer | OutsideScope => 422,
+            TooManyQueries | TooManyAttempts => 429,
+            Internal => 500,
+            Busy => 503,
+            QueryTimeout => 504,
+        }
+    }
+}
+
+/// Every API error: a stable machine `code` and a message a person can act on. The
+/// same value is what a server function's caller and a page see (as its message).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, thiserror::Error)]
+#[error("{message}")]
 pub struct ApiError {
-    /// Stable machine code (`empty_question`, `not_found`, …).
-    pub code: String,
+    /// Stable machine code; its HTTP status is [`ErrorCode::status`].
+    pub code: ErrorCode,
     /// What went wrong and what to do.
     pub message: String,
+}
+
+impl ApiError {
+    /// An error with its code and message.
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
+        ApiError {
+            code,
+            message: message.into(),
+        }
+    }
+
+    /// A 400 with the generic `bad_input` code (the message says what is wrong).
+    pub fn bad_input(message: impl Into<String>) -> Self {
+        ApiError::new(ErrorCode::BadInput, message)
+    }
+
+    /// The 404 for unknown, expired and other users' ids alike.
+    pub fn not_found() -> Self {
+        ApiError::new(
+            ErrorCode::NotFound,
+            "That was not found. It may have expired or belong to someone else.",
+        )
+    }
+
+    /// The 401: nobody is signed in.
+    pub fn unauthenticated() -> Self {
+        ApiError::new(
+            ErrorCode::Unauthenticated,
+            "You are signed out. Sign in again to continue.",
+        )
+    }
+
+    /// The 403: only administrators may do this.
+    pub fn forbidden() -> Self {
+        ApiError::new(ErrorCode::Forbidden, "This needs an administrator account.")
+    }
+
+    /// The 500 a user sees: only a reference to quote; the cause is in the log.
+    pub fn internal(reference: &str) -> Self {
+        ApiError::new(
+            ErrorCode::Internal,
+            format!("Something went wrong on our side (reference {reference}). Please try again."),
+        )
+    }
 }
 
 /// `GET /api/v1/threads/{id}`.

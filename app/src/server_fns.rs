@@ -60,23 +60,14 @@ pub(crate) mod ssr {
 
     /// The signed-in user, or a 401 error.
     pub fn require_user() -> Result<AuthUser, ServerFnError> {
-        viewer().ok_or_else(|| to_sfe(BackendError::Unauthenticated))
+        viewer().ok_or_else(|| to_sfe(BackendError::unauthenticated()))
     }
 
-    /// Turns a backend error into a server-function error with a fitting status.
+    /// Turns a backend error into a server-function error with its code's status.
     pub fn to_sfe(e: BackendError) -> ServerFnError {
-        let status = match e {
-            BackendError::BadInput(_) => http::StatusCode::BAD_REQUEST,
-            BackendError::Refused(_) => http::StatusCode::UNPROCESSABLE_ENTITY,
-            BackendError::NotFound => http::StatusCode::NOT_FOUND,
-            BackendError::Conflict(_) => http::StatusCode::CONFLICT,
-            BackendError::Timeout(_) => http::StatusCode::GATEWAY_TIMEOUT,
-            BackendError::TooManyRequests(_) => http::StatusCode::TOO_MANY_REQUESTS,
-            BackendError::Forbidden => http::StatusCode::FORBIDDEN,
-            BackendError::Unauthenticated => http::StatusCode::UNAUTHORIZED,
-            BackendError::Internal(_) => http::StatusCode::INTERNAL_SERVER_ERROR,
-        };
-        if let Some(res) = use_context::<leptos_axum::ResponseOptions>() {
+        if let Some(res) = use_context::<leptos_axum::ResponseOptions>()
+            && let Ok(status) = http::StatusCode::from_u16(e.code.status())
+        {
             res.set_status(status);
         }
         ServerFnError::new(e.to_string())
@@ -105,8 +96,8 @@ pub async fn save_settings(
 ) -> Result<Settings, ServerFnError> {
     let user = ssr::require_user()?;
     let sensitivity = crate::protocol::Sensitivity::parse(sensitivity.trim()).ok_or_else(|| {
-        ssr::to_sfe(crate::backend::BackendError::BadInput(
-            "Sensitivity must be one of: fewer, balanced, more.".into(),
+        ssr::to_sfe(crate::backend::BackendError::bad_input(
+            "Sensitivity must be one of: fewer, balanced, more.",
         ))
     })?;
     let skip = matches!(skip_clarifications.as_deref(), Some("on" | "true" | "1"));
@@ -242,13 +233,13 @@ pub async fn create_api_token(
     let user = ssr::require_user()?;
     let name = name.trim().to_string();
     if name.is_empty() || name.chars().count() > 60 {
-        return Err(ssr::to_sfe(BackendError::BadInput(
-            "Give the token a name of 1 to 60 characters, e.g. “nightly export”.".into(),
+        return Err(ssr::to_sfe(BackendError::bad_input(
+            "Give the token a name of 1 to 60 characters, e.g. “nightly export”.",
         )));
     }
     if expires_in_days.is_some_and(|d| !(1..=3650).contains(&d)) {
-        return Err(ssr::to_sfe(BackendError::BadInput(
-            "A token lasts 1 to 3650 days, or until revoked.".into(),
+        return Err(ssr::to_sfe(BackendError::bad_input(
+            "A token lasts 1 to 3650 days, or until revoked.",
         )));
     }
     ssr::backend()?
@@ -280,28 +271,28 @@ pub async fn change_password(current: String, new: String, confirm: String) -> R
     use crate::backend::BackendError;
     let user = ssr::require_user()?;
     if current.is_empty() {
-        return Err(ssr::to_sfe(BackendError::BadInput(
-            "Enter your current password.".into(),
+        return Err(ssr::to_sfe(BackendError::bad_input(
+            "Enter your current password.",
         )));
     }
     if new.chars().count() < MIN_PASSWORD_CHARS {
-        return Err(ssr::to_sfe(BackendError::BadInput(format!(
+        return Err(ssr::to_sfe(BackendError::bad_input(format!(
             "The new password must be at least {MIN_PASSWORD_CHARS} characters long."
         ))));
     }
     if new.chars().count() > 200 {
-        return Err(ssr::to_sfe(BackendError::BadInput(
-            "The new password must be at most 200 characters long.".into(),
+        return Err(ssr::to_sfe(BackendError::bad_input(
+            "The new password must be at most 200 characters long.",
         )));
     }
     if new != confirm {
-        return Err(ssr::to_sfe(BackendError::BadInput(
-            "The two new passwords do not match.".into(),
+        return Err(ssr::to_sfe(BackendError::bad_input(
+            "The two new passwords do not match.",
         )));
     }
     if new == current {
-        return Err(ssr::to_sfe(BackendError::BadInput(
-            "The new password must differ from the current one.".into(),
+        return Err(ssr::to_sfe(BackendError::bad_input(
+            "The new password must differ from the current one.",
         )));
     }
     ssr::backend()?
@@ -315,7 +306,7 @@ pub async fn change_password(current: String, new: String, confirm: String) -> R
 pub async fn get_analytics(days: Option<u32>) -> Result<crate::protocol::Analytics, ServerFnError> {
     let user = ssr::require_user()?;
     if !user.is_admin {
-        return Err(ssr::to_sfe(crate::backend::BackendError::Forbidden));
+        return Err(ssr::to_sfe(crate::backend::BackendError::forbidden()));
     }
     let days = days.unwrap_or(30).clamp(1, 366);
     ssr::backend()?.analytics(&user, days).await.map_err(ssr::to_sfe)
@@ -354,7 +345,7 @@ pub async fn set_language_model(
 ) -> Result<crate::protocol::LanguageModelStatus, ServerFnError> {
     let user = ssr::require_user()?;
     if !user.is_admin {
-        return Err(ssr::to_sfe(crate::backend::BackendError::Forbidden));
+        return Err(ssr::to_sfe(crate::backend::BackendError::forbidden()));
     }
     let on = matches!(enabled.as_deref(), Some("on" | "true" | "1"));
     ssr::backend()?

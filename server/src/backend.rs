@@ -10,7 +10,7 @@ use crate::orchestrator::{Orchestrator, OrchestratorError};
 use crate::store::{Store, StoreError};
 use app::backend::{AuthUser, Backend, BackendError};
 use app::protocol::{
-    Answer, AskRequest, ClarifyRequest, HistoryItem, PreferenceItem, QueryOutcome, ReviseRequest, Settings,
+    Answer, ErrorCode, AskRequest, ClarifyRequest, HistoryItem, PreferenceItem, QueryOutcome, ReviseRequest, Settings,
     ThreadView,
 };
 
@@ -32,34 +32,15 @@ impl ServerBackend {
     }
 }
 
-/// Maps an orchestrator error to what the user may see (the same statuses as the JSON API).
+/// Maps an orchestrator error to what the user may see (the one mapping, shared with the JSON API).
 pub fn from_orchestrator(e: OrchestratorError) -> BackendError {
-    match e {
-        OrchestratorError::BadInput { message, .. } => BackendError::BadInput(message),
-        OrchestratorError::Refused { message, .. } => BackendError::Refused(message),
-        OrchestratorError::NotFound => BackendError::NotFound,
-        OrchestratorError::Conflict(why) => {
-            BackendError::Conflict(format!("That clarification can no longer be answered: {why}."))
-        }
-        OrchestratorError::Timeout(d) => BackendError::Timeout(format!(
-            "The query took longer than {} ms and was stopped. Try narrowing the question.",
-            d.as_millis()
-        )),
-        OrchestratorError::Busy(message) => BackendError::TooManyRequests(message),
-        OrchestratorError::Internal(cause) => {
-            let reference = crate::store::ids::random_hex(4);
-            tracing::error!(reference, cause, "backend call failed");
-            BackendError::Internal(reference)
-        }
-    }
+    e.into_public()
 }
 
-/// Maps a storage failure to what the user may see; faults are logged with a
-/// reference the user can quote.
+/// Maps a storage failure to what the user may see; faults are logged with their
+/// cause and a reference the user can quote.
 pub fn internal(e: StoreError) -> BackendError {
-    let reference = crate::store::ids::random_hex(4);
-    tracing::error!(reference, error = %e, "backend call failed");
-    BackendError::Internal(reference)
+    crate::error::internal_fault(&e)
 }
 
 #[async_trait::async_trait]
@@ -194,7 +175,7 @@ impl Backend for ServerBackend {
                 tracing::info!(user_id = user.id, token_id = id, "API token revoked");
                 Ok(())
             }
-            Err(StoreError::NotFound) => Err(BackendError::NotFound),
+            Err(StoreError::NotFound) => Err(BackendError::not_found()),
             Err(e) => Err(internal(e)),
         }
     }
@@ -217,21 +198,22 @@ impl Backend for ServerBackend {
             .await
         {
             Ok(()) => Ok(()),
-            Err(LoginError::BadCredentials) => Err(BackendError::BadInput(
-                "Your current password is not correct.".into(),
-            )),
-            Err(LoginError::BadInput(m)) => Err(BackendError::BadInput(m)),
-            Err(e @ (LoginError::RateLimited { .. } | LoginError::Busy(_))) => {
-                Err(BackendError::TooManyRequests(e.to_string()))
+            Err(LoginError::BadCredentials) => {
+                Err(BackendError::bad_input("Your current password is not correct."))
             }
-            Err(LoginError::Store(StoreError::NotFound)) => Err(BackendError::Unauthenticated),
+            Err(LoginError::BadInput(m)) => Err(BackendError::bad_input(m)),
+            Err(e @ LoginError::RateLimited { .. }) => {
+                Err(BackendError::new(ErrorCode::TooManyAttempts, e.to_string()))
+            }
+            Err(e @ LoginError::Busy(_)) => Err(BackendError::new(ErrorCode::Busy, e.to_string())),
+            Err(LoginError::Store(StoreError::NotFound)) => Err(BackendError::unauthenticated()),
             Err(LoginError::Store(e)) => Err(internal(e)),
         }
     }
 
     async fn analytics(&self, user: &AuthUser, days: u32) -> Result<app::protocol::Analytics, BackendError> {
         if !user.is_admin {
-            return Err(BackendError::Forbidden);
+            return Err(BackendError::forbidden());
         }
         let now = chrono::Utc::now();
         let counts = self.store.analytics(now, days, 12).await.map_err(internal)?;
@@ -271,7 +253,7 @@ impl Backend for ServerBackend {
         user: &AuthUser,
     ) -> Result<app::protocol::LanguageModelStatus, BackendError> {
         if !user.is_admin {
-            return Err(BackendError::Forbidden);
+            return Err(BackendError::forbidden());
         }
         let enabled = self.store.llm_enabled().await.map_err(internal)?;
         Ok(language_model_view(self.orchestrator.llm(), enabled))
@@ -283,7 +265,7 @@ impl Backend for ServerBackend {
         enabled: bool,
     ) -> Result<app::protocol::LanguageModelStatus, BackendError> {
         if !user.is_admin {
-            return Err(BackendError::Forbidden);
+            return Err(BackendError::forbidden());
         }
         self.store.set_llm_enabled(enabled).await.map_err(internal)?;
         tracing::info!(by = user.id, enabled, "language model switched");

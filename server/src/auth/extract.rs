@@ -12,8 +12,9 @@
 //! streamed page is already under way cannot change the status line any more.
 
 use super::service::Auth;
+use crate::error::ErrorResponse;
 use app::backend::AuthUser;
-use axum::Json;
+use app::protocol::{ApiError, ErrorCode};
 use axum::extract::{FromRequestParts, MatchedPath, Request, State};
 use axum::http::request::Parts;
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, Uri, header};
@@ -149,11 +150,11 @@ impl IntoResponse for AuthRejection {
     fn into_response(self) -> Response {
         match self {
             AuthRejection::Unauthenticated => {
-                let body = serde_json::json!({
-                    "code": "unauthenticated",
-                    "message": "Sign in first, or send an API token as `Authorization: Bearer <token>`.",
-                });
-                let mut res = (StatusCode::UNAUTHORIZED, Json(body)).into_response();
+                let mut res = ErrorResponse::new(
+                    ErrorCode::Unauthenticated,
+                    "Sign in first, or send an API token as `Authorization: Bearer <token>`.",
+                )
+                .into_response();
                 res.headers_mut().insert(
                     header::WWW_AUTHENTICATE,
                     HeaderValue::from_static("Bearer realm=\"clarion\""),
@@ -161,13 +162,7 @@ impl IntoResponse for AuthRejection {
                 res
             }
             AuthRejection::SignIn(uri) => login_redirect(&uri),
-            AuthRejection::Forbidden => {
-                let body = serde_json::json!({
-                    "code": "forbidden",
-                    "message": "This needs an administrator account.",
-                });
-                (StatusCode::FORBIDDEN, Json(body)).into_response()
-            }
+            AuthRejection::Forbidden => ErrorResponse(ApiError::forbidden()).into_response(),
         }
     }
 }

@@ -11,9 +11,8 @@
 //! `Host`. A page on another site cannot set either header on a cross-site
 //! form or fetch, so believing them here gives an attacker nothing.
 
-use axum::Json;
 use axum::extract::Request;
-use axum::http::{HeaderMap, Method, StatusCode, header};
+use axum::http::{HeaderMap, Method, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
@@ -25,11 +24,11 @@ pub async fn refuse_cross_origin(req: Request, next: Next) -> Response {
     );
     if changes_state && !is_same_origin(req.headers()) {
         tracing::warn!(method = %req.method(), path = req.uri().path(), "refused a cross-origin request");
-        let body = serde_json::json!({
-            "code": "cross_origin",
-            "message": "This request came from another site and was refused. Open Clarion directly and try again.",
-        });
-        return (StatusCode::FORBIDDEN, Json(body)).into_response();
+        return crate::error::ErrorResponse::new(
+            app::protocol::ErrorCode::CrossOrigin,
+            "This request came from another site and was refused. Open Clarion directly and try again.",
+        )
+        .into_response();
     }
     next.run(req).await
 }

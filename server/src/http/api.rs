@@ -11,7 +11,7 @@
 use crate::auth::CurrentUser;
 use crate::orchestrator::OrchestratorError;
 use crate::state::AppState;
-use app::protocol::{self, AskRequest, ClarifyRequest, QueryOutcome, ReviseRequest, Settings};
+use app::protocol::{self, AskRequest, ErrorCode, ClarifyRequest, QueryOutcome, ReviseRequest, Settings};
 use axum::extract::rejection::JsonRejection;
 use axum::extract::{FromRequest, Path, Query, Request, State};
 use axum::http::StatusCode;
@@ -56,80 +56,8 @@ pub fn routes() -> Router<AppState> {
         )
 }
 
-/// An API error response.
-#[derive(Debug)]
-pub struct ApiError {
-    status: StatusCode,
-    code: String,
-    message: String,
-}
-
-impl ApiError {
-    fn new(status: StatusCode, code: impl Into<String>, message: impl Into<String>) -> Self {
-        ApiError {
-            status,
-            code: code.into(),
-            message: message.into(),
-        }
-    }
-
-    fn not_found() -> Self {
-        ApiError::new(
-            StatusCode::NOT_FOUND,
-            "not_found",
-            "Nothing with that id exists for you (it may have expired).",
-        )
-    }
-}
-
-impl IntoResponse for ApiError {
-    fn into_response(self) -> Response {
-        let body = protocol::ApiError {
-            code: self.code,
-            message: self.message,
-        };
-        (self.status, Json(body)).into_response()
-    }
-}
-
-impl From<OrchestratorError> for ApiError {
-    fn from(e: OrchestratorError) -> Self {
-        match e {
-            OrchestratorError::BadInput { code, message } => {
-                ApiError::new(StatusCode::BAD_REQUEST, code, message)
-            }
-            OrchestratorError::Refused { code, message } => {
-                ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, code, message)
-            }
-            OrchestratorError::NotFound => ApiError::not_found(),
-            OrchestratorError::Conflict(why) => ApiError::new(
-                StatusCode::CONFLICT,
-                "conflict",
-                format!("That clarification can no longer be answered: {why}."),
-            ),
-            OrchestratorError::Timeout(d) => ApiError::new(
-                StatusCode::GATEWAY_TIMEOUT,
-                "query_timeout",
-                format!(
-                    "The query took longer than {} ms and was stopped. Try narrowing the question.",
-                    d.as_millis()
-                ),
-            ),
-            OrchestratorError::Busy(message) => {
-                ApiError::new(StatusCode::TOO_MANY_REQUESTS, "too_many_queries", message)
-            }
-            OrchestratorError::Internal(cause) => {
-                let reference = crate::store::ids::random_hex(4);
-                tracing::error!(reference, cause, "API request failed");
-                ApiError::new(
-                    StatusCode::INTERNAL_SERVER_ERROR,
-                    "internal",
-                    format!("Something went wrong on our side (reference {reference})."),
-                )
-            }
-        }
-    }
-}
+/// An API error response (see [`crate::error::ErrorResponse`]).
+pub use crate::error::ErrorResponse as ApiError;
 
 /// `Json<T>` whose rejection is a JSON 400 saying what is wrong with the body.
 pub struct ApiJson<T>(pub T);
@@ -146,15 +74,11 @@ where
             Ok(Json(v)) => Ok(ApiJson(v)),
             Err(rejection) => {
                 let code = match &rejection {
-                    JsonRejection::MissingJsonContentType(_) => "missing_json_content_type",
-                    JsonRejection::JsonDataError(_) => "invalid_json_fields",
-                    _ => "malformed_json",
+                    JsonRejection::MissingJsonContentType(_) => ErrorCode::MissingJsonContentType,
+                    JsonRejection::JsonDataError(_) => ErrorCode::InvalidJsonFields,
+                    _ => ErrorCode::MalformedJson,
                 };
-                Err(ApiError::new(
-                    StatusCode::BAD_REQUEST,
-                    code,
-                    rejection.body_text(),
-                ))
+                Err(ApiError::new(code, rejection.body_text()))
             }
         }
     }
@@ -225,8 +149,7 @@ async fn history(
 ) -> Result<Response, ApiError> {
     let bad = || {
         ApiError::new(
-            StatusCode::BAD_REQUEST,
-            "bad_limit",
+            ErrorCode::BadLimit,
             format!("limit must be a whole number from 1 to {HISTORY_MAX}."),
         )
     };
@@ -275,7 +198,7 @@ async fn language_model_state(state: &AppState) -> Result<LanguageModelSwitch, A
         .store
         .llm_enabled()
         .await
-        .map_err(|e| ApiError::from(OrchestratorError::Internal(e.to_string())))?;
+        .map_err(|e| ApiError::from(OrchestratorError::internal(e)))?;
     let llm = state.orchestrator.llm();
     Ok(LanguageModelSwitch {
         enabled,
@@ -303,7 +226,7 @@ async fn switch_language_model(
         .store
         .set_llm_enabled(s.enabled)
         .await
-        .map_err(|e| ApiError::from(OrchestratorError::Internal(e.to_string())))?;
+        .map_err(|e| ApiError::from(OrchestratorError::internal(e)))?;
     tracing::info!(by = user.id, enabled = s.enabled, "language model switched");
     Ok(Json(language_model_state(&state).await?).into_response())
 }
@@ -339,7 +262,7 @@ async fn delete_preference(
     CurrentUser(user): CurrentUser,
     Path(id): Path<String>,
 ) -> Result<Response, ApiError> {
-    let id: i64 = id.parse().map_err(|_| ApiError::not_found())?;
+    let id: i64 = id.parse().map_err(|_| ApiError::from(protocol::ApiError::not_found()))?;
     state.orchestrator.delete_preference(user.id, id).await?;
     Ok(StatusCode::NO_CONTENT.into_response())
 }

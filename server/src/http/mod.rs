@@ -114,11 +114,11 @@ pub fn leptos_context(state: &AppState) -> impl Fn() + Clone + Send + Sync + 'st
 async fn limit_body(req: axum::extract::Request, next: axum::middleware::Next) -> axum::response::Response {
     // JSON `{code, message}` like every other API error (pages never send such bodies).
     let too_large = || {
-        let body = serde_json::json!({
-            "code": "body_too_large",
-            "message": format!("The request body is larger than {} KiB.", MAX_BODY_BYTES / 1024),
-        });
-        (StatusCode::PAYLOAD_TOO_LARGE, axum::Json(body)).into_response()
+        crate::error::ErrorResponse::new(
+            app::protocol::ErrorCode::BodyTooLarge,
+            format!("The request body is larger than {} KiB.", MAX_BODY_BYTES / 1024),
+        )
+        .into_response()
     };
     let declared = req
         .headers()

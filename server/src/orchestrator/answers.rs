@@ -6,6 +6,7 @@
 //! is refused with a message saying what is wrong. Pure: no I/O, nothing stored.
 
 use super::OrchestratorError;
+use app::protocol::ErrorCode;
 use crate::engine::{
     AllowedValuesSnapshot, Ambiguity, CustomValue, Resolution, Resolutions, parse_custom_constraint,
 };
@@ -78,7 +79,7 @@ pub fn resolution(
     let given = usize::from(option_id.is_some()) + usize::from(custom.is_some()) + usize::from(dont_know);
     if given != 1 {
         return Err(OrchestratorError::bad(
-            "invalid_answer",
+            ErrorCode::InvalidAnswer,
             format!(
                 "Answer \"{}\" with exactly one of: option_id, custom, dont_know.",
                 a.question
@@ -92,7 +93,7 @@ pub fn resolution(
         if a.option(id).is_none() {
             let ids: Vec<&str> = a.options.iter().map(|o| o.id.as_str()).collect();
             return Err(OrchestratorError::bad(
-                "unknown_option",
+                ErrorCode::UnknownOption,
                 format!(
                     "\"{id}\" is not an option of \"{}\". Choose one of: {}.",
                     a.question,
@@ -104,7 +105,7 @@ pub fn resolution(
     }
     let text = custom.unwrap_or_default();
     let constraint = custom_constraint(model, allowed, entity, &a.custom, text)
-        .map_err(|m| OrchestratorError::bad("invalid_custom_value", m))?;
+        .map_err(|m| OrchestratorError::bad(ErrorCode::InvalidCustomValue, m))?;
     Ok(Resolution::Custom { constraint })
 }
 

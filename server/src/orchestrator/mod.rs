@@ -47,7 +47,7 @@ use crate::store::{
 };
 use crate::warehouse::exec::{ExecError, Warehouse};
 use crate::warehouse::{AllowedValuesProvider, ColumnSpec};
-use app::protocol::{
+use app::protocol::{ApiError, ErrorCode, 
     Answer, AskRequest, ClarificationRound, ClarifyRequest, HistoryItem, PreferenceItem, QueryOutcome,
     ResultTable, ReviseRequest, Settings, StoredAnswer, ThinkingStep, ThreadMessage, ThreadView,
 };
@@ -68,10 +68,10 @@ pub const EXPIRED_NOTICE: &str =
 pub enum OrchestratorError {
     /// The input is wrong (400); the message says how.
     #[error("{message}")]
-    BadInput { code: &'static str, message: String },
+    BadInput { code: ErrorCode, message: String },
     /// The question is not one Clarion answers (422): out of domain, a data change, …
     #[error("{message}")]
-    Refused { code: &'static str, message: String },
+    Refused { code: ErrorCode, message: String },
     /// Unknown, expired or another user's id (404; all three look the same).
     #[error("not found")]
     NotFound,
@@ -84,21 +84,70 @@ pub enum OrchestratorError {
     /// The user already has as many questions running as allowed (429).
     #[error("{0}")]
     Busy(String),
-    /// A fault (500); logged with its cause, shown generically.
-    #[error("internal error: {0}")]
-    Internal(String),
+    /// A fault (500); logged with its cause chain, shown only as a reference.
+    #[error("internal error")]
+    Internal(#[source] Box<dyn std::error::Error + Send + Sync>),
 }
 
 impl OrchestratorError {
-    fn bad(code: &'static str, message: impl Into<String>) -> Self {
+    fn bad(code: ErrorCode, message: impl Into<String>) -> Self {
         OrchestratorError::BadInput {
             code,
             message: message.into(),
         }
     }
 
-    fn internal(e: impl std::fmt::Display) -> Self {
-        OrchestratorError::Internal(e.to_string())
+    /// A fault, keeping its cause (an error, or a description) for the log.
+    pub fn internal(e: impl Into<Box<dyn std::error::Error + Send + Sync>>) -> Self {
+        OrchestratorError::Internal(e.into())
+    }
+
+    /// The code a user (or API client) gets for this error.
+    pub fn code(&self) -> ErrorCode {
+        match self {
+            OrchestratorError::BadInput { code, .. } | OrchestratorError::Refused { code, .. } => *code,
+            OrchestratorError::NotFound => ErrorCode::NotFound,
+            OrchestratorError::Conflict(_) => ErrorCode::Conflict,
+            OrchestratorError::Timeout(_) => ErrorCode::QueryTimeout,
+            OrchestratorError::Busy(_) => ErrorCode::TooManyQueries,
+            OrchestratorError::Internal(_) => ErrorCode::Internal,
+        }
+    }
+
+    /// What the user sees: the one mapping from this error to `{code, message}` used
+    /// by the JSON API, the server functions and the pages. A fault is logged here
+    /// with its whole cause chain and a reference the message shows.
+    pub fn into_public(self) -> ApiError {
+        let code = self.code();
+        match self {
+            OrchestratorError::BadInput { message, .. }
+            | OrchestratorError::Refused { message, .. }
+            | OrchestratorError::Busy(message) => ApiError::new(code, message),
+            OrchestratorError::NotFound => ApiError::not_found(),
+            OrchestratorError::Conflict(why) => {
+                ApiError::new(code, format!("That clarification can no longer be answered: {why}."))
+            }
+            OrchestratorError::Timeout(d) => ApiError::new(
+                code,
+                format!(
+                    "The query took longer than {} ms and was stopped. Try narrowing the question.",
+                    d.as_millis()
+                ),
+            ),
+            OrchestratorError::Internal(cause) => crate::error::internal_fault(cause.as_ref()),
+        }
+    }
+}
+
+impl From<OrchestratorError> for ApiError {
+    fn from(e: OrchestratorError) -> Self {
+        e.into_public()
+    }
+}
+
+impl From<OrchestratorError> for crate::error::ErrorResponse {
+    fn from(e: OrchestratorError) -> Self {
+        crate::error::ErrorResponse(e.into_public())
     }
 }
 
@@ -107,7 +156,7 @@ impl From<StoreError> for OrchestratorError {
         match e {
             StoreError::NotFound | StoreError::Expired => OrchestratorError::NotFound,
             StoreError::Conflict(why) => OrchestratorError::Conflict(why.to_owned()),
-            other => OrchestratorError::Internal(other.to_string()),
+            other => OrchestratorError::internal(other),
         }
     }
 }
@@ -116,7 +165,7 @@ impl From<StoreError> for OrchestratorError {
 /// [`RenderError::user_message`]), and how to ask instead.
 fn unanswerable(model: &SemanticModel, e: &RenderError) -> OrchestratorError {
     OrchestratorError::Refused {
-        code: "cannot_answer",
+        code: ErrorCode::CannotAnswer,
         message: format!(
             "I can't answer that as I read it: {}. Try naming the records and the one thing to compute, e.g. \"average latest wound area by clinic\".",
             e.user_message(model)
@@ -441,13 +490,13 @@ impl Orchestrator {
         let question = cleaned.trim();
         if question.is_empty() {
             return Err(OrchestratorError::bad(
-                "empty_question",
+                ErrorCode::EmptyQuestion,
                 "Please type a question.",
             ));
         }
         if question.chars().count() > engine::MAX_QUESTION_CHARS {
             return Err(OrchestratorError::bad(
-                "question_too_long",
+                ErrorCode::QuestionTooLong,
                 format!(
                     "That question is longer than {} characters. Please shorten it.",
                     engine::MAX_QUESTION_CHARS
@@ -560,13 +609,13 @@ impl Orchestrator {
         for answer in &req.answers {
             let Some(amb) = state.ambiguities.iter().find(|a| a.id == answer.question_id) else {
                 return Err(OrchestratorError::bad(
-                    "unknown_question",
+                    ErrorCode::UnknownQuestion,
                     format!("\"{}\" is not a question of this round.", answer.question_id),
                 ));
             };
             if stored.iter().any(|s: &NewAnswer| s.ambiguity_id == amb.id) {
                 return Err(OrchestratorError::bad(
-                    "duplicate_answer",
+                    ErrorCode::DuplicateAnswer,
                     format!(
                         "\"{}\" was answered twice; send one answer per question.",
                         amb.question
@@ -646,7 +695,7 @@ impl Orchestrator {
             .find(|a| !resolutions.answers.contains_key(&a.id))
         {
             return Err(OrchestratorError::bad(
-                "missing_answer",
+                ErrorCode::MissingAnswer,
                 format!(
                     "\"{}\" has no answer. Choose an option, type a value, or send dont_know for Clarion's best judgment.",
                     missing.question
@@ -778,7 +827,7 @@ impl Orchestrator {
             && let Err(e) = render_with_cap(&plan, self.inner.model, self.inner.dialect, 1)
         {
             return Err(OrchestratorError::bad(
-                "invalid_custom_value",
+                ErrorCode::InvalidCustomValue,
                 format!("That custom value cannot be used here: {e}."),
             ));
         }
@@ -811,7 +860,7 @@ impl Orchestrator {
         let u = understand(&input);
         let Some(amb) = u.ambiguity(&req.ambiguity_id) else {
             return Err(OrchestratorError::bad(
-                "unknown_assumption",
+                ErrorCode::UnknownAssumption,
                 format!("\"{}\" is not an assumption of this answer.", req.ambiguity_id),
             ));
         };
@@ -953,7 +1002,7 @@ impl Orchestrator {
             });
         }
         let refused = |message: String| OrchestratorError::Refused {
-            code: "outside_scope",
+            code: ErrorCode::OutsideScope,
             message,
         };
         let paths = self.inner.scope_paths.as_ref().ok_or_else(|| {
@@ -1341,12 +1390,12 @@ impl Orchestrator {
         if let Decision::Refuse { reason, message } = &u.decision {
             use engine::RefuseReason as R;
             let code = match reason {
-                R::Empty => "empty_question",
-                R::TooLong => "question_too_long",
-                R::OutOfDomain => "out_of_domain",
-                R::DataChange => "data_change",
-                R::Unintelligible => "unintelligible",
-                R::CannotAnswer => "cannot_answer",
+                R::Empty => ErrorCode::EmptyQuestion,
+                R::TooLong => ErrorCode::QuestionTooLong,
+                R::OutOfDomain => ErrorCode::OutOfDomain,
+                R::DataChange => ErrorCode::DataChange,
+                R::Unintelligible => ErrorCode::Unintelligible,
+                R::CannotAnswer => ErrorCode::CannotAnswer,
             };
             return Err(match reason {
                 R::Empty | R::TooLong => OrchestratorError::bad(code, message.clone()),
@@ -1723,7 +1772,7 @@ mod tests {
         assert_eq!(e.code(), "fan_out");
         match unanswerable(&model, &e) {
             OrchestratorError::Refused { code, message } => {
-                assert_eq!(code, "cannot_answer");
+                assert_eq!(code, ErrorCode::CannotAnswer);
                 assert!(message.contains("many values per wound"), "{message}");
                 assert!(
                     !message.contains("assessments.area"),

@@ -13,6 +13,7 @@ use crate::engine::{
 };
 use crate::llm;
 use crate::store::{Round, RoundId};
+use app::protocol::ErrorCode;
 use app::protocol::{Choice, ClarificationRound, ClarifyRequest, QueryOutcome, Question};
 use std::time::Instant;
 
@@ -39,7 +40,7 @@ impl Orchestrator {
         for answer in &req.answers {
             let Some(ai) = state.ambiguities.iter().position(|a| a.id == answer.question_id) else {
                 return Err(OrchestratorError::bad(
-                    "unknown_question",
+                    ErrorCode::UnknownQuestion,
                     format!("\"{}\" is not a question of this round.", answer.question_id),
                 ));
             };
@@ -57,7 +58,7 @@ impl Orchestrator {
             let amb = state.ambiguities[ai].clone();
             if answer.option_id.is_some() || answer.custom.is_some() || answer.dont_know {
                 return Err(OrchestratorError::bad(
-                    "invalid_answer",
+                    ErrorCode::InvalidAnswer,
                     format!(
                         "Answer \"{}\" with exactly one of: option_id, custom, in_own_words, dont_know.",
                         amb.question
@@ -67,13 +68,13 @@ impl Orchestrator {
             let text = text.trim();
             if text.is_empty() {
                 return Err(OrchestratorError::bad(
-                    "invalid_custom_value",
+                    ErrorCode::InvalidCustomValue,
                     "Describe it in a few words, or pick one of the options.",
                 ));
             }
             if text.chars().count() > 200 {
                 return Err(OrchestratorError::bad(
-                    "invalid_custom_value",
+                    ErrorCode::InvalidCustomValue,
                     "That description is too long (200 characters at most).",
                 ));
             }
@@ -112,7 +113,7 @@ impl Orchestrator {
                     let word = &amb.text;
                     let Some(llm_backend) = inner.llm.as_ref() else {
                         return Err(OrchestratorError::bad(
-                            "invalid_custom_value",
+                            ErrorCode::InvalidCustomValue,
                             format!("I couldn't read \"{text}\" for “{word}”. {engine_says}"),
                         ));
                     };
@@ -152,7 +153,7 @@ impl Orchestrator {
                             // The call (if any) is counted even though nothing is stored.
                             self.store_calls(user_id, id, &state, &questions, calls).await;
                             return Err(OrchestratorError::bad(
-                                "invalid_custom_value",
+                                ErrorCode::InvalidCustomValue,
                                 format!(
                                     "I couldn't read \"{text}\" for “{word}”, and the language model was not used or could not read it ({why}). {}",
                                     engine::OWN_WORDS_HINT

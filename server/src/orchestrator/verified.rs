@@ -9,6 +9,7 @@
 use super::{HistoryResume, Orchestrator, OrchestratorError};
 use crate::engine::{ConversationContext, QueryPlan, Resolutions};
 use crate::store::{HistoryId, NewVerified, Verified};
+use app::protocol::ErrorCode;
 use chrono::Utc;
 use serde::{Deserialize, Serialize};
 
@@ -99,7 +100,7 @@ fn checked_name(name: &str) -> Result<String, OrchestratorError> {
     let name = name.trim();
     if name.is_empty() || name.chars().count() > MAX_NAME_CHARS {
         return Err(OrchestratorError::bad(
-            "bad_name",
+            ErrorCode::BadName,
             format!("Give the verified question a name of 1 to {MAX_NAME_CHARS} characters."),
         ));
     }
@@ -128,7 +129,7 @@ impl Orchestrator {
             context: resume.context,
         };
         let phrasings =
-            phrasings(&entry.question, given).map_err(|m| OrchestratorError::bad("bad_phrasings", m))?;
+            phrasings(&entry.question, given).map_err(|m| OrchestratorError::bad(ErrorCode::BadPhrasings, m))?;
         let definition_json = serde_json::to_string(&definition).map_err(OrchestratorError::internal)?;
         Ok(self
             .inner
@@ -158,7 +159,7 @@ impl Orchestrator {
         let name = checked_name(name)?;
         let v = self.inner.store.verified(id).await?;
         let phrasings =
-            phrasings(&v.question, given).map_err(|m| OrchestratorError::bad("bad_phrasings", m))?;
+            phrasings(&v.question, given).map_err(|m| OrchestratorError::bad(ErrorCode::BadPhrasings, m))?;
         Ok(self.inner.store.edit_verified(id, &name, &phrasings).await?)
     }
 

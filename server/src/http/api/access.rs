@@ -10,7 +10,6 @@ use crate::state::AppState;
 use crate::store::{ClinicScope, StoreError, User};
 use axum::Json;
 use axum::extract::{Path, State};
-use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use serde::{Deserialize, Serialize};
 
@@ -39,8 +38,8 @@ pub struct ScopeChange {
     pub clinic_ids: Vec<i64>,
 }
 
-fn internal(e: impl std::fmt::Display) -> ApiError {
-    ApiError::from(OrchestratorError::Internal(e.to_string()))
+fn internal(e: impl Into<Box<dyn std::error::Error + Send + Sync>>) -> ApiError {
+    ApiError::from(OrchestratorError::internal(e))
 }
 
 fn account(u: User, scope: &ClinicScope) -> Account {
@@ -98,11 +97,11 @@ pub async fn set_scope(
     Path(id): Path<String>,
     ApiJson(change): ApiJson<ScopeChange>,
 ) -> Result<Response, ApiError> {
-    let id: i64 = id.parse().map_err(|_| ApiError::not_found())?;
-    let scope = checked(&change).map_err(|m| ApiError::new(StatusCode::BAD_REQUEST, "bad_scope", m))?;
+    let id: i64 = id.parse().map_err(|_| ApiError::from(app::protocol::ApiError::not_found()))?;
+    let scope = checked(&change).map_err(|m| ApiError::new(app::protocol::ErrorCode::BadScope, m))?;
     match state.store.set_clinic_scope(id, &scope).await {
         Ok(()) => {}
-        Err(StoreError::NotFound) => return Err(ApiError::not_found()),
+        Err(StoreError::NotFound) => return Err(ApiError::from(app::protocol::ApiError::not_found())),
         Err(e) => return Err(internal(e)),
     }
     tracing::info!(by = admin.id, user = id, scope = %scope.label(), "clinic scope changed");

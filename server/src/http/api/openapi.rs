@@ -853,7 +853,7 @@ mod tests {
             (
                 "ApiError",
                 to(&ApiError {
-                    code: "c".into(),
+                    code: ErrorCode::NotFound,
                     message: "m".into(),
                 }),
             ),

@@ -92,7 +92,7 @@ pub async fn edit(
     Path(id): Path<String>,
     ApiJson(req): ApiJson<VerifiedEdit>,
 ) -> Result<Response, ApiError> {
-    let id: i64 = id.parse().map_err(|_| ApiError::not_found())?;
+    let id: i64 = id.parse().map_err(|_| ApiError::from(app::protocol::ApiError::not_found()))?;
     let v = state
         .orchestrator
         .edit_verified(id, &req.name, &req.phrasings)
@@ -107,7 +107,7 @@ pub async fn retire(
     AdminUser(_): AdminUser,
     Path(id): Path<String>,
 ) -> Result<Response, ApiError> {
-    let id: i64 = id.parse().map_err(|_| ApiError::not_found())?;
+    let id: i64 = id.parse().map_err(|_| ApiError::from(app::protocol::ApiError::not_found()))?;
     state.orchestrator.retire_verified(id).await?;
     Ok(StatusCode::NO_CONTENT.into_response())
 }
