@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 
 /// How eagerly Clarion asks instead of assuming (moves the confidence-gate thresholds).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Sensitivity {
     /// Ask only when a guess would very likely be wrong.
@@ -57,6 +58,7 @@ impl Sensitivity {
 
 /// A clinician's preferences for how Clarion treats ambiguous questions (F13).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct Settings {
     /// Never show a clarification panel; answer with assumption badges instead.
     pub skip_clarifications: bool,
@@ -66,6 +68,7 @@ pub struct Settings {
 
 /// What the page header needs to know about who is signed in.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct UserSummary {
     pub username: String,
     pub display_name: String,
@@ -74,6 +77,7 @@ pub struct UserSummary {
 
 /// The model's vocabulary for the Glossary page (F20).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct Glossary {
     /// The ambiguity dictionary, alphabetical by phrase.
     pub terms: Vec<GlossaryTerm>,
@@ -86,6 +90,7 @@ pub struct Glossary {
 
 /// One dictionary term and what each of its options means.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct GlossaryTerm {
     pub id: String,
     pub phrase: String,
@@ -103,6 +108,7 @@ pub struct GlossaryTerm {
 
 /// One possible meaning of a term.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct GlossaryOption {
     pub label: String,
     pub description: String,
@@ -112,6 +118,7 @@ pub struct GlossaryOption {
 
 /// An entity with its attributes.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct GlossaryEntity {
     pub name: String,
     pub label: String,
@@ -122,6 +129,7 @@ pub struct GlossaryEntity {
 
 /// An attribute as a clinician would read it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct GlossaryAttribute {
     pub name: String,
     pub description: String,
@@ -300,6 +308,7 @@ mod tests {
 
 /// `POST /api/v1/query`: a question, optionally in an existing thread.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct AskRequest {
     /// The question in plain English (1–1000 characters).
     pub question: String,
@@ -313,6 +322,7 @@ pub struct AskRequest {
 
 /// `POST /api/v1/query/clarify`: the answers to one clarification round.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct ClarifyRequest {
     /// The round's id (from the 202 response).
     pub clarification_id: String,
@@ -322,6 +332,7 @@ pub struct ClarifyRequest {
 
 /// `POST /api/v1/query/cancel`: the clinician closed a round without answering it.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct CancelRequest {
     /// The round's id (from the 202 response).
     pub clarification_id: String,
@@ -330,6 +341,7 @@ pub struct CancelRequest {
 /// The answer to one question: exactly one of `option_id`, `custom`, `in_own_words` or
 /// `dont_know`.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct ClarifyAnswer {
     /// The question's id.
     pub question_id: String,
@@ -355,6 +367,7 @@ pub struct ClarifyAnswer {
 /// `POST /api/v1/query/revise`: change one assumption of an answer (F9) and re-run,
 /// keeping every other confirmed choice.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct ReviseRequest {
     /// The answer to revise (its `history_id`).
     pub history_id: String,
@@ -370,6 +383,7 @@ pub struct ReviseRequest {
 
 /// What asking (or answering a round) led to.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 #[serde(tag = "status", rename_all = "snake_case")]
 pub enum QueryOutcome {
     /// The answer (HTTP 200).
@@ -382,6 +396,7 @@ pub enum QueryOutcome {
 /// Decoding an internally tagged enum makes serde buffer the value and compile a second
 /// decoder for every type inside it (tens of KB of wasm); the JSON API keeps `status`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub enum Outcome {
     /// The answer.
     Answered(Answer),
@@ -400,6 +415,7 @@ impl From<QueryOutcome> for Outcome {
 
 /// An answer: what was computed, on which assumptions, and the rows.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct Answer {
     /// The thread the question belongs to (send it back for follow-ups).
     pub thread_id: String,
@@ -441,6 +457,7 @@ pub struct Answer {
 
 /// Where an assumption came from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum AssumptionSource {
     /// Clarion's best guess (or "I don't know").
@@ -455,6 +472,7 @@ pub enum AssumptionSource {
 
 /// One assumption badge (F9).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct Assumption {
     /// The words concerned ("large").
     pub piece: String,
@@ -492,6 +510,7 @@ impl Assumption {
 
 /// A question Clarion would have asked, answered on its best guess instead (F14).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct OpenQuestion {
     /// The question's id (an ambiguity id; usable with `/query/revise`).
     pub id: String,
@@ -505,6 +524,7 @@ pub struct OpenQuestion {
 
 /// One clarification round (HTTP 202).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct ClarificationRound {
     /// Send this back with the answers.
     pub clarification_id: String,
@@ -528,6 +548,7 @@ pub struct ClarificationRound {
 
 /// One question of a round: hypothesis-first, best guess preselected.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct Question {
     /// Stable id (the ambiguity id, e.g. `term:serious@wounds`).
     pub id: String,
@@ -547,6 +568,7 @@ pub struct Question {
 
 /// One radio option.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct Choice {
     /// Stable id within the question.
     pub id: String,
@@ -568,6 +590,7 @@ pub struct Choice {
 
 /// The custom value a question accepts (F7).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct CustomInput {
     /// `none`, `number`, `date_range`, `allowed_value` or `free_constraint`.
     pub kind: String,
@@ -583,6 +606,7 @@ pub struct CustomInput {
 
 /// A follow-up suggestion pill.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct Suggestion {
     /// The text sent as the next question.
     pub text: String,
@@ -594,6 +618,7 @@ pub struct Suggestion {
 
 /// One step of the thinking stream (F16).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct ThinkingStep {
     /// Short name ("Understood the question").
     pub name: String,
@@ -606,6 +631,7 @@ pub struct ThinkingStep {
 
 /// The rows of an answer.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct ResultTable {
     /// Column descriptions, in order.
     pub columns: Vec<ResultColumn>,
@@ -619,6 +645,7 @@ pub struct ResultTable {
 
 /// One result column.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct ResultColumn {
     /// Machine name.
     pub name: String,
@@ -635,6 +662,7 @@ pub struct ResultColumn {
 /// server functions and the pages all use. Serialized in `snake_case`
 /// (`empty_question`, `not_found`, …); a code, once published, keeps its meaning.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum ErrorCode {
     // 400: the input is wrong; the message says how.
@@ -723,9 +751,23 @@ impl ErrorCode {
     pub fn status(self) -> u16 {
         use ErrorCode::*;
         match self {
-            EmptyQuestion | QuestionTooLong | MalformedJson | MissingJsonContentType | InvalidJsonFields
-            | BadParameter | BadLimit | UnknownQuestion | UnknownOption | DuplicateAnswer | MissingAnswer
-            | InvalidAnswer | InvalidCustomValue | UnknownAssumption | BadScope | BadName | BadPhrasings
+            EmptyQuestion
+            | QuestionTooLong
+            | MalformedJson
+            | MissingJsonContentType
+            | InvalidJsonFields
+            | BadParameter
+            | BadLimit
+            | UnknownQuestion
+            | UnknownOption
+            | DuplicateAnswer
+            | MissingAnswer
+            | InvalidAnswer
+            | InvalidCustomValue
+            | UnknownAssumption
+            | BadScope
+            | BadName
+            | BadPhrasings
             | BadInput => 400,
             Unauthenticated => 401,
             Forbidden | CrossOrigin => 403,
@@ -744,6 +786,7 @@ impl ErrorCode {
 /// Every API error: a stable machine `code` and a message a person can act on. The
 /// same value is what a server function's caller and a page see (as its message).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, thiserror::Error)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 #[error("{message}")]
 pub struct ApiError {
     /// Stable machine code; its HTTP status is [`ErrorCode::status`].
@@ -798,6 +841,7 @@ impl ApiError {
 
 /// `GET /api/v1/threads/{id}`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct ThreadView {
     /// The thread's id.
     pub id: String,
@@ -815,6 +859,7 @@ pub struct ThreadView {
 
 /// An answer of a stored thread: its history entry and the rows it showed.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct StoredAnswer {
     /// The answer's history entry (question, SQL, assumptions, choices, when).
     pub history: HistoryItem,
@@ -825,6 +870,7 @@ pub struct StoredAnswer {
 
 /// One message of a thread.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct ThreadMessage {
     /// `user` or `assistant`.
     pub role: String,
@@ -844,6 +890,7 @@ pub struct ThreadMessage {
 
 /// One past question (F19).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct HistoryItem {
     /// The entry's id.
     pub id: String,
@@ -871,6 +918,7 @@ pub struct HistoryItem {
 
 /// One of the user's API tokens, as listed in Settings (never the secret).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct ApiTokenItem {
     /// Id (to revoke it).
     pub id: i64,
@@ -890,6 +938,7 @@ pub struct ApiTokenItem {
 
 /// A token just created: its listing and the secret, shown this once.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct CreatedApiToken {
     pub token: ApiTokenItem,
     /// The bearer secret; not stored, never shown again.
@@ -898,6 +947,7 @@ pub struct CreatedApiToken {
 
 /// One learned preference (F12, F13).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct PreferenceItem {
     /// Id (for `DELETE /api/v1/preferences/{id}`).
     pub id: i64,
@@ -922,6 +972,7 @@ pub struct PreferenceItem {
 
 /// The optional language model as administrators see it on the Settings page (F24).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct LanguageModelStatus {
     /// `CLARION_LLM_URL` is set on this server.
     pub configured: bool,
@@ -944,6 +995,7 @@ pub struct LanguageModelStatus {
 
 /// The Analytics page: everyone's clarification figures over a window of days.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct Analytics {
     /// First day of the window (ISO date, UTC).
     pub since: String,
@@ -965,6 +1017,7 @@ pub struct Analytics {
 
 /// A verified question in force and its use, for Analytics.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct VerifiedUse {
     /// Its name.
     pub name: String,
@@ -976,6 +1029,7 @@ pub struct VerifiedUse {
 
 /// The language model's calls on one day (UTC): never what was sent or received.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct ModelCallsDay {
     /// ISO date (UTC).
     pub date: String,
@@ -991,6 +1045,7 @@ pub struct ModelCallsDay {
 
 /// The counts of one day (or of the whole window in [`Analytics::totals`]).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct AnalyticsDay {
     /// ISO date (UTC); the last day for totals.
     pub date: String,
@@ -1038,6 +1093,7 @@ fn ratio(part: i64, whole: i64) -> Option<f64> {
 
 /// One ambiguous term and what people chose for it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct AnalyticsTerm {
     /// The ambiguity id (`term:large@wounds`).
     pub id: String,
@@ -1053,6 +1109,7 @@ pub struct AnalyticsTerm {
 
 /// One choice and how often it was made.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct AnalyticsChoice {
     /// The option's label, "A custom value" or "I don't know".
     pub label: String,

@@ -10,8 +10,8 @@ use crate::orchestrator::{Orchestrator, OrchestratorError};
 use crate::store::{Store, StoreError};
 use app::backend::{AuthUser, Backend, BackendError};
 use app::protocol::{
-    Answer, ErrorCode, AskRequest, ClarifyRequest, HistoryItem, PreferenceItem, QueryOutcome, ReviseRequest, Settings,
-    ThreadView,
+    Answer, AskRequest, ClarifyRequest, ErrorCode, HistoryItem, PreferenceItem, QueryOutcome, ReviseRequest,
+    Settings, ThreadView,
 };
 
 /// The backend handed to server functions through Leptos context.

@@ -665,11 +665,17 @@ async fn the_settings_page_switch_shows_the_endpoint_and_breaker_to_administrato
     let backend = api.state.backend.clone();
     assert!(matches!(
         backend.language_model(&clinician).await,
-        Err(app::backend::BackendError { code: app::protocol::ErrorCode::Forbidden, .. })
+        Err(app::backend::BackendError {
+            code: app::protocol::ErrorCode::Forbidden,
+            ..
+        })
     ));
     assert!(matches!(
         backend.set_language_model(&clinician, false).await,
-        Err(app::backend::BackendError { code: app::protocol::ErrorCode::Forbidden, .. })
+        Err(app::backend::BackendError {
+            code: app::protocol::ErrorCode::Forbidden,
+            ..
+        })
     ));
     let s = backend.language_model(&admin).await.unwrap();
     assert!(s.configured && s.enabled && s.key_set, "{s:?}");

@@ -11,49 +11,53 @@
 use crate::auth::CurrentUser;
 use crate::orchestrator::OrchestratorError;
 use crate::state::AppState;
-use app::protocol::{self, AskRequest, ErrorCode, ClarifyRequest, QueryOutcome, ReviseRequest, Settings};
+use app::protocol::{self, AskRequest, ClarifyRequest, ErrorCode, QueryOutcome, ReviseRequest, Settings};
 use axum::extract::rejection::JsonRejection;
 use axum::extract::{FromRequest, Path, Query, Request, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use axum::routing::{delete, get, post};
 use axum::{Json, Router};
 use serde::Deserialize;
+use utoipa::OpenApi as _;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
 pub mod access;
 pub mod openapi;
 pub mod verified;
 
-/// Every route of the API (paths as in the OpenAPI document).
+/// The API: every route with its OpenAPI operation (one list, so the document and the
+/// router cannot disagree).
+fn api() -> OpenApiRouter<AppState> {
+    OpenApiRouter::with_openapi(openapi::ApiDoc::openapi())
+        .routes(routes!(query))
+        .routes(routes!(clarify))
+        .routes(routes!(cancel))
+        .routes(routes!(revise))
+        .routes(routes!(thread))
+        .routes(routes!(history))
+        .routes(routes!(history_rows))
+        .routes(routes!(settings, save_settings))
+        .routes(routes!(preferences))
+        .routes(routes!(delete_preference))
+        .routes(routes!(openapi_document))
+        .routes(routes!(language_model, switch_language_model))
+        .routes(routes!(access::me))
+        .routes(routes!(access::users))
+        .routes(routes!(access::set_scope))
+        .routes(routes!(verified::list))
+        .routes(routes!(verified::create))
+        .routes(routes!(verified::edit, verified::retire))
+}
+
+/// Every route of the API.
 pub fn routes() -> Router<AppState> {
-    Router::new()
-        .route("/api/v1/query", post(query))
-        .route("/api/v1/query/clarify", post(clarify))
-        .route("/api/v1/query/cancel", post(cancel))
-        .route("/api/v1/query/revise", post(revise))
-        .route("/api/v1/threads/{id}", get(thread))
-        .route("/api/v1/history", get(history))
-        .route("/api/v1/history/{id}/rows", post(history_rows))
-        .route("/api/v1/settings", get(settings).put(save_settings))
-        .route("/api/v1/preferences", get(preferences))
-        .route("/api/v1/preferences/{id}", delete(delete_preference))
-        .route("/api/v1/openapi.json", get(openapi_document))
-        .route(
-            "/api/v1/admin/language-model",
-            get(language_model).put(switch_language_model),
-        )
-        .route("/api/v1/me", get(access::me))
-        .route("/api/v1/admin/users", get(access::users))
-        .route(
-            "/api/v1/admin/users/{id}/clinics",
-            axum::routing::put(access::set_scope),
-        )
-        .route("/api/v1/verified", get(verified::list))
-        .route("/api/v1/admin/verified", post(verified::create))
-        .route(
-            "/api/v1/admin/verified/{id}",
-            axum::routing::put(verified::edit).delete(verified::retire),
-        )
+    api().split_for_parts().0
+}
+
+/// The OpenAPI document as generated from the handlers and types (see [`openapi::document`]).
+pub fn generated() -> utoipa::openapi::OpenApi {
+    api().split_for_parts().1
 }
 
 /// An API error response (see [`crate::error::ErrorResponse`]).
@@ -91,6 +95,24 @@ fn outcome(o: QueryOutcome) -> Response {
     }
 }
 
+#[utoipa::path(
+    post,
+    path = "/api/v1/query",
+    operation_id = "ask",
+    summary = "Ask a question",
+    request_body = AskRequest,
+    responses(
+        (status = 200, description = "The answer (`status`: `answered`)", body = QueryOutcome),
+        (status = 202, description = "One clarification round first (`status`: `needs_clarification`)", body = QueryOutcome),
+        (status = 400, description = "Bad input: the message says what is wrong", body = app::protocol::ApiError),
+        (status = 401, description = "Not signed in (session cookie or bearer token)", body = app::protocol::ApiError),
+        (status = 413, description = "Request body too large", body = app::protocol::ApiError),
+        (status = 422, description = "A question Clarion does not answer (out of domain, a data change, …)", body = app::protocol::ApiError),
+        (status = 429, description = "Too many of your questions are running at once", body = app::protocol::ApiError),
+        (status = 504, description = "The query ran past its time limit", body = app::protocol::ApiError),
+        (status = 500, description = "Server fault (logged with the reference shown)", body = app::protocol::ApiError)
+    )
+)]
 #[tracing::instrument(skip_all)]
 async fn query(
     State(state): State<AppState>,
@@ -100,6 +122,26 @@ async fn query(
     Ok(outcome(state.orchestrator.ask(user.id, &req).await?))
 }
 
+#[utoipa::path(
+    post,
+    path = "/api/v1/query/clarify",
+    operation_id = "clarify",
+    summary = "Answer a clarification round",
+    request_body = ClarifyRequest,
+    responses(
+        (status = 200, description = "The answer (`status`: `answered`)", body = QueryOutcome),
+        (status = 202, description = "One clarification round first (`status`: `needs_clarification`)", body = QueryOutcome),
+        (status = 400, description = "Bad input: the message says what is wrong", body = app::protocol::ApiError),
+        (status = 401, description = "Not signed in (session cookie or bearer token)", body = app::protocol::ApiError),
+        (status = 404, description = "Unknown, expired or another user's id", body = app::protocol::ApiError),
+        (status = 409, description = "The round was already answered or cancelled", body = app::protocol::ApiError),
+        (status = 413, description = "Request body too large", body = app::protocol::ApiError),
+        (status = 422, description = "A question Clarion does not answer (out of domain, a data change, …)", body = app::protocol::ApiError),
+        (status = 429, description = "Too many of your questions are running at once", body = app::protocol::ApiError),
+        (status = 504, description = "The query ran past its time limit", body = app::protocol::ApiError),
+        (status = 500, description = "Server fault (logged with the reference shown)", body = app::protocol::ApiError)
+    )
+)]
 #[tracing::instrument(skip_all)]
 async fn clarify(
     State(state): State<AppState>,
@@ -111,6 +153,22 @@ async fn clarify(
 
 /// Cancel a round: it counts as abandoned at once (204). A round already answered is
 /// a 409; an unknown or foreign id 404; an expired one is already closed (204).
+#[utoipa::path(
+    post,
+    path = "/api/v1/query/cancel",
+    operation_id = "cancel",
+    summary = "Cancel a clarification round (it counts as abandoned at once)",
+    request_body = protocol::CancelRequest,
+    responses(
+        (status = 204, description = "Cancelled (or already expired)"),
+        (status = 400, description = "Bad input: the message says what is wrong", body = app::protocol::ApiError),
+        (status = 401, description = "Not signed in (session cookie or bearer token)", body = app::protocol::ApiError),
+        (status = 404, description = "Unknown, expired or another user's id", body = app::protocol::ApiError),
+        (status = 409, description = "The round was already answered or cancelled", body = app::protocol::ApiError),
+        (status = 413, description = "Request body too large", body = app::protocol::ApiError),
+        (status = 500, description = "Server fault (logged with the reference shown)", body = app::protocol::ApiError)
+    )
+)]
 #[tracing::instrument(skip_all)]
 async fn cancel(
     State(state): State<AppState>,
@@ -121,6 +179,24 @@ async fn cancel(
     Ok(StatusCode::NO_CONTENT.into_response())
 }
 
+#[utoipa::path(
+    post,
+    path = "/api/v1/query/revise",
+    operation_id = "revise",
+    summary = "Change one assumption of an answer and re-run, keeping every other choice",
+    request_body = ReviseRequest,
+    responses(
+        (status = 200, description = "The answer (`status`: `answered`)", body = QueryOutcome),
+        (status = 400, description = "Bad input: the message says what is wrong", body = app::protocol::ApiError),
+        (status = 401, description = "Not signed in (session cookie or bearer token)", body = app::protocol::ApiError),
+        (status = 404, description = "Unknown, expired or another user's id", body = app::protocol::ApiError),
+        (status = 413, description = "Request body too large", body = app::protocol::ApiError),
+        (status = 422, description = "A question Clarion does not answer (out of domain, a data change, …)", body = app::protocol::ApiError),
+        (status = 429, description = "Too many of your questions are running at once", body = app::protocol::ApiError),
+        (status = 504, description = "The query ran past its time limit", body = app::protocol::ApiError),
+        (status = 500, description = "Server fault (logged with the reference shown)", body = app::protocol::ApiError)
+    )
+)]
 #[tracing::instrument(skip_all)]
 async fn revise(
     State(state): State<AppState>,
@@ -131,6 +207,19 @@ async fn revise(
     Ok(outcome(QueryOutcome::Answered(answer)))
 }
 
+#[utoipa::path(
+    get,
+    path = "/api/v1/threads/{id}",
+    operation_id = "thread",
+    summary = "A thread with its messages and stored answers",
+    params(("id" = String, Path, description = "The thread's id")),
+    responses(
+        (status = 200, description = "The thread", body = protocol::ThreadView),
+        (status = 401, description = "Not signed in (session cookie or bearer token)", body = app::protocol::ApiError),
+        (status = 404, description = "Unknown, expired or another user's id", body = app::protocol::ApiError),
+        (status = 500, description = "Server fault (logged with the reference shown)", body = app::protocol::ApiError)
+    )
+)]
 #[tracing::instrument(skip_all)]
 async fn thread(
     State(state): State<AppState>,
@@ -141,6 +230,19 @@ async fn thread(
 }
 
 /// `GET /api/v1/history?limit=N`: 1 to 500 (default 50); anything else is a JSON 400.
+#[utoipa::path(
+    get,
+    path = "/api/v1/history",
+    operation_id = "history",
+    summary = "Your past questions, newest first",
+    params(("limit" = Option<i64>, Query, minimum = 1, maximum = 500, description = "How many entries (default 50)")),
+    responses(
+        (status = 200, description = "History", body = Vec<protocol::HistoryItem>),
+        (status = 400, description = "Bad input: the message says what is wrong", body = app::protocol::ApiError),
+        (status = 401, description = "Not signed in (session cookie or bearer token)", body = app::protocol::ApiError),
+        (status = 500, description = "Server fault (logged with the reference shown)", body = app::protocol::ApiError)
+    )
+)]
 #[tracing::instrument(skip_all)]
 async fn history(
     State(state): State<AppState>,
@@ -172,6 +274,22 @@ async fn history(
 const HISTORY_MAX: i64 = 500;
 
 /// The rows of a stored answer, computed again now (records nothing).
+#[utoipa::path(
+    post,
+    path = "/api/v1/history/{id}/rows",
+    operation_id = "history_rows",
+    summary = "The rows of a past answer, computed again now from its stored plan (audited; nothing is added to the thread or history)",
+    params(("id" = String, Path, description = "The history entry's id (an answer's `history_id`)")),
+    responses(
+        (status = 200, description = "The rows as of now", body = protocol::ResultTable),
+        (status = 401, description = "Not signed in (session cookie or bearer token)", body = app::protocol::ApiError),
+        (status = 404, description = "Unknown, expired or another user's id", body = app::protocol::ApiError),
+        (status = 413, description = "Request body too large", body = app::protocol::ApiError),
+        (status = 429, description = "Too many of your questions are running at once", body = app::protocol::ApiError),
+        (status = 504, description = "The query ran past its time limit", body = app::protocol::ApiError),
+        (status = 500, description = "Server fault (logged with the reference shown)", body = app::protocol::ApiError)
+    )
+)]
 #[tracing::instrument(skip_all)]
 async fn history_rows(
     State(state): State<AppState>,
@@ -182,7 +300,7 @@ async fn history_rows(
 }
 
 /// The administrators' runtime switch of the language model (F24).
-#[derive(Debug, serde::Serialize, Deserialize)]
+#[derive(Debug, serde::Serialize, Deserialize, utoipa::ToSchema)]
 struct LanguageModelSwitch {
     enabled: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -208,6 +326,18 @@ async fn language_model_state(state: &AppState) -> Result<LanguageModelSwitch, A
     })
 }
 
+#[utoipa::path(
+    get,
+    path = "/api/v1/admin/language-model",
+    operation_id = "language_model",
+    summary = "The language model's switch (administrators)",
+    responses(
+        (status = 200, description = "Switch", body = LanguageModelSwitch),
+        (status = 401, description = "Not signed in (session cookie or bearer token)", body = app::protocol::ApiError),
+        (status = 403, description = "Needs an administrator account, or the request came from another site", body = app::protocol::ApiError),
+        (status = 500, description = "Server fault (logged with the reference shown)", body = app::protocol::ApiError)
+    )
+)]
 #[tracing::instrument(skip_all)]
 async fn language_model(
     State(state): State<AppState>,
@@ -216,6 +346,21 @@ async fn language_model(
     Ok(Json(language_model_state(&state).await?).into_response())
 }
 
+#[utoipa::path(
+    put,
+    path = "/api/v1/admin/language-model",
+    operation_id = "switch_language_model",
+    summary = "Switch the language model on or off for every replica (administrators)",
+    request_body = LanguageModelSwitch,
+    responses(
+        (status = 200, description = "Switch", body = LanguageModelSwitch),
+        (status = 400, description = "Bad input: the message says what is wrong", body = app::protocol::ApiError),
+        (status = 401, description = "Not signed in (session cookie or bearer token)", body = app::protocol::ApiError),
+        (status = 403, description = "Needs an administrator account, or the request came from another site", body = app::protocol::ApiError),
+        (status = 413, description = "Request body too large", body = app::protocol::ApiError),
+        (status = 500, description = "Server fault (logged with the reference shown)", body = app::protocol::ApiError)
+    )
+)]
 #[tracing::instrument(skip_all)]
 async fn switch_language_model(
     State(state): State<AppState>,
@@ -231,6 +376,17 @@ async fn switch_language_model(
     Ok(Json(language_model_state(&state).await?).into_response())
 }
 
+#[utoipa::path(
+    get,
+    path = "/api/v1/settings",
+    operation_id = "settings",
+    summary = "Your settings",
+    responses(
+        (status = 200, description = "Settings", body = Settings),
+        (status = 401, description = "Not signed in (session cookie or bearer token)", body = app::protocol::ApiError),
+        (status = 500, description = "Server fault (logged with the reference shown)", body = app::protocol::ApiError)
+    )
+)]
 #[tracing::instrument(skip_all)]
 async fn settings(
     State(state): State<AppState>,
@@ -239,6 +395,20 @@ async fn settings(
     Ok(Json(state.orchestrator.settings(user.id).await?).into_response())
 }
 
+#[utoipa::path(
+    put,
+    path = "/api/v1/settings",
+    operation_id = "save_settings",
+    summary = "Change your settings",
+    request_body = Settings,
+    responses(
+        (status = 200, description = "Saved settings", body = Settings),
+        (status = 400, description = "Bad input: the message says what is wrong", body = app::protocol::ApiError),
+        (status = 401, description = "Not signed in (session cookie or bearer token)", body = app::protocol::ApiError),
+        (status = 413, description = "Request body too large", body = app::protocol::ApiError),
+        (status = 500, description = "Server fault (logged with the reference shown)", body = app::protocol::ApiError)
+    )
+)]
 #[tracing::instrument(skip_all)]
 async fn save_settings(
     State(state): State<AppState>,
@@ -248,6 +418,17 @@ async fn save_settings(
     Ok(Json(state.orchestrator.save_settings(user.id, &s).await?).into_response())
 }
 
+#[utoipa::path(
+    get,
+    path = "/api/v1/preferences",
+    operation_id = "preferences",
+    summary = "Your learned and remembered choices",
+    responses(
+        (status = 200, description = "Preferences", body = Vec<protocol::PreferenceItem>),
+        (status = 401, description = "Not signed in (session cookie or bearer token)", body = app::protocol::ApiError),
+        (status = 500, description = "Server fault (logged with the reference shown)", body = app::protocol::ApiError)
+    )
+)]
 #[tracing::instrument(skip_all)]
 async fn preferences(
     State(state): State<AppState>,
@@ -256,17 +437,40 @@ async fn preferences(
     Ok(Json(state.orchestrator.preferences(user.id).await?).into_response())
 }
 
+#[utoipa::path(
+    delete,
+    path = "/api/v1/preferences/{id}",
+    operation_id = "delete_preference",
+    summary = "Forget a learned preference",
+    params(("id" = String, Path, description = "The preference's id")),
+    responses(
+        (status = 204, description = "Deleted"),
+        (status = 401, description = "Not signed in (session cookie or bearer token)", body = app::protocol::ApiError),
+        (status = 404, description = "Unknown, expired or another user's id", body = app::protocol::ApiError),
+        (status = 500, description = "Server fault (logged with the reference shown)", body = app::protocol::ApiError)
+    )
+)]
 #[tracing::instrument(skip_all)]
 async fn delete_preference(
     State(state): State<AppState>,
     CurrentUser(user): CurrentUser,
     Path(id): Path<String>,
 ) -> Result<Response, ApiError> {
-    let id: i64 = id.parse().map_err(|_| ApiError::from(protocol::ApiError::not_found()))?;
+    let id: i64 = id
+        .parse()
+        .map_err(|_| ApiError::from(protocol::ApiError::not_found()))?;
     state.orchestrator.delete_preference(user.id, id).await?;
     Ok(StatusCode::NO_CONTENT.into_response())
 }
 
+#[utoipa::path(
+    get,
+    path = "/api/v1/openapi.json",
+    operation_id = "openapi",
+    summary = "This document",
+    responses((status = 200, description = "The OpenAPI document", content_type = "application/json")),
+    security(())
+)]
 async fn openapi_document() -> Response {
     Json(openapi::document()).into_response()
 }

@@ -6,12 +6,12 @@
 //! is refused with a message saying what is wrong. Pure: no I/O, nothing stored.
 
 use super::OrchestratorError;
-use app::protocol::ErrorCode;
 use crate::engine::{
     AllowedValuesSnapshot, Ambiguity, CustomValue, Resolution, Resolutions, parse_custom_constraint,
 };
 use crate::semantic::{Constraint, SemanticModel, Value, unit_symbol};
 use crate::store::{Preference, PreferenceChoice};
+use app::protocol::ErrorCode;
 use chrono::NaiveDate;
 use std::collections::BTreeMap;
 

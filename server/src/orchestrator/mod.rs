@@ -47,9 +47,10 @@ use crate::store::{
 };
 use crate::warehouse::exec::{ExecError, Warehouse};
 use crate::warehouse::{AllowedValuesProvider, ColumnSpec};
-use app::protocol::{ApiError, ErrorCode, 
-    Answer, AskRequest, ClarificationRound, ClarifyRequest, HistoryItem, PreferenceItem, QueryOutcome,
-    ResultTable, ReviseRequest, Settings, StoredAnswer, ThinkingStep, ThreadMessage, ThreadView,
+use app::protocol::{
+    Answer, ApiError, AskRequest, ClarificationRound, ClarifyRequest, ErrorCode, HistoryItem, PreferenceItem,
+    QueryOutcome, ResultTable, ReviseRequest, Settings, StoredAnswer, ThinkingStep, ThreadMessage,
+    ThreadView,
 };
 use chrono::{DateTime, NaiveDate, Utc};
 use serde::{Deserialize, Serialize};
@@ -124,9 +125,10 @@ impl OrchestratorError {
             | OrchestratorError::Refused { message, .. }
             | OrchestratorError::Busy(message) => ApiError::new(code, message),
             OrchestratorError::NotFound => ApiError::not_found(),
-            OrchestratorError::Conflict(why) => {
-                ApiError::new(code, format!("That clarification can no longer be answered: {why}."))
-            }
+            OrchestratorError::Conflict(why) => ApiError::new(
+                code,
+                format!("That clarification can no longer be answered: {why}."),
+            ),
             OrchestratorError::Timeout(d) => ApiError::new(
                 code,
                 format!(

@@ -128,8 +128,8 @@ impl Orchestrator {
             resolutions: resume.resolutions,
             context: resume.context,
         };
-        let phrasings =
-            phrasings(&entry.question, given).map_err(|m| OrchestratorError::bad(ErrorCode::BadPhrasings, m))?;
+        let phrasings = phrasings(&entry.question, given)
+            .map_err(|m| OrchestratorError::bad(ErrorCode::BadPhrasings, m))?;
         let definition_json = serde_json::to_string(&definition).map_err(OrchestratorError::internal)?;
         Ok(self
             .inner

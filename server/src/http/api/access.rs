@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 pub const MAX_SCOPE_CLINICS: usize = 1000;
 
 /// An account with its clinic scope.
-#[derive(Debug, Serialize, Deserialize)]
+#[derive(Debug, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct Account {
     pub id: i64,
     pub username: String,
@@ -30,7 +30,7 @@ pub struct Account {
 }
 
 /// A scope to set: every clinic, or exactly `clinic_ids` (may be empty: none).
-#[derive(Debug, Serialize, Deserialize)]
+#[derive(Debug, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ScopeChange {
     pub all_clinics: bool,
@@ -54,6 +54,17 @@ fn account(u: User, scope: &ClinicScope) -> Account {
 }
 
 /// `GET /api/v1/me`.
+#[utoipa::path(
+    get,
+    path = "/api/v1/me",
+    operation_id = "me",
+    summary = "Who you are and which clinics you may see",
+    responses(
+        (status = 200, description = "Your account", body = Account),
+        (status = 401, description = "Not signed in (session cookie or bearer token)", body = app::protocol::ApiError),
+        (status = 500, description = "Server fault (logged with the reference shown)", body = app::protocol::ApiError)
+    )
+)]
 #[tracing::instrument(skip_all)]
 pub async fn me(State(state): State<AppState>, CurrentUser(user): CurrentUser) -> Result<Response, ApiError> {
     let u = state.store.user_by_id(user.id).await.map_err(internal)?;
@@ -62,6 +73,18 @@ pub async fn me(State(state): State<AppState>, CurrentUser(user): CurrentUser) -
 }
 
 /// `GET /api/v1/admin/users`.
+#[utoipa::path(
+    get,
+    path = "/api/v1/admin/users",
+    operation_id = "users",
+    summary = "Every account with its clinic scope (administrators)",
+    responses(
+        (status = 200, description = "Accounts", body = Vec<Account>),
+        (status = 401, description = "Not signed in (session cookie or bearer token)", body = app::protocol::ApiError),
+        (status = 403, description = "Needs an administrator account, or the request came from another site", body = app::protocol::ApiError),
+        (status = 500, description = "Server fault (logged with the reference shown)", body = app::protocol::ApiError)
+    )
+)]
 #[tracing::instrument(skip_all)]
 pub async fn users(State(state): State<AppState>, AdminUser(_): AdminUser) -> Result<Response, ApiError> {
     let mut out = Vec::new();
@@ -90,6 +113,23 @@ pub fn checked(change: &ScopeChange) -> Result<ClinicScope, String> {
 }
 
 /// `PUT /api/v1/admin/users/{id}/clinics`.
+#[utoipa::path(
+    put,
+    path = "/api/v1/admin/users/{id}/clinics",
+    operation_id = "set_scope",
+    summary = "Set which clinics an account may see (administrators); applies to its next question",
+    params(("id" = String, Path, description = "The account's id")),
+    request_body = ScopeChange,
+    responses(
+        (status = 200, description = "The account with its new scope", body = Account),
+        (status = 400, description = "Bad input: the message says what is wrong", body = app::protocol::ApiError),
+        (status = 401, description = "Not signed in (session cookie or bearer token)", body = app::protocol::ApiError),
+        (status = 403, description = "Needs an administrator account, or the request came from another site", body = app::protocol::ApiError),
+        (status = 404, description = "Unknown, expired or another user's id", body = app::protocol::ApiError),
+        (status = 413, description = "Request body too large", body = app::protocol::ApiError),
+        (status = 500, description = "Server fault (logged with the reference shown)", body = app::protocol::ApiError)
+    )
+)]
 #[tracing::instrument(skip_all)]
 pub async fn set_scope(
     State(state): State<AppState>,
@@ -97,7 +137,9 @@ pub async fn set_scope(
     Path(id): Path<String>,
     ApiJson(change): ApiJson<ScopeChange>,
 ) -> Result<Response, ApiError> {
-    let id: i64 = id.parse().map_err(|_| ApiError::from(app::protocol::ApiError::not_found()))?;
+    let id: i64 = id
+        .parse()
+        .map_err(|_| ApiError::from(app::protocol::ApiError::not_found()))?;
     let scope = checked(&change).map_err(|m| ApiError::new(app::protocol::ErrorCode::BadScope, m))?;
     match state.store.set_clinic_scope(id, &scope).await {
         Ok(()) => {}

@@ -1,13 +1,16 @@
-//! The OpenAPI 3.1 document of JSON API v1, built from the protocol types' shapes.
-//!
-//! Written out here (no code generator), and kept honest by tests: every protocol type
-//! is serialized with every optional field filled and checked against its schema (no
-//! undocumented field, no missing required one), and every endpoint in [`ENDPOINTS`]
-//! is routed and documented. Pure data: no I/O.
+//! The OpenAPI 3.1 document of JSON API v1, generated from the code: every schema
+//! from the protocol types (`utoipa::ToSchema`, derived only in the server build so the
+//! wasm does not grow), every operation from the `#[utoipa::path]` on its handler, and
+//! the routes and the document from one `OpenApiRouter` (they cannot diverge). Added
+//! here: the security schemes and the links from an answer or a round to what can
+//! follow it (clarify, cancel, revise, thread, rows), which API clients and
+//! schemathesis' stateful phase follow. Pure data: no I/O.
 
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
+use std::sync::OnceLock;
 
-/// Every endpoint of the API: (method, path).
+/// Every endpoint of the API: (method, path). An independent list: tests check the
+/// document and the router both have exactly these.
 pub const ENDPOINTS: &[(&str, &str)] = &[
     ("post", "/api/v1/query"),
     ("post", "/api/v1/query/clarify"),
@@ -32,614 +35,99 @@ pub const ENDPOINTS: &[(&str, &str)] = &[
     ("delete", "/api/v1/admin/verified/{id}"),
 ];
 
-fn string() -> Value {
-    json!({"type": "string"})
-}
-fn integer() -> Value {
-    json!({"type": "integer", "format": "int64"})
-}
-fn uint() -> Value {
-    json!({"type": "integer", "format": "int32", "minimum": 0})
-}
-fn number() -> Value {
-    json!({"type": "number"})
-}
-fn boolean() -> Value {
-    json!({"type": "boolean"})
-}
-fn array(items: Value) -> Value {
-    json!({"type": "array", "items": items})
-}
-fn r(name: &str) -> Value {
-    json!({"$ref": format!("#/components/schemas/{name}")})
-}
-fn enumeration(values: &[&str]) -> Value {
-    json!({"type": "string", "enum": values})
-}
+/// The document's root: title, description, who may call it.
+#[derive(utoipa::OpenApi)]
+#[openapi(
+    info(
+        title = "Clarion API",
+        version = "1.0.0",
+        description = "Ask questions of wound-care data in plain English. Ambiguous questions get one \
+            structured clarification round (202) unless `interactive` is false. Every error is \
+            `{code, message}`; `code` is one of `ErrorCode` and decides the status."
+    ),
+    modifiers(&Security),
+    security(("bearer" = []), ("session" = [])),
+    components(schemas(app::protocol::ErrorCode))
+)]
+pub struct ApiDoc;
 
-/// An object schema: `required` fields always present, `optional` ones may be absent.
-fn object(description: &str, required: &[(&str, Value)], optional: &[(&str, Value)]) -> Value {
-    let mut props = Map::new();
-    for (k, v) in required.iter().chain(optional) {
-        props.insert((*k).to_owned(), v.clone());
+/// Bearer tokens (Settings → API tokens) and the browser's session cookie.
+struct Security;
+
+impl utoipa::Modify for Security {
+    fn modify(&self, doc: &mut utoipa::openapi::OpenApi) {
+        use utoipa::openapi::security::{ApiKey, ApiKeyValue, HttpAuthScheme, HttpBuilder, SecurityScheme};
+        let components = doc.components.get_or_insert_with(Default::default);
+        components.add_security_scheme(
+            "bearer",
+            SecurityScheme::Http(HttpBuilder::new().scheme(HttpAuthScheme::Bearer).build()),
+        );
+        components.add_security_scheme(
+            "session",
+            SecurityScheme::ApiKey(ApiKey::Cookie(ApiKeyValue::new(
+                crate::auth::token::SESSION_COOKIE,
+            ))),
+        );
     }
-    json!({
-        "type": "object",
-        "description": description,
-        "properties": props,
-        "required": required.iter().map(|(k, _)| *k).collect::<Vec<_>>(),
-    })
 }
 
-/// The component schemas, by protocol type name.
-pub fn schemas() -> Map<String, Value> {
-    let mut s = Map::new();
-    let mut add = |name: &str, v: Value| {
-        s.insert(name.to_owned(), v);
-    };
-    add(
-        "AskRequest",
-        object(
-            "A question, optionally in an existing thread.",
-            &[(
-                "question",
-                // what the server accepts: 1 to 1000 characters, at least one of them
-                // neither a space nor a control character
-                json!({"type": "string", "minLength": 1, "maxLength": crate::engine::MAX_QUESTION_CHARS, "pattern": "[^\\s\\u0000-\\u001f\\u007f]"}),
-            )],
-            &[("thread_id", string()), ("interactive", boolean())],
-        ),
-    );
-    add(
-        "ClarifyAnswer",
-        object(
-            "The answer to one question: exactly one of option_id, custom, in_own_words, dont_know. \
-             in_own_words is read (by the engine, then the language model when configured) and \
-             the round comes back with the reading as a preselected option to confirm.",
-            &[("question_id", string())],
-            &[
-                ("option_id", string()),
-                ("custom", string()),
-                ("in_own_words", string()),
-                ("dont_know", boolean()),
-                ("remember", boolean()),
-            ],
-        ),
-    );
-    add(
-        "ClarifyRequest",
-        object(
-            "The answers to one clarification round.",
-            &[
-                ("clarification_id", string()),
-                ("answers", array(r("ClarifyAnswer"))),
-            ],
-            &[],
-        ),
-    );
-    add(
-        "CancelRequest",
-        object(
-            "Close a clarification round without answering it.",
-            &[("clarification_id", string())],
-            &[],
-        ),
-    );
-    add(
-        "ReviseRequest",
-        object(
-            "Change one assumption of an answer and re-run.",
-            &[("history_id", string()), ("ambiguity_id", string())],
-            &[("option_id", string()), ("custom", string())],
-        ),
-    );
-    add(
-        "Choice",
-        object(
-            "One radio option; count (with counts_of, the records it counts: \"patients\") is absent when the preview was too slow.",
-            &[
-                ("id", string()),
-                ("label", string()),
-                ("description", string()),
-                ("default", boolean()),
-            ],
-            &[("count", integer()), ("counts_of", string())],
-        ),
-    );
-    add(
-        "CustomInput",
-        object(
-            "The custom value a question accepts.",
-            &[
-                (
-                    "kind",
-                    enumeration(&["none", "number", "date_range", "allowed_value", "free_constraint"]),
-                ),
-                ("placeholder", string()),
-                ("allowed_values", array(string())),
-            ],
-            &[("unit", string())],
-        ),
-    );
-    add(
-        "Question",
-        object(
-            "One question of a round, best guess preselected.",
-            &[
-                ("id", string()),
-                ("kind", string()),
-                ("text", string()),
-                ("reason", string()),
-                ("span_text", string()),
-                ("options", array(r("Choice"))),
-                ("custom", r("CustomInput")),
-            ],
-            &[],
-        ),
-    );
-    add(
-        "ThinkingStep",
-        object(
-            "One step of the thinking stream, with its measured duration.",
-            &[("name", string()), ("detail", string())],
-            &[("duration_ms", number())],
-        ),
-    );
-    add(
-        "Assumption",
-        object(
-            "One assumption badge.",
-            &[
-                ("piece", string()),
-                ("assumed", string()),
-                (
-                    "source",
-                    enumeration(&["default", "saved_definition", "low_confidence", "language_model"]),
-                ),
-                ("options", array(r("Choice"))),
-            ],
-            &[("ambiguity_id", string()), ("option_id", string())],
-        ),
-    );
-    add(
-        "OpenQuestion",
-        object(
-            "A question answered on its best guess (non-interactive mode).",
-            &[
-                ("id", string()),
-                ("text", string()),
-                ("assumed_option_id", string()),
-                ("options", array(r("Choice"))),
-            ],
-            &[],
-        ),
-    );
-    add(
-        "Suggestion",
-        object(
-            "A follow-up suggestion.",
-            &[("text", string()), ("kind", string()), ("cross_area", boolean())],
-            &[],
-        ),
-    );
-    add(
-        "ResultColumn",
-        object(
-            "One result column.",
-            &[
-                ("name", string()),
-                ("label", string()),
-                (
-                    "kind",
-                    enumeration(&["integer", "real", "text", "boolean", "date"]),
-                ),
-            ],
-            &[("unit", string())],
-        ),
-    );
-    add(
-        "ResultTable",
-        object(
-            "The rows of an answer.",
-            &[
-                ("columns", array(r("ResultColumn"))),
-                ("rows", array(array(json!({})))),
-                ("row_count", uint()),
-                ("truncated", boolean()),
-            ],
-            &[],
-        ),
-    );
-    let answer_fields = [
-        ("thread_id", string()),
-        ("history_id", string()),
-        ("question", string()),
-        ("restatement", string()),
-        ("assumptions", array(r("Assumption"))),
-        ("open_questions", array(r("OpenQuestion"))),
-        ("table", r("ResultTable")),
-        ("sql", string()),
-        ("param_count", uint()),
-        ("confidence", number()),
-        ("suggestions", array(r("Suggestion"))),
-        ("thinking", array(r("ThinkingStep"))),
-        ("rounds", uint()),
-        ("duration_ms", number()),
-    ];
-    let mut answered = answer_fields.to_vec();
-    answered.insert(0, ("status", enumeration(&["answered"])));
-    add(
-        "Answer",
-        object(
-            "An answer (HTTP 200). `verified` (\"Verified by <administrator> · <name>\") when an administrator's verified question answered it: its definition applied, nothing asked, the asker's clinic scope still in force. `notice`: something to know about how it came about (an expired clarification answered by running the question again).",
-            &answered,
-            &[("verified", string()), ("notice", string())],
-        ),
-    );
-    add(
-        "ClarificationRound",
-        object(
-            "One clarification round (HTTP 202).",
-            &[
-                ("status", enumeration(&["needs_clarification"])),
-                ("clarification_id", string()),
-                ("thread_id", string()),
-                ("round", uint()),
-                ("max_rounds", uint()),
-                ("reason", string()),
-                ("questions", array(r("Question"))),
-                ("understood_so_far", string()),
-                ("thinking", array(r("ThinkingStep"))),
-                ("expires_at", json!({"type": "string", "format": "date-time"})),
-            ],
-            &[],
-        ),
-    );
-    add(
-        "ApiError",
-        object(
-            "Every error: a stable code and a message a person can act on.",
-            &[("code", string()), ("message", string())],
-            &[],
-        ),
-    );
-    add(
-        "ThreadMessage",
-        object(
-            "One message of a thread.",
-            &[
-                ("role", enumeration(&["user", "assistant"])),
-                ("body", string()),
-                (
-                    "kind",
-                    enumeration(&["question", "answer", "clarification", "clarification_answer"]),
-                ),
-                ("created_at", string()),
-            ],
-            &[("history_id", string()), ("clarification_id", string())],
-        ),
-    );
-    add(
-        "ThreadView",
-        object(
-            "A thread and its messages.",
-            &[
-                ("id", string()),
-                ("title", string()),
-                ("created_at", string()),
-                ("messages", array(r("ThreadMessage"))),
-                ("answers", array(r("StoredAnswer"))),
-            ],
-            &[],
-        ),
-    );
-    add(
-        "StoredAnswer",
-        object(
-            "An answer of a stored thread, with the rows as they were shown (opening a thread runs nothing).",
-            &[("history", r("HistoryItem"))],
-            &[("table", r("ResultTable"))],
-        ),
-    );
-    add(
-        "HistoryItem",
-        object(
-            "One past question.",
-            &[
-                ("id", string()),
-                ("question", string()),
-                ("sql", string()),
-                ("assumptions", array(r("Assumption"))),
-                ("clarifications", uint()),
-                ("chosen", array(string())),
-                ("row_count", integer()),
-                ("duration_ms", integer()),
-                ("created_at", string()),
-            ],
-            &[("thread_id", string())],
-        ),
-    );
-    add(
-        "PreferenceItem",
-        object(
-            "One learned preference.",
-            &[
-                ("id", integer()),
-                ("signature", string()),
-                ("label", string()),
-                ("count", integer()),
-                ("remembered", boolean()),
-                ("offered_as_default", boolean()),
-            ],
-            &[("option_id", string())],
-        ),
-    );
-    add(
-        "LanguageModelSwitch",
-        object(
-            "The optional language model (F24): whether one is configured, and the administrators' runtime switch (all replicas).",
-            &[("enabled", boolean())],
-            &[
-                ("configured", boolean()),
-                ("model", string()),
-                ("endpoint", string()),
-            ],
-        ),
-    );
-    add(
-        "Account",
-        object(
-            "An account and the clinics it may see (issue 16): every clinic, or only `clinic_ids`. Every question, option count, picker and re-run is limited to them.",
-            &[
-                ("id", integer()),
-                ("username", string()),
-                ("display_name", string()),
-                ("is_admin", boolean()),
-                ("all_clinics", boolean()),
-                ("clinic_ids", array(integer())),
-            ],
-            &[],
-        ),
-    );
-    add(
-        "VerifiedQuestion",
-        object(
-            "A verified question (issue 16): an administrator's answered question with its clarifications. A new question that is one of its phrasings (compared in lower case, words only) or reads into the same plan is answered by it, asks nothing, and carries `verified`; the asker's clinic scope still applies.",
-            &[
-                ("id", integer()),
-                ("name", string()),
-                ("question", string()),
-                ("phrasings", array(string())),
-                ("verified_by", string()),
-                ("use_count", integer()),
-                ("created_at", json!({"type": "string", "format": "date-time"})),
-            ],
-            &[],
-        ),
-    );
-    add(
-        "VerifyRequest",
-        object(
-            "Promote one of your answers (its history_id) to a verified question: a name (1 to 120 characters) and phrasings to match (at most 50; the question's own is always one).",
-            &[("history_id", string()), ("name", string())],
-            &[("phrasings", array(string()))],
-        ),
-    );
-    add(
-        "VerifiedEdit",
-        object(
-            "A verified question's new name and phrasings (replacing the old ones; the question's own phrasing is kept).",
-            &[("name", string())],
-            &[("phrasings", array(string()))],
-        ),
-    );
-    add(
-        "ScopeChange",
-        object(
-            "A clinic scope to set: every clinic (`all_clinics: true`, no ids), or exactly `clinic_ids` (positive, at most 1000; empty means none). Applies to the account's next question.",
-            &[("all_clinics", boolean())],
-            &[("clinic_ids", array(integer()))],
-        ),
-    );
-    add(
-        "Settings",
-        object(
-            "How Clarion treats ambiguous questions for this user.",
-            &[
-                ("skip_clarifications", boolean()),
-                ("sensitivity", enumeration(&["fewer", "balanced", "more"])),
-            ],
-            &[],
-        ),
-    );
-    s
-}
-
-fn body(name: &str) -> Value {
-    json!({"required": true, "content": {"application/json": {"schema": r(name)}}})
-}
-
-fn reply(description: &str, schema: Value) -> Value {
-    json!({"description": description, "content": {"application/json": {"schema": schema}}})
-}
-
-fn errors(codes: &[&str]) -> Map<String, Value> {
-    let mut m = Map::new();
-    for c in codes {
-        let d = match *c {
-            "400" => "Bad input: the message says what is wrong",
-            "401" => "Not signed in (session cookie or bearer token)",
-            "404" => "Unknown, expired or another user's id",
-            "409" => "The round was already answered",
-            "413" => "Request body too large",
-            "422" => "A question Clarion does not answer (out of domain, a data change)",
-            "504" => "The query ran past its time limit",
-            _ => "Error",
-        };
-        m.insert((*c).to_owned(), reply(d, r("ApiError")));
+/// What can follow an operation's response: (operation, status, link name, link).
+fn links() -> Vec<(&'static str, &'static str, &'static str, Value)> {
+    let round = |op: &str| json!({"operationId": op, "requestBody": {"clarification_id": "$response.body#/clarification_id"}});
+    let thread = json!({"operationId": "thread", "parameters": {"id": "$response.body#/thread_id"}});
+    let rows = json!({"operationId": "history_rows", "parameters": {"id": "$response.body#/history_id"}});
+    let revise = json!({"operationId": "revise", "requestBody": {
+        "history_id": "$response.body#/history_id",
+        "ambiguity_id": "$response.body#/assumptions/0/ambiguity_id",
+        "option_id": "$response.body#/assumptions/0/options/0/id",
+    }});
+    let mut out = Vec::new();
+    for op in ["ask", "clarify"] {
+        out.push((op, "202", "AnswerRound", round("clarify")));
+        out.push((op, "202", "CancelRound", round("cancel")));
+        out.push((op, "200", "OpenThread", thread.clone()));
+        out.push((op, "200", "RowsAgain", rows.clone()));
+        out.push((op, "200", "Revise", revise.clone()));
     }
-    m.insert(
-        "500".into(),
-        reply("Server fault (logged with the reference shown)", r("ApiError")),
-    );
-    m
+    out.push(("revise", "200", "OpenThread", thread.clone()));
+    out.push(("revise", "200", "RowsAgain", rows));
+    let verified = |op: &str| json!({"operationId": op, "parameters": {"id": "$response.body#/id"}});
+    out.push(("verify", "201", "Edit", verified("edit_verified")));
+    out.push(("verify", "201", "Retire", verified("retire_verified")));
+    out
 }
 
-fn op(summary: &str, request: Option<&str>, ok: &[(&str, Value)], errs: &[&str]) -> Value {
-    let mut responses = errors(errs);
-    for (code, v) in ok {
-        responses.insert((*code).to_owned(), v.clone());
-    }
-    let mut o =
-        json!({"summary": summary, "responses": responses, "security": [{"bearer": []}, {"session": []}]});
-    if let Some(req) = request {
-        o["requestBody"] = body(req);
-    }
-    o
-}
-
-fn id_param(description: &str) -> Value {
-    json!([{"name": "id", "in": "path", "required": true, "description": description, "schema": {"type": "string"}}])
-}
-
-/// The whole OpenAPI document.
+/// The whole OpenAPI document (built once).
 pub fn document() -> Value {
-    let answer = reply("The answer", r("Answer"));
-    let round = reply("One clarification round first", r("ClarificationRound"));
-    let mut paths = Map::new();
-    paths.insert(
-        "/api/v1/query".into(),
-        json!({"post": op("Ask a question", Some("AskRequest"),
-            &[("200", answer.clone()), ("202", round.clone())], &["400", "401", "404", "413", "422", "504"])}),
-    );
-    paths.insert(
-        "/api/v1/query/clarify".into(),
-        json!({"post": op("Answer a clarification round", Some("ClarifyRequest"),
-            &[("200", answer.clone()), ("202", round)], &["400", "401", "404", "409", "413", "504"])}),
-    );
-    paths.insert(
-        "/api/v1/query/cancel".into(),
-        json!({"post": op("Cancel a clarification round (it counts as abandoned at once)", Some("CancelRequest"),
-            &[("204", json!({"description": "Cancelled (or already expired)"}))], &["400", "401", "404", "409", "413"])}),
-    );
-    paths.insert(
-        "/api/v1/query/revise".into(),
-        json!({"post": op("Change one assumption of an answer and re-run", Some("ReviseRequest"),
-            &[("200", answer)], &["400", "401", "404", "413", "504"])}),
-    );
-    let mut t = op(
-        "A thread with its messages",
-        None,
-        &[("200", reply("The thread", r("ThreadView")))],
-        &["401", "404"],
-    );
-    t["parameters"] = id_param("The thread's id");
-    paths.insert("/api/v1/threads/{id}".into(), json!({ "get": t }));
-    let mut h = op(
-        "Your past questions, newest first",
-        None,
-        &[("200", reply("History", array(r("HistoryItem"))))],
-        &["401"],
-    );
-    h["parameters"] = json!([{"name": "limit", "in": "query", "required": false, "schema": {"type": "integer", "minimum": 1, "maximum": 500}}]);
-    paths.insert("/api/v1/history".into(), json!({ "get": h }));
-    let mut rows = op(
-        "The rows of a past answer, computed again now from its stored plan (a POST: it runs a query, audited; nothing is added to the thread or history)",
-        None,
-        &[("200", reply("The rows as of now", r("ResultTable")))],
-        &["401", "404", "504"],
-    );
-    rows["parameters"] = id_param("The history entry's id (an answer's history_id)");
-    paths.insert("/api/v1/history/{id}/rows".into(), json!({ "post": rows }));
-    paths.insert(
-        "/api/v1/settings".into(),
-        json!({
-            "get": op("Your settings", None, &[("200", reply("Settings", r("Settings")))], &["401"]),
-            "put": op("Change your settings", Some("Settings"), &[("200", reply("Saved settings", r("Settings")))], &["400", "401", "413"]),
-        }),
-    );
-    paths.insert(
-        "/api/v1/admin/language-model".into(),
-        json!({
-            "get": op("The language model's switch (administrators)", None, &[("200", reply("Switch", r("LanguageModelSwitch")))], &["401", "403"]),
-            "put": op("Switch the language model on or off for every replica (administrators)", Some("LanguageModelSwitch"), &[("200", reply("Switch", r("LanguageModelSwitch")))], &["400", "401", "403", "413"]),
-        }),
-    );
-    paths.insert(
-        "/api/v1/me".into(),
-        json!({"get": op("Who you are and which clinics you may see", None, &[("200", reply("Your account", r("Account")))], &["401"])}),
-    );
-    paths.insert(
-        "/api/v1/admin/users".into(),
-        json!({"get": op("Every account with its clinic scope (administrators)", None, &[("200", reply("Accounts", array(r("Account"))))], &["401", "403"])}),
-    );
-    let mut sc = op(
-        "Set which clinics an account may see (administrators); applies to its next question",
-        Some("ScopeChange"),
-        &[("200", reply("The account with its new scope", r("Account")))],
-        &["400", "401", "403", "404", "413"],
-    );
-    sc["parameters"] = id_param("The account's id");
-    paths.insert(
-        "/api/v1/verified".into(),
-        json!({"get": op("The verified questions in force", None, &[("200", reply("Verified questions", array(r("VerifiedQuestion"))))], &["401"])}),
-    );
-    paths.insert(
-        "/api/v1/admin/verified".into(),
-        json!({"post": op("Promote one of your answers to a verified question (administrators)", Some("VerifyRequest"), &[("201", reply("The verified question", r("VerifiedQuestion")))], &["400", "401", "403", "404", "413"])}),
-    );
-    let mut ve = op(
-        "Rename a verified question and replace its phrasings (administrators)",
-        Some("VerifiedEdit"),
-        &[("200", reply("The verified question", r("VerifiedQuestion")))],
-        &["400", "401", "403", "404", "413"],
-    );
-    ve["parameters"] = id_param("The verified question's id");
-    let mut vr = op(
-        "Retire a verified question: new questions no longer match it (administrators)",
-        None,
-        &[("204", json!({"description": "Retired"}))],
-        &["401", "403", "404"],
-    );
-    vr["parameters"] = id_param("The verified question's id");
-    paths.insert(
-        "/api/v1/admin/verified/{id}".into(),
-        json!({ "put": ve, "delete": vr }),
-    );
-    paths.insert("/api/v1/admin/users/{id}/clinics".into(), json!({ "put": sc }));
-    paths.insert(
-        "/api/v1/preferences".into(),
-        json!({"get": op("Your learned preferences", None, &[("200", reply("Preferences", array(r("PreferenceItem"))))], &["401"])}),
-    );
-    let mut d = op(
-        "Delete a learned preference",
-        None,
-        &[("204", json!({"description": "Deleted"}))],
-        &["401", "404"],
-    );
-    d["parameters"] = id_param("The preference's id");
-    paths.insert("/api/v1/preferences/{id}".into(), json!({ "delete": d }));
-    paths.insert(
-        "/api/v1/openapi.json".into(),
-        json!({"get": {"summary": "This document", "security": [], "responses": {"200": {"description": "The OpenAPI document", "content": {"application/json": {}}}}}}),
-    );
-    json!({
-        "openapi": "3.1.0",
-        "info": {
-            "title": "Clarion API",
-            "version": "1.0.0",
-            "description": "Ask questions of wound-care data in plain English. Ambiguous questions get one \
-                structured clarification round (202) unless `interactive` is false.",
-        },
-        "paths": paths,
-        "components": {
-            "schemas": schemas(),
-            "securitySchemes": {
-                "bearer": {"type": "http", "scheme": "bearer"},
-                "session": {"type": "apiKey", "in": "cookie", "name": crate::auth::token::SESSION_COOKIE},
-            },
-        },
+    static DOC: OnceLock<Value> = OnceLock::new();
+    DOC.get_or_init(|| {
+        let mut doc = serde_json::to_value(super::generated()).unwrap_or_else(|_| json!({}));
+        for (op, status, name, link) in links() {
+            for item in doc["paths"]
+                .as_object_mut()
+                .into_iter()
+                .flat_map(|p| p.values_mut())
+            {
+                for operation in item.as_object_mut().into_iter().flat_map(|o| o.values_mut()) {
+                    if operation["operationId"] == op
+                        && let Some(response) = operation["responses"].get_mut(status)
+                    {
+                        response["links"][name] = link.clone();
+                    }
+                }
+            }
+        }
+        doc
     })
+    .clone()
+}
+
+/// The component schemas, by name.
+pub fn schemas() -> serde_json::Map<String, Value> {
+    document()["components"]["schemas"]
+        .as_object()
+        .cloned()
+        .unwrap_or_default()
 }
 
 #[cfg(test)]
@@ -647,20 +135,77 @@ mod tests {
     use super::*;
     use app::protocol::*;
 
-    /// Checks `value` against `schema` (objects, arrays, refs, enums, types); returns the
-    /// first mismatch.
-    fn check(value: &Value, schema: &Value, schemas: &Map<String, Value>, at: &str) -> Result<(), String> {
-        if let Some(reference) = schema.get("$ref").and_then(Value::as_str) {
-            let name = reference.rsplit('/').next().unwrap_or_default();
-            let target = schemas.get(name).ok_or(format!("{at}: unknown schema {name}"))?;
-            return check(value, target, schemas, at);
+    type Map = serde_json::Map<String, Value>;
+
+    /// Resolves a `$ref` (or returns the schema itself).
+    fn resolve<'a>(schema: &'a Value, schemas: &'a Map, at: &str) -> Result<&'a Value, String> {
+        match schema.get("$ref").and_then(Value::as_str) {
+            Some(reference) => {
+                let name = reference.rsplit('/').next().unwrap_or_default();
+                let target = schemas.get(name).ok_or(format!("{at}: unknown schema {name}"))?;
+                resolve(target, schemas, at)
+            }
+            None => Ok(schema),
+        }
+    }
+
+    /// `allOf` parts merged into one object schema (properties and required lists).
+    fn merged(parts: &[Value], schemas: &Map, at: &str) -> Result<Value, String> {
+        let mut props = Map::new();
+        let mut required = Vec::new();
+        for part in parts {
+            let part = resolve(part, schemas, at)?;
+            let part = match part.get("allOf").and_then(Value::as_array) {
+                Some(inner) => merged(inner, schemas, at)?,
+                None => part.clone(),
+            };
+            props.extend(part["properties"].as_object().cloned().unwrap_or_default());
+            required.extend(part["required"].as_array().cloned().unwrap_or_default());
+        }
+        Ok(json!({"type": "object", "properties": props, "required": required}))
+    }
+
+    /// Checks `value` against `schema` as generated (objects, arrays, refs, enums,
+    /// `allOf`, `oneOf`, nullable type lists); returns the first mismatch. Strict: a
+    /// field the schema does not document, or a documented one the sample lacks, fails.
+    fn check(value: &Value, schema: &Value, schemas: &Map, at: &str) -> Result<(), String> {
+        let schema = resolve(schema, schemas, at)?;
+        if let Some(parts) = schema.get("allOf").and_then(Value::as_array) {
+            return check(value, &merged(parts, schemas, at)?, schemas, at);
+        }
+        if let Some(alternatives) = schema
+            .get("oneOf")
+            .or_else(|| schema.get("anyOf"))
+            .and_then(Value::as_array)
+        {
+            let errors: Vec<String> = alternatives
+                .iter()
+                .filter_map(|alt| check(value, alt, schemas, at).err())
+                .collect();
+            return if errors.len() < alternatives.len() {
+                Ok(())
+            } else {
+                Err(format!("{at}: matches no alternative: {}", errors.join("; ")))
+            };
         }
         if let Some(allowed) = schema.get("enum").and_then(Value::as_array)
             && !allowed.contains(value)
         {
             return Err(format!("{at}: {value} is not one of {allowed:?}"));
         }
-        match schema.get("type").and_then(Value::as_str) {
+        let types: Vec<&str> = match schema.get("type") {
+            Some(Value::String(t)) => vec![t.as_str()],
+            Some(Value::Array(ts)) => ts.iter().filter_map(Value::as_str).collect(),
+            _ => Vec::new(),
+        };
+        if value.is_null() {
+            return if types.is_empty() || types.contains(&"null") {
+                Ok(())
+            } else {
+                Err(format!("{at}: null where {types:?} is documented"))
+            };
+        }
+        match types.iter().find(|t| **t != "null").copied() {
             Some("object") => {
                 let obj = value.as_object().ok_or(format!("{at}: not an object"))?;
                 let props = schema["properties"].as_object().cloned().unwrap_or_default();
@@ -848,8 +393,8 @@ mod tests {
                     custom: Some("c".into()),
                 }),
             ),
-            ("Answer", to(&QueryOutcome::Answered(answer()))),
-            ("ClarificationRound", to(&QueryOutcome::NeedsClarification(round))),
+            ("QueryOutcome", to(&QueryOutcome::Answered(answer()))),
+            ("QueryOutcome", to(&QueryOutcome::NeedsClarification(round))),
             (
                 "ApiError",
                 to(&ApiError {
@@ -995,5 +540,80 @@ mod tests {
             let name: String = part.chars().take_while(|c| c.is_ascii_alphanumeric()).collect();
             assert!(schemas.contains_key(&name), "dangling $ref {name}");
         }
+    }
+
+    #[test]
+    fn every_error_response_is_an_api_error_and_every_code_is_listed() {
+        let doc = document();
+        for (method, path) in ENDPOINTS {
+            let responses = doc["paths"][path][method]["responses"].as_object().unwrap();
+            assert!(
+                *path == "/api/v1/openapi.json" || responses.contains_key("500"),
+                "{method} {path} does not document 500"
+            );
+            for (status, r) in responses {
+                if status.starts_with('2') {
+                    continue;
+                }
+                let schema = &r["content"]["application/json"]["schema"]["$ref"];
+                assert_eq!(
+                    schema, "#/components/schemas/ApiError",
+                    "{method} {path} {status}"
+                );
+            }
+        }
+        let codes = &schemas()["ErrorCode"]["enum"];
+        for code in [
+            "empty_question",
+            "not_found",
+            "body_too_large",
+            "cross_origin",
+            "internal",
+        ] {
+            assert!(
+                codes.as_array().unwrap().contains(&json!(code)),
+                "{code} not in {codes}"
+            );
+        }
+        // each code's status is documented on the operations that can send it
+        let statuses: std::collections::BTreeSet<u16> = codes
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| serde_json::from_value::<ErrorCode>(c.clone()).unwrap().status())
+            .collect();
+        assert!(statuses.contains(&422) && statuses.contains(&504), "{statuses:?}");
+    }
+
+    #[test]
+    fn links_lead_from_an_answer_or_round_to_what_follows() {
+        let doc = document();
+        let ops: Vec<String> = doc["paths"]
+            .as_object()
+            .unwrap()
+            .values()
+            .flat_map(|p| p.as_object().unwrap().values())
+            .filter_map(|o| o["operationId"].as_str().map(str::to_owned))
+            .collect();
+        let ask = &doc["paths"]["/api/v1/query"]["post"]["responses"];
+        assert_eq!(ask["202"]["links"]["AnswerRound"]["operationId"], "clarify");
+        assert_eq!(ask["200"]["links"]["OpenThread"]["operationId"], "thread");
+        let mut seen = 0;
+        for (op, _, _, link) in links() {
+            assert!(ops.iter().any(|o| o == op), "link from unknown operation {op}");
+            let target = link["operationId"].as_str().unwrap();
+            assert!(
+                ops.iter().any(|o| o == target),
+                "link to unknown operation {target}"
+            );
+            seen += 1;
+        }
+        assert!(seen >= 10);
+    }
+
+    /// The whole document, reviewed when it changes (`cargo insta review`).
+    #[test]
+    fn the_document_is_as_reviewed() {
+        insta::assert_snapshot!("openapi", serde_json::to_string_pretty(&document()).unwrap());
     }
 }

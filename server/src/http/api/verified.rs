@@ -13,7 +13,7 @@ use axum::response::{IntoResponse, Response};
 use serde::{Deserialize, Serialize};
 
 /// A verified question as the API shows it.
-#[derive(Debug, Serialize, Deserialize)]
+#[derive(Debug, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct VerifiedQuestion {
     pub id: i64,
     pub name: String,
@@ -43,7 +43,7 @@ impl From<Verified> for VerifiedQuestion {
 }
 
 /// `POST /api/v1/admin/verified`.
-#[derive(Debug, Serialize, Deserialize)]
+#[derive(Debug, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct VerifyRequest {
     /// One of your own answers (`history_id` of an answer).
@@ -55,7 +55,7 @@ pub struct VerifyRequest {
 }
 
 /// `PUT /api/v1/admin/verified/{id}`.
-#[derive(Debug, Serialize, Deserialize)]
+#[derive(Debug, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct VerifiedEdit {
     pub name: String,
@@ -64,6 +64,17 @@ pub struct VerifiedEdit {
 }
 
 /// `GET /api/v1/verified`.
+#[utoipa::path(
+    get,
+    path = "/api/v1/verified",
+    operation_id = "verified",
+    summary = "The verified questions in force",
+    responses(
+        (status = 200, description = "Verified questions", body = Vec<VerifiedQuestion>),
+        (status = 401, description = "Not signed in (session cookie or bearer token)", body = app::protocol::ApiError),
+        (status = 500, description = "Server fault (logged with the reference shown)", body = app::protocol::ApiError)
+    )
+)]
 #[tracing::instrument(skip_all)]
 pub async fn list(State(state): State<AppState>, CurrentUser(_): CurrentUser) -> Result<Response, ApiError> {
     let all = state.orchestrator.verified_questions().await?;
@@ -71,6 +82,22 @@ pub async fn list(State(state): State<AppState>, CurrentUser(_): CurrentUser) ->
 }
 
 /// `POST /api/v1/admin/verified`.
+#[utoipa::path(
+    post,
+    path = "/api/v1/admin/verified",
+    operation_id = "verify",
+    summary = "Promote an answered question to a verified question (administrators)",
+    request_body = VerifyRequest,
+    responses(
+        (status = 201, description = "The verified question", body = VerifiedQuestion),
+        (status = 400, description = "Bad input: the message says what is wrong", body = app::protocol::ApiError),
+        (status = 401, description = "Not signed in (session cookie or bearer token)", body = app::protocol::ApiError),
+        (status = 403, description = "Needs an administrator account, or the request came from another site", body = app::protocol::ApiError),
+        (status = 404, description = "Unknown, expired or another user's id", body = app::protocol::ApiError),
+        (status = 413, description = "Request body too large", body = app::protocol::ApiError),
+        (status = 500, description = "Server fault (logged with the reference shown)", body = app::protocol::ApiError)
+    )
+)]
 #[tracing::instrument(skip_all)]
 pub async fn create(
     State(state): State<AppState>,
@@ -85,6 +112,23 @@ pub async fn create(
 }
 
 /// `PUT /api/v1/admin/verified/{id}`.
+#[utoipa::path(
+    put,
+    path = "/api/v1/admin/verified/{id}",
+    operation_id = "edit_verified",
+    summary = "Rename a verified question and replace its phrasings (administrators)",
+    params(("id" = String, Path, description = "The verified question's id")),
+    request_body = VerifiedEdit,
+    responses(
+        (status = 200, description = "The verified question", body = VerifiedQuestion),
+        (status = 400, description = "Bad input: the message says what is wrong", body = app::protocol::ApiError),
+        (status = 401, description = "Not signed in (session cookie or bearer token)", body = app::protocol::ApiError),
+        (status = 403, description = "Needs an administrator account, or the request came from another site", body = app::protocol::ApiError),
+        (status = 404, description = "Unknown, expired or another user's id", body = app::protocol::ApiError),
+        (status = 413, description = "Request body too large", body = app::protocol::ApiError),
+        (status = 500, description = "Server fault (logged with the reference shown)", body = app::protocol::ApiError)
+    )
+)]
 #[tracing::instrument(skip_all)]
 pub async fn edit(
     State(state): State<AppState>,
@@ -92,7 +136,9 @@ pub async fn edit(
     Path(id): Path<String>,
     ApiJson(req): ApiJson<VerifiedEdit>,
 ) -> Result<Response, ApiError> {
-    let id: i64 = id.parse().map_err(|_| ApiError::from(app::protocol::ApiError::not_found()))?;
+    let id: i64 = id
+        .parse()
+        .map_err(|_| ApiError::from(app::protocol::ApiError::not_found()))?;
     let v = state
         .orchestrator
         .edit_verified(id, &req.name, &req.phrasings)
@@ -101,13 +147,29 @@ pub async fn edit(
 }
 
 /// `DELETE /api/v1/admin/verified/{id}`: retires it.
+#[utoipa::path(
+    delete,
+    path = "/api/v1/admin/verified/{id}",
+    operation_id = "retire_verified",
+    summary = "Retire a verified question: new questions no longer match it (administrators)",
+    params(("id" = String, Path, description = "The verified question's id")),
+    responses(
+        (status = 204, description = "Retired"),
+        (status = 401, description = "Not signed in (session cookie or bearer token)", body = app::protocol::ApiError),
+        (status = 403, description = "Needs an administrator account, or the request came from another site", body = app::protocol::ApiError),
+        (status = 404, description = "Unknown, expired or another user's id", body = app::protocol::ApiError),
+        (status = 500, description = "Server fault (logged with the reference shown)", body = app::protocol::ApiError)
+    )
+)]
 #[tracing::instrument(skip_all)]
 pub async fn retire(
     State(state): State<AppState>,
     AdminUser(_): AdminUser,
     Path(id): Path<String>,
 ) -> Result<Response, ApiError> {
-    let id: i64 = id.parse().map_err(|_| ApiError::from(app::protocol::ApiError::not_found()))?;
+    let id: i64 = id
+        .parse()
+        .map_err(|_| ApiError::from(app::protocol::ApiError::not_found()))?;
     state.orchestrator.retire_verified(id).await?;
     Ok(StatusCode::NO_CONTENT.into_response())
 }
