@@ -310,7 +310,17 @@ mod tests {
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct AskRequest {
-    /// The question in plain English (1–1000 characters).
+    /// The question in plain English (1–1000 characters, not only spaces or control
+    /// characters, which are read as spaces).
+    #[cfg_attr(
+        feature = "ssr",
+        schema(
+            min_length = 1,
+            max_length = 1000,
+            pattern = r"[^\s\x00-\x1f\x7f-\x9f]",
+            example = "how many open wounds by clinic"
+        )
+    )]
     pub question: String,
     /// The thread it follows up on; a new thread when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -661,89 +671,82 @@ pub struct ResultColumn {
 /// Every error Clarion reports, with its HTTP status: the one table the JSON API, the
 /// server functions and the pages all use. Serialized in `snake_case`
 /// (`empty_question`, `not_found`, …); a code, once published, keeps its meaning.
+///
+/// 400 means the request breaks its documented schema (JSON, lengths, ranges); 422
+/// means it keeps the schema but cannot be processed: it names something the round or
+/// the answer does not have, or asks what Clarion does not answer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum ErrorCode {
-    // 400: the input is wrong; the message says how.
-    /// The question is empty.
+    /// 400: the question is empty.
     EmptyQuestion,
-    /// The question is longer than Clarion reads.
+    /// 400: the question is longer than Clarion reads.
     QuestionTooLong,
-    /// The body is not JSON.
+    /// 400: the body is not JSON.
     MalformedJson,
-    /// The body was sent without `Content-Type: application/json`.
+    /// 400: the body was sent without `Content-Type: application/json`.
     MissingJsonContentType,
-    /// The JSON is well formed but a field is missing or of the wrong type.
+    /// 400: the JSON is well formed but a field is missing or of the wrong type.
     InvalidJsonFields,
-    /// A query-string or path parameter is malformed or out of range.
+    /// 400: a query-string or path parameter is malformed or out of range.
     BadParameter,
-    /// `limit` is not a whole number in the documented range.
+    /// 400: `limit` is not a whole number in the documented range.
     BadLimit,
-    /// A clarification answer names a question the round does not have.
-    UnknownQuestion,
-    /// A clarification answer names an option the question does not offer.
-    UnknownOption,
-    /// Two answers to one question.
-    DuplicateAnswer,
-    /// A question of the round was left unanswered.
-    MissingAnswer,
-    /// An answer is not one of the forms the question accepts.
-    InvalidAnswer,
-    /// A typed value the question cannot use (not a number, not a known value …).
-    InvalidCustomValue,
-    /// A revision names an assumption the answer does not have.
-    UnknownAssumption,
-    /// A clinic scope that names no clinic, or one that does not exist.
-    BadScope,
-    /// A verified question's name is empty or too long.
+    /// 400: a verified question's name is empty or too long.
     BadName,
-    /// A verified question's phrasings are empty or too many.
+    /// 400: a verified question's phrasings are too long or too many.
     BadPhrasings,
-    /// Any other bad input (sign-in fields, settings, tokens …).
+    /// 400: any other bad input (sign-in fields, settings, tokens …).
     BadInput,
-    // 401
-    /// Nobody is signed in (no session, or the token is unknown or expired).
+    /// 401: nobody is signed in (no session, or the token is unknown or expired).
     Unauthenticated,
-    // 403
-    /// Needs an administrator account.
+    /// 403: needs an administrator account.
     Forbidden,
-    /// A state-changing request from another site.
+    /// 403: a state-changing request from another site.
     CrossOrigin,
-    // 404
-    /// Unknown, expired or another user's id (all three look the same).
+    /// 404: unknown, expired or another user's id (all three look the same).
     NotFound,
-    // 409
-    /// The round was already answered or cancelled.
+    /// 409: the round was already answered or cancelled.
     Conflict,
-    // 413
-    /// The request body is over the limit.
+    /// 413: the request body is over the limit.
     BodyTooLarge,
-    // 422: a question Clarion does not answer.
-    /// Not about the wound-care data.
+    /// 422: a clarification answer names a question the round does not have.
+    UnknownQuestion,
+    /// 422: a clarification answer names an option the question does not offer.
+    UnknownOption,
+    /// 422: two answers to one question.
+    DuplicateAnswer,
+    /// 422: a question of the round was left unanswered.
+    MissingAnswer,
+    /// 422: an answer is not one of the forms the question accepts.
+    InvalidAnswer,
+    /// 422: a typed value the question cannot use (not a number, not a known value …).
+    InvalidCustomValue,
+    /// 422: a revision names an assumption the answer does not have.
+    UnknownAssumption,
+    /// 422: a clinic scope that lists ids that are not clinic ids, or ids with "all clinics".
+    BadScope,
+    /// 422: not about the wound-care data.
     OutOfDomain,
-    /// A request to change data (Clarion only reads).
+    /// 422: a request to change data (Clarion only reads).
     DataChange,
-    /// No reading of the words was found.
+    /// 422: no reading of the words was found.
     Unintelligible,
-    /// Read, but not a question Clarion can compute.
+    /// 422: read, but not a question Clarion can compute.
     CannotAnswer,
-    /// Only about clinics outside the asker's access.
+    /// 422: only about clinics outside the asker's access.
     OutsideScope,
-    // 429
-    /// Too many questions running at once for this user.
+    /// 429: too many questions running at once for this user.
     TooManyQueries,
-    /// Too many sign-in (or password) attempts: wait and try again.
+    /// 429: too many sign-in (or password) attempts: wait and try again.
     TooManyAttempts,
-    // 503
-    /// The server is busy (e.g. checking other passwords): try again shortly.
-    Busy,
-    // 504
-    /// The query ran past its time limit.
-    QueryTimeout,
-    // 500
-    /// A fault on the server; logged with the reference the message shows.
+    /// 500: a fault on the server; logged with the reference the message shows.
     Internal,
+    /// 503: the server is busy (e.g. checking other passwords): try again shortly.
+    Busy,
+    /// 504: the query ran past its time limit.
+    QueryTimeout,
 }
 
 impl ErrorCode {
@@ -758,14 +761,6 @@ impl ErrorCode {
             | InvalidJsonFields
             | BadParameter
             | BadLimit
-            | UnknownQuestion
-            | UnknownOption
-            | DuplicateAnswer
-            | MissingAnswer
-            | InvalidAnswer
-            | InvalidCustomValue
-            | UnknownAssumption
-            | BadScope
             | BadName
             | BadPhrasings
             | BadInput => 400,
@@ -774,7 +769,9 @@ impl ErrorCode {
             NotFound => 404,
             Conflict => 409,
             BodyTooLarge => 413,
-            OutOfDomain | DataChange | Unintelligible | CannotAnswer | OutsideScope => 422,
+            UnknownQuestion | UnknownOption | DuplicateAnswer | MissingAnswer | InvalidAnswer
+            | InvalidCustomValue | UnknownAssumption | BadScope | OutOfDomain | DataChange
+            | Unintelligible | CannotAnswer | OutsideScope => 422,
             TooManyQueries | TooManyAttempts => 429,
             Internal => 500,
             Busy => 503,

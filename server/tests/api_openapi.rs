@@ -83,3 +83,118 @@ validate(json.load(open(sys.argv[1])))\nprint('valid')\n";
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// Every JSON error, whichever layer sends it (auth, origin check, body limit, JSON and
+/// query-string parsing, handlers, the orchestrator), is one shape: a
+/// `protocol::ApiError` whose code's status is the response's status.
+#[tokio::test]
+async fn every_error_is_one_shape_with_its_codes_status() {
+    use app::protocol::{ApiError, ErrorCode};
+    use axum::body::Body;
+    use axum::http::{Request, header};
+    use http_body_util::BodyExt;
+    use tower::ServiceExt;
+
+    let api = Api::over(common::TestDb::sqlite().await, test_config()).await;
+    let t = api.alice.clone();
+    let huge = format!("{{\"question\": \"{}\"}}", "x".repeat(70 * 1024));
+    let mut seen = Vec::new();
+    let cases: Vec<(Option<&str>, Method, &str, String, ErrorCode)> = vec![
+        (
+            None,
+            Method::GET,
+            "/api/v1/settings",
+            String::new(),
+            ErrorCode::Unauthenticated,
+        ),
+        (
+            Some(&t),
+            Method::POST,
+            "/api/v1/query",
+            "{not json".into(),
+            ErrorCode::MalformedJson,
+        ),
+        (
+            Some(&t),
+            Method::POST,
+            "/api/v1/query",
+            "{\"question\": 3}".into(),
+            ErrorCode::InvalidJsonFields,
+        ),
+        (
+            Some(&t),
+            Method::POST,
+            "/api/v1/query",
+            "{\"question\": \"  \"}".into(),
+            ErrorCode::EmptyQuestion,
+        ),
+        (
+            Some(&t),
+            Method::POST,
+            "/api/v1/query",
+            huge,
+            ErrorCode::BodyTooLarge,
+        ),
+        (
+            Some(&t),
+            Method::GET,
+            "/api/v1/history?limit=abc",
+            String::new(),
+            ErrorCode::BadLimit,
+        ),
+        (
+            Some(&t),
+            Method::GET,
+            "/api/v1/history?limit=",
+            String::new(),
+            ErrorCode::BadLimit,
+        ),
+        (
+            Some(&t),
+            Method::GET,
+            "/api/v1/threads/nope",
+            String::new(),
+            ErrorCode::NotFound,
+        ),
+        (
+            Some(&t),
+            Method::GET,
+            "/api/v1/admin/users",
+            String::new(),
+            ErrorCode::Forbidden,
+        ),
+        (
+            Some(&t),
+            Method::POST,
+            "/api/v1/query",
+            "{\"question\": \"delete all patients\"}".into(),
+            ErrorCode::DataChange,
+        ),
+    ];
+    for (token, method, path, body, want) in cases {
+        let r = api.raw(token, method.clone(), path, &body).await;
+        let e: ApiError = serde_json::from_value(r.body.clone())
+            .unwrap_or_else(|err| panic!("{method} {path}: not an ApiError ({err}): {}", r.body));
+        assert_eq!(e.code, want, "{method} {path}: {}", r.body);
+        assert_eq!(r.status.as_u16(), want.status(), "{method} {path}");
+        assert!(!e.message.is_empty());
+        seen.push(want);
+    }
+    // the origin layer, too
+    let req = Request::builder()
+        .method(Method::POST)
+        .uri("/api/v1/query")
+        .header(header::HOST, "clarion.test")
+        .header(header::ORIGIN, "https://evil.example")
+        .header(header::CONTENT_TYPE, "application/json")
+        .header(header::AUTHORIZATION, format!("Bearer {t}"))
+        .body(Body::from("{\"question\": \"how many open wounds\"}"))
+        .unwrap();
+    let res = api.app.clone().oneshot(req).await.unwrap();
+    let status = res.status();
+    let bytes = res.into_body().collect().await.unwrap().to_bytes();
+    let e: ApiError = serde_json::from_slice(&bytes).expect("an ApiError");
+    assert_eq!(e.code, ErrorCode::CrossOrigin);
+    assert_eq!(status.as_u16(), e.code.status());
+    api.finish().await;
+}

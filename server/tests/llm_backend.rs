@@ -595,7 +595,7 @@ async fn own_words_nobody_can_read_get_an_inline_error_saying_what_is_accepted()
     let r = api.ask(json!({"question": UNKNOWN})).await;
     let cid = r.body["clarification_id"].as_str().unwrap().to_owned();
     let bad = api.clarify(own_words(&cid, "the ones that worry me")).await;
-    assert_eq!(bad.status, StatusCode::BAD_REQUEST, "{}", bad.body);
+    assert_eq!(bad.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", bad.body);
     assert_eq!(bad.body["code"], "invalid_custom_value");
     assert!(
         bad.body["message"].as_str().unwrap().contains("since March"),
@@ -621,7 +621,7 @@ async fn without_a_model_own_words_are_read_by_the_engine_or_refused_with_what_i
     assert_engine_question(&r);
     let cid = r.body["clarification_id"].as_str().unwrap().to_owned();
     let bad = api.clarify(own_words(&cid, "the ones that worry me")).await;
-    assert_eq!(bad.status, StatusCode::BAD_REQUEST, "{}", bad.body);
+    assert_eq!(bad.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", bad.body);
     assert_eq!(bad.body["code"], "invalid_custom_value");
     let msg = bad.body["message"].as_str().unwrap();
     assert!(

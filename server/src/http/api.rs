@@ -105,6 +105,7 @@ fn outcome(o: QueryOutcome) -> Response {
         (status = 200, description = "The answer (`status`: `answered`)", body = QueryOutcome),
         (status = 202, description = "One clarification round first (`status`: `needs_clarification`)", body = QueryOutcome),
         (status = 400, description = "Bad input: the message says what is wrong", body = app::protocol::ApiError),
+        (status = 404, description = "`thread_id` names no thread of yours", body = app::protocol::ApiError),
         (status = 401, description = "Not signed in (session cookie or bearer token)", body = app::protocol::ApiError),
         (status = 413, description = "Request body too large", body = app::protocol::ApiError),
         (status = 422, description = "A question Clarion does not answer (out of domain, a data change, …)", body = app::protocol::ApiError),
@@ -259,7 +260,7 @@ async fn history(
         return Err(bad());
     };
     let limit = match q.get("limit").map(|v| v.trim()) {
-        None | Some("") => 50,
+        None => 50,
         Some(v) => v
             .parse::<i64>()
             .ok()

@@ -34,8 +34,12 @@ pub struct Account {
 #[serde(deny_unknown_fields)]
 pub struct ScopeChange {
     pub all_clinics: bool,
+    /// The clinics (at most 1000) when not `all_clinics`.
+    /// Read as JSON numbers: `3` and `3.0` are the same id (JSON Schema's `integer`
+    /// allows both); anything else is a 422 naming it, never a parse error.
     #[serde(default)]
-    pub clinic_ids: Vec<i64>,
+    #[schema(max_items = 1000, value_type = Vec<i64>)]
+    pub clinic_ids: Vec<serde_json::Number>,
 }
 
 fn internal(e: impl Into<Box<dyn std::error::Error + Send + Sync>>) -> ApiError {
@@ -106,10 +110,19 @@ pub fn checked(change: &ScopeChange) -> Result<ClinicScope, String> {
     if change.clinic_ids.len() > MAX_SCOPE_CLINICS {
         return Err(format!("At most {MAX_SCOPE_CLINICS} clinics per account."));
     }
-    if let Some(bad) = change.clinic_ids.iter().find(|&&id| id <= 0) {
-        return Err(format!("{bad} is not a clinic id (a positive whole number)."));
+    let mut ids = Vec::with_capacity(change.clinic_ids.len());
+    for n in &change.clinic_ids {
+        let whole = n.as_i64().or_else(|| {
+            n.as_f64()
+                .filter(|f| f.fract() == 0.0 && f.abs() < 9.0e15)
+                .map(|f| f as i64)
+        });
+        match whole {
+            Some(id) if id > 0 => ids.push(id),
+            _ => return Err(format!("{n} is not a clinic id (a positive whole number).")),
+        }
     }
-    Ok(ClinicScope::clinics(change.clinic_ids.iter().copied()))
+    Ok(ClinicScope::clinics(ids))
 }
 
 /// `PUT /api/v1/admin/users/{id}/clinics`.
@@ -127,6 +140,7 @@ pub fn checked(change: &ScopeChange) -> Result<ClinicScope, String> {
         (status = 403, description = "Needs an administrator account, or the request came from another site", body = app::protocol::ApiError),
         (status = 404, description = "Unknown, expired or another user's id", body = app::protocol::ApiError),
         (status = 413, description = "Request body too large", body = app::protocol::ApiError),
+        (status = 422, description = "Ids that are not clinic ids, or ids with `all_clinics`", body = app::protocol::ApiError),
         (status = 500, description = "Server fault (logged with the reference shown)", body = app::protocol::ApiError)
     )
 )]

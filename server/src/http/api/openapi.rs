@@ -89,6 +89,12 @@ fn links() -> Vec<(&'static str, &'static str, &'static str, Value)> {
         out.push((op, "200", "RowsAgain", rows.clone()));
         out.push((op, "200", "Revise", revise.clone()));
     }
+    out.push((
+        "preferences",
+        "200",
+        "Forget",
+        json!({"operationId": "delete_preference", "parameters": {"id": "$response.body#/0/id"}}),
+    ));
     out.push(("revise", "200", "OpenThread", thread.clone()));
     out.push(("revise", "200", "RowsAgain", rows));
     let verified = |op: &str| json!({"operationId": op, "parameters": {"id": "$response.body#/id"}});
@@ -484,7 +490,7 @@ mod tests {
                 "ScopeChange",
                 to(&crate::http::api::access::ScopeChange {
                     all_clinics: false,
-                    clinic_ids: vec![3],
+                    clinic_ids: vec![3.into()],
                 }),
             ),
         ]

@@ -48,9 +48,13 @@ impl From<Verified> for VerifiedQuestion {
 pub struct VerifyRequest {
     /// One of your own answers (`history_id` of an answer).
     pub history_id: String,
+    /// Its name (1–120 characters, not only spaces).
+    #[schema(min_length = 1, max_length = 120, pattern = r"\S")]
     pub name: String,
-    /// More phrasings to match (the question's own is always one).
+    /// More phrasings to match (the question's own is always one; at most 49 in all,
+    /// each at most 1000 characters).
     #[serde(default)]
+    #[schema(max_items = 49, value_type = Vec<Phrasing>)]
     pub phrasings: Vec<String>,
 }
 
@@ -58,8 +62,12 @@ pub struct VerifyRequest {
 #[derive(Debug, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct VerifiedEdit {
+    /// Its name (1–120 characters, not only spaces).
+    #[schema(min_length = 1, max_length = 120, pattern = r"\S")]
     pub name: String,
+    /// The phrasings it matches (at most 49, each at most 1000 characters).
     #[serde(default)]
+    #[schema(max_items = 49, value_type = Vec<Phrasing>)]
     pub phrasings: Vec<String>,
 }
 
@@ -80,6 +88,21 @@ pub async fn list(State(state): State<AppState>, CurrentUser(_): CurrentUser) ->
     let all = state.orchestrator.verified_questions().await?;
     Ok(Json(all.into_iter().map(VerifiedQuestion::from).collect::<Vec<_>>()).into_response())
 }
+
+/// One phrasing a verified question matches, as documented: a string of at most
+/// 1000 characters (only its schema is used).
+pub struct Phrasing;
+
+impl utoipa::PartialSchema for Phrasing {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        utoipa::openapi::ObjectBuilder::new()
+            .schema_type(utoipa::openapi::schema::Type::String)
+            .max_length(Some(crate::engine::MAX_QUESTION_CHARS))
+            .into()
+    }
+}
+
+impl utoipa::ToSchema for Phrasing {}
 
 /// `POST /api/v1/admin/verified`.
 #[utoipa::path(
