@@ -442,18 +442,40 @@ async fn administrators_set_scopes_through_the_api_and_clinicians_cannot() {
         store.clinic_scope(api.alice_id).await.unwrap(),
         ClinicScope::clinics([1, 2])
     );
-    for bad in [
-        json!({"all_clinics": true, "clinic_ids": [1]}),
-        json!({"all_clinics": false, "clinic_ids": [0]}),
-        json!({"all_clinics": "yes"}),
-        json!({"clinics": [1]}),
+    // Breaking the schema is a 400; keeping it but naming no clinic is a 422 `bad_scope`.
+    for (bad, want) in [
+        (
+            json!({"all_clinics": true, "clinic_ids": [1]}),
+            StatusCode::UNPROCESSABLE_ENTITY,
+        ),
+        (
+            json!({"all_clinics": false, "clinic_ids": [0]}),
+            StatusCode::UNPROCESSABLE_ENTITY,
+        ),
+        (
+            json!({"all_clinics": false, "clinic_ids": [2.5]}),
+            StatusCode::UNPROCESSABLE_ENTITY,
+        ),
+        (json!({"all_clinics": "yes"}), StatusCode::BAD_REQUEST),
+        (json!({"clinics": [1]}), StatusCode::BAD_REQUEST),
     ] {
         let r = api
             .call(&admin_token, Method::PUT, &path, Some(bad.clone()))
             .await;
-        assert_eq!(r.status, StatusCode::BAD_REQUEST, "{bad}: {}", r.body);
+        assert_eq!(r.status, want, "{bad}: {}", r.body);
         assert!(r.body["code"].is_string());
     }
+    // JSON Schema's integers include 3.0: the same clinic as 3.
+    let whole = api
+        .call(
+            &admin_token,
+            Method::PUT,
+            &path,
+            Some(json!({"all_clinics": false, "clinic_ids": [1.0, 2]})),
+        )
+        .await;
+    assert_eq!(whole.status, StatusCode::OK, "{}", whole.body);
+    assert_eq!(whole.body["clinic_ids"], json!([1, 2]));
     let missing = api
         .call(
             &admin_token,

@@ -605,7 +605,7 @@ async fn own_words_nobody_can_read_get_an_inline_error_saying_what_is_accepted()
     assert_eq!(stub.requests(), 2);
     // A name is never sent.
     let bad = api.clarify(own_words(&cid, "the ones Dr Smith treats")).await;
-    assert_eq!(bad.status, StatusCode::BAD_REQUEST, "{}", bad.body);
+    assert_eq!(bad.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", bad.body);
     assert_eq!(stub.requests(), 2, "a possible name never leaves the host");
     let ok = api
         .clarify(json!({"clarification_id": cid, "answers": [{"question_id": "unknown:flubbery", "option_id": "ignore"}]}))
