@@ -104,14 +104,10 @@ fn outcome(o: QueryOutcome) -> Response {
     responses(
         (status = 200, description = "The answer (`status`: `answered`)", body = QueryOutcome),
         (status = 202, description = "One clarification round first (`status`: `needs_clarification`)", body = QueryOutcome),
-        (status = 400, description = "Bad input: the message says what is wrong", body = app::protocol::ApiError),
         (status = 404, description = "`thread_id` names no thread of yours", body = app::protocol::ApiError),
-        (status = 401, description = "Not signed in (session cookie or bearer token)", body = app::protocol::ApiError),
-        (status = 413, description = "Request body too large", body = app::protocol::ApiError),
-        (status = 422, description = "A question Clarion does not answer (out of domain, a data change, …)", body = app::protocol::ApiError),
-        (status = 429, description = "Too many of your questions are running at once", body = app::protocol::ApiError),
-        (status = 504, description = "The query ran past its time limit", body = app::protocol::ApiError),
-        (status = 500, description = "Server fault (logged with the reference shown)", body = app::protocol::ApiError)
+        openapi::Signed,
+        openapi::WithBody,
+        openapi::Runs
     )
 )]
 #[tracing::instrument(skip_all)]
@@ -132,15 +128,11 @@ async fn query(
     responses(
         (status = 200, description = "The answer (`status`: `answered`)", body = QueryOutcome),
         (status = 202, description = "One clarification round first (`status`: `needs_clarification`)", body = QueryOutcome),
-        (status = 400, description = "Bad input: the message says what is wrong", body = app::protocol::ApiError),
-        (status = 401, description = "Not signed in (session cookie or bearer token)", body = app::protocol::ApiError),
-        (status = 404, description = "Unknown, expired or another user's id", body = app::protocol::ApiError),
         (status = 409, description = "The round was already answered or cancelled", body = app::protocol::ApiError),
-        (status = 413, description = "Request body too large", body = app::protocol::ApiError),
-        (status = 422, description = "A question Clarion does not answer (out of domain, a data change, …)", body = app::protocol::ApiError),
-        (status = 429, description = "Too many of your questions are running at once", body = app::protocol::ApiError),
-        (status = 504, description = "The query ran past its time limit", body = app::protocol::ApiError),
-        (status = 500, description = "Server fault (logged with the reference shown)", body = app::protocol::ApiError)
+        openapi::Signed,
+        openapi::WithBody,
+        openapi::ById,
+        openapi::Runs
     )
 )]
 #[tracing::instrument(skip_all)]
@@ -162,12 +154,10 @@ async fn clarify(
     request_body = protocol::CancelRequest,
     responses(
         (status = 204, description = "Cancelled (or already expired)"),
-        (status = 400, description = "Bad input: the message says what is wrong", body = app::protocol::ApiError),
-        (status = 401, description = "Not signed in (session cookie or bearer token)", body = app::protocol::ApiError),
-        (status = 404, description = "Unknown, expired or another user's id", body = app::protocol::ApiError),
         (status = 409, description = "The round was already answered or cancelled", body = app::protocol::ApiError),
-        (status = 413, description = "Request body too large", body = app::protocol::ApiError),
-        (status = 500, description = "Server fault (logged with the reference shown)", body = app::protocol::ApiError)
+        openapi::Signed,
+        openapi::WithBody,
+        openapi::ById
     )
 )]
 #[tracing::instrument(skip_all)]
@@ -188,14 +178,10 @@ async fn cancel(
     request_body = ReviseRequest,
     responses(
         (status = 200, description = "The answer (`status`: `answered`)", body = QueryOutcome),
-        (status = 400, description = "Bad input: the message says what is wrong", body = app::protocol::ApiError),
-        (status = 401, description = "Not signed in (session cookie or bearer token)", body = app::protocol::ApiError),
-        (status = 404, description = "Unknown, expired or another user's id", body = app::protocol::ApiError),
-        (status = 413, description = "Request body too large", body = app::protocol::ApiError),
-        (status = 422, description = "A question Clarion does not answer (out of domain, a data change, …)", body = app::protocol::ApiError),
-        (status = 429, description = "Too many of your questions are running at once", body = app::protocol::ApiError),
-        (status = 504, description = "The query ran past its time limit", body = app::protocol::ApiError),
-        (status = 500, description = "Server fault (logged with the reference shown)", body = app::protocol::ApiError)
+        openapi::Signed,
+        openapi::WithBody,
+        openapi::ById,
+        openapi::Runs
     )
 )]
 #[tracing::instrument(skip_all)]
@@ -216,9 +202,8 @@ async fn revise(
     params(("id" = String, Path, description = "The thread's id")),
     responses(
         (status = 200, description = "The thread", body = protocol::ThreadView),
-        (status = 401, description = "Not signed in (session cookie or bearer token)", body = app::protocol::ApiError),
-        (status = 404, description = "Unknown, expired or another user's id", body = app::protocol::ApiError),
-        (status = 500, description = "Server fault (logged with the reference shown)", body = app::protocol::ApiError)
+        openapi::Signed,
+        openapi::ById
     )
 )]
 #[tracing::instrument(skip_all)]
@@ -240,8 +225,7 @@ async fn thread(
     responses(
         (status = 200, description = "History", body = Vec<protocol::HistoryItem>),
         (status = 400, description = "Bad input: the message says what is wrong", body = app::protocol::ApiError),
-        (status = 401, description = "Not signed in (session cookie or bearer token)", body = app::protocol::ApiError),
-        (status = 500, description = "Server fault (logged with the reference shown)", body = app::protocol::ApiError)
+        openapi::Signed
     )
 )]
 #[tracing::instrument(skip_all)]
@@ -283,12 +267,11 @@ const HISTORY_MAX: i64 = 500;
     params(("id" = String, Path, description = "The history entry's id (an answer's `history_id`)")),
     responses(
         (status = 200, description = "The rows as of now", body = protocol::ResultTable),
-        (status = 401, description = "Not signed in (session cookie or bearer token)", body = app::protocol::ApiError),
-        (status = 404, description = "Unknown, expired or another user's id", body = app::protocol::ApiError),
         (status = 413, description = "Request body too large", body = app::protocol::ApiError),
         (status = 429, description = "Too many of your questions are running at once", body = app::protocol::ApiError),
         (status = 504, description = "The query ran past its time limit", body = app::protocol::ApiError),
-        (status = 500, description = "Server fault (logged with the reference shown)", body = app::protocol::ApiError)
+        openapi::Signed,
+        openapi::ById
     )
 )]
 #[tracing::instrument(skip_all)]
@@ -334,9 +317,8 @@ async fn language_model_state(state: &AppState) -> Result<LanguageModelSwitch, A
     summary = "The language model's switch (administrators)",
     responses(
         (status = 200, description = "Switch", body = LanguageModelSwitch),
-        (status = 401, description = "Not signed in (session cookie or bearer token)", body = app::protocol::ApiError),
-        (status = 403, description = "Needs an administrator account, or the request came from another site", body = app::protocol::ApiError),
-        (status = 500, description = "Server fault (logged with the reference shown)", body = app::protocol::ApiError)
+        openapi::Signed,
+        openapi::AdminOnly
     )
 )]
 #[tracing::instrument(skip_all)]
@@ -355,11 +337,9 @@ async fn language_model(
     request_body = LanguageModelSwitch,
     responses(
         (status = 200, description = "Switch", body = LanguageModelSwitch),
-        (status = 400, description = "Bad input: the message says what is wrong", body = app::protocol::ApiError),
-        (status = 401, description = "Not signed in (session cookie or bearer token)", body = app::protocol::ApiError),
-        (status = 403, description = "Needs an administrator account, or the request came from another site", body = app::protocol::ApiError),
-        (status = 413, description = "Request body too large", body = app::protocol::ApiError),
-        (status = 500, description = "Server fault (logged with the reference shown)", body = app::protocol::ApiError)
+        openapi::Signed,
+        openapi::WithBody,
+        openapi::AdminOnly
     )
 )]
 #[tracing::instrument(skip_all)]
@@ -384,8 +364,7 @@ async fn switch_language_model(
     summary = "Your settings",
     responses(
         (status = 200, description = "Settings", body = Settings),
-        (status = 401, description = "Not signed in (session cookie or bearer token)", body = app::protocol::ApiError),
-        (status = 500, description = "Server fault (logged with the reference shown)", body = app::protocol::ApiError)
+        openapi::Signed
     )
 )]
 #[tracing::instrument(skip_all)]
@@ -404,10 +383,8 @@ async fn settings(
     request_body = Settings,
     responses(
         (status = 200, description = "Saved settings", body = Settings),
-        (status = 400, description = "Bad input: the message says what is wrong", body = app::protocol::ApiError),
-        (status = 401, description = "Not signed in (session cookie or bearer token)", body = app::protocol::ApiError),
-        (status = 413, description = "Request body too large", body = app::protocol::ApiError),
-        (status = 500, description = "Server fault (logged with the reference shown)", body = app::protocol::ApiError)
+        openapi::Signed,
+        openapi::WithBody
     )
 )]
 #[tracing::instrument(skip_all)]
@@ -426,8 +403,7 @@ async fn save_settings(
     summary = "Your learned and remembered choices",
     responses(
         (status = 200, description = "Preferences", body = Vec<protocol::PreferenceItem>),
-        (status = 401, description = "Not signed in (session cookie or bearer token)", body = app::protocol::ApiError),
-        (status = 500, description = "Server fault (logged with the reference shown)", body = app::protocol::ApiError)
+        openapi::Signed
     )
 )]
 #[tracing::instrument(skip_all)]
@@ -446,9 +422,8 @@ async fn preferences(
     params(("id" = String, Path, description = "The preference's id")),
     responses(
         (status = 204, description = "Deleted"),
-        (status = 401, description = "Not signed in (session cookie or bearer token)", body = app::protocol::ApiError),
-        (status = 404, description = "Unknown, expired or another user's id", body = app::protocol::ApiError),
-        (status = 500, description = "Server fault (logged with the reference shown)", body = app::protocol::ApiError)
+        openapi::Signed,
+        openapi::ById
     )
 )]
 #[tracing::instrument(skip_all)]

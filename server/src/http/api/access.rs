@@ -65,8 +65,7 @@ fn account(u: User, scope: &ClinicScope) -> Account {
     summary = "Who you are and which clinics you may see",
     responses(
         (status = 200, description = "Your account", body = Account),
-        (status = 401, description = "Not signed in (session cookie or bearer token)", body = app::protocol::ApiError),
-        (status = 500, description = "Server fault (logged with the reference shown)", body = app::protocol::ApiError)
+        super::openapi::Signed
     )
 )]
 #[tracing::instrument(skip_all)]
@@ -84,9 +83,8 @@ pub async fn me(State(state): State<AppState>, CurrentUser(user): CurrentUser) -
     summary = "Every account with its clinic scope (administrators)",
     responses(
         (status = 200, description = "Accounts", body = Vec<Account>),
-        (status = 401, description = "Not signed in (session cookie or bearer token)", body = app::protocol::ApiError),
-        (status = 403, description = "Needs an administrator account, or the request came from another site", body = app::protocol::ApiError),
-        (status = 500, description = "Server fault (logged with the reference shown)", body = app::protocol::ApiError)
+        super::openapi::Signed,
+        super::openapi::AdminOnly
     )
 )]
 #[tracing::instrument(skip_all)]
@@ -135,13 +133,11 @@ pub fn checked(change: &ScopeChange) -> Result<ClinicScope, String> {
     request_body = ScopeChange,
     responses(
         (status = 200, description = "The account with its new scope", body = Account),
-        (status = 400, description = "Bad input: the message says what is wrong", body = app::protocol::ApiError),
-        (status = 401, description = "Not signed in (session cookie or bearer token)", body = app::protocol::ApiError),
-        (status = 403, description = "Needs an administrator account, or the request came from another site", body = app::protocol::ApiError),
-        (status = 404, description = "Unknown, expired or another user's id", body = app::protocol::ApiError),
-        (status = 413, description = "Request body too large", body = app::protocol::ApiError),
         (status = 422, description = "Ids that are not clinic ids, or ids with `all_clinics`", body = app::protocol::ApiError),
-        (status = 500, description = "Server fault (logged with the reference shown)", body = app::protocol::ApiError)
+        super::openapi::Signed,
+        super::openapi::WithBody,
+        super::openapi::AdminOnly,
+        super::openapi::ById
     )
 )]
 #[tracing::instrument(skip_all)]

@@ -6,6 +6,7 @@
 //! follow it (clarify, cancel, revise, thread, rows), which API clients and
 //! schemathesis' stateful phase follow. Pure data: no I/O.
 
+use app::protocol::ApiError;
 use serde_json::{Value, json};
 use std::sync::OnceLock;
 
@@ -34,6 +35,58 @@ pub const ENDPOINTS: &[(&str, &str)] = &[
     ("put", "/api/v1/admin/verified/{id}"),
     ("delete", "/api/v1/admin/verified/{id}"),
 ];
+
+/// The responses every signed-in operation can give besides its own.
+#[derive(utoipa::IntoResponses)]
+pub enum Signed {
+    /// Not signed in (session cookie or bearer token)
+    #[response(status = 401)]
+    Unauthenticated(ApiError),
+    /// Server fault (logged with the reference shown)
+    #[response(status = 500)]
+    Fault(ApiError),
+}
+
+/// The responses of an operation that reads a JSON body.
+#[derive(utoipa::IntoResponses)]
+pub enum WithBody {
+    /// Bad input: the request breaks its schema; the message says what is wrong
+    #[response(status = 400)]
+    BadInput(ApiError),
+    /// Request body too large
+    #[response(status = 413)]
+    TooLarge(ApiError),
+}
+
+/// An administrators' operation refused to anyone else.
+#[derive(utoipa::IntoResponses)]
+pub enum AdminOnly {
+    /// Needs an administrator account
+    #[response(status = 403)]
+    Forbidden(ApiError),
+}
+
+/// An operation on an id the caller names.
+#[derive(utoipa::IntoResponses)]
+pub enum ById {
+    /// Unknown, expired or another user's id
+    #[response(status = 404)]
+    NotFound(ApiError),
+}
+
+/// An operation that runs a question against the data.
+#[derive(utoipa::IntoResponses)]
+pub enum Runs {
+    /// Keeps the schema but cannot be processed: names what the round or answer does not have, or asks what Clarion does not answer
+    #[response(status = 422)]
+    Unprocessable(ApiError),
+    /// Too many of your questions are running at once
+    #[response(status = 429)]
+    Busy(ApiError),
+    /// The query ran past its time limit
+    #[response(status = 504)]
+    Timeout(ApiError),
+}
 
 /// The document's root: title, description, who may call it.
 #[derive(utoipa::OpenApi)]

@@ -79,8 +79,7 @@ pub struct VerifiedEdit {
     summary = "The verified questions in force",
     responses(
         (status = 200, description = "Verified questions", body = Vec<VerifiedQuestion>),
-        (status = 401, description = "Not signed in (session cookie or bearer token)", body = app::protocol::ApiError),
-        (status = 500, description = "Server fault (logged with the reference shown)", body = app::protocol::ApiError)
+        super::openapi::Signed
     )
 )]
 #[tracing::instrument(skip_all)]
@@ -113,12 +112,10 @@ impl utoipa::ToSchema for Phrasing {}
     request_body = VerifyRequest,
     responses(
         (status = 201, description = "The verified question", body = VerifiedQuestion),
-        (status = 400, description = "Bad input: the message says what is wrong", body = app::protocol::ApiError),
-        (status = 401, description = "Not signed in (session cookie or bearer token)", body = app::protocol::ApiError),
-        (status = 403, description = "Needs an administrator account, or the request came from another site", body = app::protocol::ApiError),
-        (status = 404, description = "Unknown, expired or another user's id", body = app::protocol::ApiError),
-        (status = 413, description = "Request body too large", body = app::protocol::ApiError),
-        (status = 500, description = "Server fault (logged with the reference shown)", body = app::protocol::ApiError)
+        super::openapi::Signed,
+        super::openapi::WithBody,
+        super::openapi::AdminOnly,
+        super::openapi::ById
     )
 )]
 #[tracing::instrument(skip_all)]
@@ -144,12 +141,10 @@ pub async fn create(
     request_body = VerifiedEdit,
     responses(
         (status = 200, description = "The verified question", body = VerifiedQuestion),
-        (status = 400, description = "Bad input: the message says what is wrong", body = app::protocol::ApiError),
-        (status = 401, description = "Not signed in (session cookie or bearer token)", body = app::protocol::ApiError),
-        (status = 403, description = "Needs an administrator account, or the request came from another site", body = app::protocol::ApiError),
-        (status = 404, description = "Unknown, expired or another user's id", body = app::protocol::ApiError),
-        (status = 413, description = "Request body too large", body = app::protocol::ApiError),
-        (status = 500, description = "Server fault (logged with the reference shown)", body = app::protocol::ApiError)
+        super::openapi::Signed,
+        super::openapi::WithBody,
+        super::openapi::AdminOnly,
+        super::openapi::ById
     )
 )]
 #[tracing::instrument(skip_all)]
@@ -178,10 +173,9 @@ pub async fn edit(
     params(("id" = String, Path, description = "The verified question's id")),
     responses(
         (status = 204, description = "Retired"),
-        (status = 401, description = "Not signed in (session cookie or bearer token)", body = app::protocol::ApiError),
-        (status = 403, description = "Needs an administrator account, or the request came from another site", body = app::protocol::ApiError),
-        (status = 404, description = "Unknown, expired or another user's id", body = app::protocol::ApiError),
-        (status = 500, description = "Server fault (logged with the reference shown)", body = app::protocol::ApiError)
+        super::openapi::Signed,
+        super::openapi::AdminOnly,
+        super::openapi::ById
     )
 )]
 #[tracing::instrument(skip_all)]
