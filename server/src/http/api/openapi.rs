@@ -420,7 +420,7 @@ pub fn schemas() -> Map<String, Value> {
     add(
         "VerifyRequest",
         object(
-            "Promote one of your answers (its history_id) to a verified question: a name (1 to 120 characters) and phrasings to match (at most 50; the question's own is always one).",
+            "Promote an answered question of any user (its history_id) to a verified question: a name (1 to 120 characters) and phrasings to match (at most 50; the question's own is always one).",
             &[("history_id", string()), ("name", string())],
             &[("phrasings", array(string()))],
         ),
@@ -586,7 +586,7 @@ pub fn document() -> Value {
     );
     paths.insert(
         "/api/v1/admin/verified".into(),
-        json!({"post": op("Promote one of your answers to a verified question (administrators)", Some("VerifyRequest"), &[("201", reply("The verified question", r("VerifiedQuestion")))], &["400", "401", "403", "404", "413"])}),
+        json!({"post": op("Promote any user's answered question to a verified question (administrators)", Some("VerifyRequest"), &[("201", reply("The verified question", r("VerifiedQuestion")))], &["400", "401", "403", "404", "413"])}),
     );
     let mut ve = op(
         "Rename a verified question and replace its phrasings (administrators)",
