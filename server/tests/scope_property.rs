@@ -4,7 +4,11 @@
 //! is scoped by the orchestrator's one function, and then:
 //!
 //! - its rendered SQL carries the scope on both dialects (every clinic id bound, the
-//!   scope's column named);
+//!   scope's column named), and on **every table reference** of the statement — the
+//!   plan's own table, every joined parent, every `EXISTS` and every correlated count or
+//!   latest/first value — each alias of a clinical table has its own scope condition
+//!   (`"a"."clinic_id" IN (…)`, or for assessments `"a"."wound_id" IN (SELECT …)`), with
+//!   and without Clarion's summary tables;
 //! - run on the seeded demo data of every backend with a scope of a clinic that does not
 //!   exist, it returns nothing: no row of a list, and 0 or null for every count and
 //!   figure. A query that read any row outside the scope would show it here.
@@ -18,13 +22,84 @@ use server::engine::{
 use server::eval::set::{DEFAULT_DIR, LabeledSet};
 use server::orchestrator::scope::{ScopePaths, carries};
 use server::semantic::SemanticModel;
-use server::sql::{ColumnSource, Dialect, render_with_cap};
+use server::sql::{ColumnSource, Dialect, Rendered, SummaryUse, render_scoped, render_with_cap};
 use server::store::ClinicScope;
 use server::warehouse::exec::{ExecLimits, Warehouse};
 use std::path::Path;
 
 /// A clinic id no dataset has.
 const NOWHERE: i64 = 90_001;
+
+/// The table references of `sql` (`FROM|JOIN "table" AS "alias"`) of the model's
+/// clinical tables, as (entity, alias); other names (summary tables, CTEs) are skipped.
+fn clinical_references(sql: &str, model: &SemanticModel) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    for kw in ["FROM \"", "JOIN \""] {
+        let mut rest = sql;
+        while let Some(i) = rest.find(kw) {
+            rest = &rest[i + kw.len()..];
+            let Some(end) = rest.find('"') else { break };
+            let table = &rest[..end];
+            let after = &rest[end + 1..];
+            let Some(entity) = model.entities.iter().find(|e| e.table == table) else {
+                continue;
+            };
+            if after.starts_with('.') {
+                // a column (`EXTRACT(YEAR FROM "patients"."birth_date")`), not a table
+                continue;
+            }
+            let alias = after
+                .strip_prefix(" AS \"")
+                .and_then(|a| a.split_once('"'))
+                .map(|(a, _)| a.to_owned())
+                .unwrap_or_else(|| panic!("{table} without an alias in {sql}"));
+            out.push((entity.name.clone(), alias));
+        }
+    }
+    out
+}
+
+/// The text the scope condition on a row of `entity` aliased `alias` starts with: its own
+/// clinic column, or the reference to the parent its clinic is read from.
+fn scope_condition_start(
+    model: &SemanticModel,
+    paths: &ScopePaths,
+    entity: &str,
+    alias: &str,
+) -> Vec<String> {
+    let attribute = paths
+        .attribute(entity)
+        .unwrap_or_else(|| panic!("{entity} has no clinic"));
+    let owner = model.attribute(attribute).unwrap();
+    let column = |q: &str| model.attribute(q).unwrap().attribute.column.clone().unwrap();
+    if owner.entity.name == entity {
+        let c = column(attribute);
+        // `IN (…)` for clinics, `IS NULL AND … IS NOT NULL` for no clinic at all
+        vec![
+            format!("\"{alias}\".\"{c}\" IN ("),
+            format!("\"{alias}\".\"{c}\" IS NULL"),
+        ]
+    } else {
+        let route = model.join_path(entity, &owner.entity.name).unwrap();
+        let fk = column(&route[0].join.from);
+        vec![format!("\"{alias}\".\"{fk}\" IN (SELECT ")]
+    }
+}
+
+/// The clinical table references of `r` with no scope condition on their alias; adds
+/// the number of references checked to `checked`.
+fn unscoped(r: &Rendered, model: &SemanticModel, paths: &ScopePaths, checked: &mut usize) -> Vec<String> {
+    let refs = clinical_references(&r.sql, model);
+    *checked += refs.len();
+    refs.into_iter()
+        .filter(|(entity, alias)| {
+            !scope_condition_start(model, paths, entity, alias)
+                .iter()
+                .any(|start| r.sql.contains(start.as_str()))
+        })
+        .map(|(entity, alias)| format!("{entity} as {alias}"))
+        .collect()
+}
 
 /// Every distinct plan of the labeled set: answers, follow-ups (with their previous
 /// question's plan as context) and every option of every ambiguity.
@@ -99,6 +174,8 @@ async fn every_evaluation_plan_carries_the_scope_and_shows_nothing_outside_it() 
         );
         let plans = every_plan(&model, &allowed);
         let mut rendered_plans = 0;
+        let mut statements = 0;
+        let mut references = 0;
         let mut leaks = Vec::new();
         for plan in &plans {
             // plans the renderer rejects never run, scoped or not
@@ -116,14 +193,23 @@ async fn every_evaluation_plan_carries_the_scope_and_shows_nothing_outside_it() 
                     .unwrap_or_else(|e| panic!("{e}: {plan:?}"));
                 let column = paths.attribute(&plan.entity).unwrap().split_once('.').unwrap().1;
                 for d in [Dialect::Sqlite, Dialect::Postgres] {
-                    let r = render_with_cap(&scoped.plan, &model, d, 50)
-                        .unwrap_or_else(|e| panic!("a scoped plan does not render ({e}): {plan:?}"));
-                    assert!(carries(&r, &scope), "{scope:?} not bound in {}", r.sql);
-                    assert!(r.sql.contains(column), "{column} not in {}", r.sql);
+                    for summaries in [SummaryUse::LIVE, SummaryUse::CURRENT] {
+                        let r = render_scoped(&scoped.plan, &model, d, 50, summaries, &scoped.rows)
+                            .unwrap_or_else(|e| panic!("a scoped plan does not render ({e}): {plan:?}"));
+                        assert!(carries(&r, &scope), "{scope:?} not bound in {}", r.sql);
+                        assert!(r.sql.contains(column), "{column} not in {}", r.sql);
+                        let missing = unscoped(&r, &model, &paths, &mut references);
+                        assert!(
+                            missing.is_empty(),
+                            "{missing:?} read without the scope in {}\nplan: {plan:?}",
+                            r.sql
+                        );
+                        statements += 1;
+                    }
                 }
             }
             let scoped = paths.apply(plan, &ClinicScope::clinics([NOWHERE]), &[]).unwrap();
-            let r = render_with_cap(&scoped.plan, &model, dialect, 50).unwrap();
+            let r = render_scoped(&scoped.plan, &model, dialect, 50, SummaryUse::LIVE, &scoped.rows).unwrap();
             let rows = warehouse
                 .run(&r)
                 .await
@@ -149,10 +235,14 @@ async fn every_evaluation_plan_carries_the_scope_and_shows_nothing_outside_it() 
             }
         }
         eprintln!(
-            "{:?}: {} distinct plans from the labeled set, {} rendered, each scoped 3 ways on 2 dialects and run once",
+            "{:?}: {} distinct plans from the labeled set, {} rendered, each scoped 3 ways on 2 dialects with and without summaries ({statements} statements, {references} clinical table references each with its scope condition) and run once",
             t.db.backend(),
             plans.len(),
             rendered_plans
+        );
+        assert!(
+            references > statements,
+            "{references} references in {statements} statements"
         );
         assert!(
             rendered_plans > 500,

@@ -205,17 +205,36 @@ async fn a_verified_question_answers_everyone_at_once_with_its_definition_and_th
         let (status, a) = ask(&api, &carol, SERIOUS).await;
         assert_eq!(status, StatusCode::ACCEPTED, "retired: asked again: {a}");
 
-        // Someone else's answer, or none, cannot be verified.
-        let (_, mine) = ask(&api, &carol, "how many open wounds").await;
+        // An administrator verifies another user's answer (carol's), as carol asked it;
+        // a clinician cannot, not even her own; an unknown answer is 404.
+        let (status, hers) = ask(&api, &carol, "how many open wounds").await;
+        assert_eq!(status, StatusCode::OK, "{hers}");
+        let req = json!({"history_id": hers["history_id"], "name": "Open wounds"});
+        assert_eq!(
+            api.call(&carol, Method::POST, "/api/v1/admin/verified", Some(req.clone()))
+                .await
+                .status,
+            StatusCode::FORBIDDEN
+        );
         let other = api
+            .call(&root, Method::POST, "/api/v1/admin/verified", Some(req))
+            .await;
+        assert_eq!(other.status, StatusCode::CREATED, "{}", other.body);
+        assert_eq!(other.body["question"], "how many open wounds");
+        assert_eq!(other.body["verified_by"], "root name");
+        let (status, a) = ask(&api, &api.bob, "how many open wounds").await;
+        assert_eq!(status, StatusCode::OK, "{a}");
+        assert_eq!(a["verified"], "Verified by root name · Open wounds");
+        assert_eq!(a["table"]["rows"], hers["table"]["rows"]);
+        let none = api
             .call(
                 &root,
                 Method::POST,
                 "/api/v1/admin/verified",
-                Some(json!({"history_id": mine["history_id"], "name": "x"})),
+                Some(json!({"history_id": "0123456789abcdef0123456789abcdef", "name": "x"})),
             )
             .await;
-        assert_eq!(other.status, StatusCode::NOT_FOUND);
+        assert_eq!(none.status, StatusCode::NOT_FOUND, "{}", none.body);
         api.finish().await;
     }
 }
@@ -273,9 +292,34 @@ async fn the_verified_page_verifies_an_answer_edits_its_phrasings_and_retires_it
         api.page(&api.bob, Method::GET, "/admin/verified", None).await.0,
         StatusCode::FORBIDDEN
     );
+    // another user's answer is offered too, with who asked it
+    let (status, bobs) = ask(&api, &api.bob, "how many healed wounds").await;
+    assert_eq!(status, StatusCode::OK, "{bobs}");
     let (status, html, _) = api.page(&root, Method::GET, "/admin/verified", None).await;
     assert_eq!(status, StatusCode::OK);
     assert!(html.contains("Verify “how many open wounds”"), "{html}");
+    assert!(html.contains("Verify “how many healed wounds”"), "{html}");
+    assert!(
+        html.contains("asked by Bob") && html.contains("asked by root name"),
+        "{html}"
+    );
+    let form = format!(
+        "action=verify&history_id={}&name=Healed",
+        bobs["history_id"].as_str().unwrap()
+    );
+    let (status, _, location) = api
+        .page(&root, Method::POST, "/admin/verified", Some(&form))
+        .await;
+    assert_eq!(status, StatusCode::SEE_OTHER);
+    assert_eq!(location.as_deref(), Some("/admin/verified?done=verified"));
+    let healed = api.state.orchestrator.verified_questions().await.unwrap();
+    assert_eq!(healed.len(), 1);
+    assert_eq!(healed[0].question, "how many healed wounds");
+    api.state
+        .orchestrator
+        .retire_verified(healed[0].id)
+        .await
+        .unwrap();
     let hid = open["history_id"].as_str().unwrap();
     let form = format!(
         "action=verify&history_id={hid}&name=Open+%3Cwounds%3E&phrasings=open+wound+count%0Aopen+ones"

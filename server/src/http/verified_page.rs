@@ -1,8 +1,9 @@
 //! `/admin/verified`: the administrators' page for verified questions (issue 16, part
 //! 2), plain server-rendered HTML (no script, nothing added to the wasm bundle). It lists
 //! the verified questions in force, each with a form to rename it and edit its phrasings
-//! (one per line) and a button to retire it, and the administrator's own recent answers,
-//! each with a form to verify it. Every post comes back to the page (303) with a notice
+//! (one per line) and a button to retire it, and the recent answered questions of every
+//! user (who asked, when, how many rows, which clarifications), each with a form to
+//! verify it. Every post comes back to the page (303) with a notice
 //! chosen by a code, never text from the URL.
 
 use super::access_page::esc;
@@ -18,6 +19,11 @@ use std::collections::HashMap;
 /// The page's path.
 pub const PATH: &str = "/admin/verified";
 
+/// How many recent answers of every user the page offers to verify.
+const RECENT: i64 = 30;
+/// How many of the administrator's own recent answers it always offers as well.
+const OWN: i64 = 20;
+
 /// `GET /admin/verified`.
 pub async fn page(
     State(state): State<AppState>,
@@ -26,10 +32,20 @@ pub async fn page(
 ) -> Response {
     let (verified, history) = match (
         state.orchestrator.verified_questions().await,
-        state.orchestrator.history(admin.id, 20).await,
+        state.orchestrator.recent_answers(RECENT).await,
+        state.orchestrator.history(admin.id, OWN).await,
     ) {
-        (Ok(v), Ok(h)) => (v, h),
-        (Err(e), _) | (_, Err(e)) => {
+        (Ok(v), Ok(mut h), Ok(own)) => {
+            // the administrator's own recent answers stay offered however busy others are
+            for item in own {
+                if !h.iter().any(|(x, _)| x.id == item.id) {
+                    h.push((item, admin.display_name.clone()));
+                }
+            }
+            h.sort_by(|a, b| b.0.created_at.cmp(&a.0.created_at));
+            (v, h)
+        }
+        (Err(e), _, _) | (_, Err(e), _) | (_, _, Err(e)) => {
             tracing::error!(error = %e, "the verified questions page could not be read");
             return (
                 StatusCode::INTERNAL_SERVER_ERROR,
@@ -73,10 +89,10 @@ pub async fn page(
         current.push_str(r#"<p class="text-sm text-slate-600">None yet.</p>"#);
     }
     let mut answers = String::new();
-    for h in &history {
+    for (h, asker) in &history {
         answers.push_str(&format!(
             r#"<li class="rounded-lg border border-slate-200 bg-white p-3" data-testid="verify-candidate">
-<p class="text-sm"><span class="font-medium">{question}</span> <span class="text-slate-600">({chosen})</span></p>
+<p class="text-sm"><span class="font-medium">{question}</span> <span class="text-slate-600">asked by {asker} · {when} · {rows} row(s) · ({chosen})</span></p>
 <form method="post" action="{PATH}" class="mt-1 flex flex-wrap items-end gap-2">
 <input type="hidden" name="action" value="verify"><input type="hidden" name="history_id" value="{id}">
 <label class="text-sm">Name <input name="name" required maxlength="120" class="rounded border border-slate-300 px-2 py-1"></label>
@@ -84,6 +100,9 @@ pub async fn page(
 <button type="submit" class="rounded-md bg-teal-700 px-3 py-1.5 text-sm font-medium text-white">Verify “{question}”</button>
 </form></li>"#,
             question = esc(&h.question),
+            asker = esc(asker),
+            when = esc(h.created_at.get(..16).unwrap_or(&h.created_at).replace('T', " ").as_str()),
+            rows = h.row_count,
             chosen = esc(&if h.chosen.is_empty() {
                 "no clarification".to_owned()
             } else {
@@ -91,6 +110,9 @@ pub async fn page(
             }),
             id = esc(&h.id),
         ));
+    }
+    if answers.is_empty() {
+        answers.push_str(r#"<li class="text-sm text-slate-600">No answered questions yet.</li>"#);
     }
     let body = format!(
         r#"<!DOCTYPE html>
@@ -104,7 +126,8 @@ pub async fn page(
 {notice}
 <h2 class="text-lg font-semibold">In force</h2>
 {current}
-<h2 class="text-lg font-semibold">Verify one of your answers</h2>
+<h2 class="text-lg font-semibold">Verify a recent answer</h2>
+<p class="text-sm text-slate-600">The {RECENT} most recent answers of every user and your own {OWN} most recent, newest first. Verifying one keeps the clarifications its asker answered; its figures are never shown here, and whoever asks it later sees only their own clinics.</p>
 <ul class="flex flex-col gap-2">{answers}</ul>
 </main></body></html>"#,
         notice = if notice.is_empty() {

@@ -28,6 +28,7 @@ mod convert;
 mod fallback;
 mod own_words;
 pub mod scope;
+mod scope_options;
 pub mod verified;
 
 pub use config::OrchestratorConfig;
@@ -39,7 +40,7 @@ use crate::engine::{
     Preferences, QueryPlan, Resolution, Resolutions, understand,
 };
 use crate::semantic::SemanticModel;
-use crate::sql::{Dialect, RenderCheck, RenderError, render_count, render_with_cap};
+use crate::sql::{Dialect, RenderCheck, RenderError, render_count_scoped, render_with_cap};
 use crate::store::{
     AnswerChoice, AuditOutcome, ClinicScope, HistoryId, MessageRole, NewAnswer, NewAuditEntry,
     NewHistoryEntry, NewMessage, NewRound, PreferenceChoice, PreferenceEvidence, RoundId, Store, StoreError,
@@ -54,6 +55,7 @@ use app::protocol::{
 };
 use chrono::{DateTime, NaiveDate, Utc};
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -1001,6 +1003,7 @@ impl Orchestrator {
             return Ok(scope::Scoped {
                 plan: plan.clone(),
                 outside: Vec::new(),
+                rows: crate::sql::RowScope::All,
             });
         }
         let refused = |message: String| OrchestratorError::Refused {
@@ -1099,21 +1102,29 @@ impl Orchestrator {
         let inner = &*self.inner;
         let scoped = self.scoped(plan, access)?;
         let plan = &scoped.plan;
-        let rendered =
-            render_with_cap(plan, inner.model, inner.dialect, inner.config.row_cap).map_err(|e| {
-                // The engine read the question into a plan the renderer's rules reject: the
-                // question cannot be answered as read. That is a 422 with help, never a 500.
-                tracing::warn!(code = e.code(), error = %e, "plan did not render");
-                unanswerable(inner.model, &e)
-            })?;
+        let rendered = crate::sql::render_scoped(
+            plan,
+            inner.model,
+            inner.dialect,
+            inner.config.row_cap,
+            crate::sql::SummaryUse::LIVE,
+            &scoped.rows,
+        )
+        .map_err(|e| {
+            // The engine read the question into a plan the renderer's rules reject: the
+            // question cannot be answered as read. That is a 422 with help, never a 500.
+            tracing::warn!(code = e.code(), error = %e, "plan did not render");
+            unanswerable(inner.model, &e)
+        })?;
         // a wound's latest or first value read from Clarion's summary when it is current
         // (the same rows, one key probe per wound instead of a walk of its assessments)
-        let rendered = match crate::sql::render_with_cap_using(
+        let rendered = match crate::sql::render_scoped(
             plan,
             inner.model,
             inner.dialect,
             inner.config.row_cap,
             crate::sql::SummaryUse::CURRENT,
+            &scoped.rows,
         ) {
             Ok(summary) if summary.sql != rendered.sql && inner.summaries.is_current().await => summary,
             _ => rendered,
@@ -1264,23 +1275,6 @@ impl Orchestrator {
         }
     }
 
-    /// `allowed` with the clinic names limited to the clinics `access` may see (what
-    /// pickers list; the engine still reads every name, so a question naming another
-    /// clinic is recognised and answered with a note instead of a guess).
-    fn scoped_allowed(&self, allowed: &AllowedValuesSnapshot, access: &Access) -> AllowedValuesSnapshot {
-        let mut out = allowed.clone();
-        if access.scope != ClinicScope::All
-            && let Some(display) = self.inner.scope_paths.as_ref().and_then(|p| p.clinic_display())
-        {
-            out.insert(
-                display,
-                access.visible.iter().map(|v| v.1.clone()).collect(),
-                false,
-            );
-        }
-        out
-    }
-
     async fn load(&self, user_id: i64) -> Result<Loaded, OrchestratorError> {
         let store = &self.inner.store;
         let (settings, prefs, allowed, access) = tokio::join!(
@@ -1389,6 +1383,7 @@ impl Orchestrator {
             resolutions = next;
         }
         let input = first.with_resolutions(&resolutions);
+        let scoped_lists = self.hide_outside_options(&mut u, &loaded.access).await;
         if let Decision::Refuse { reason, message } = &u.decision {
             use engine::RefuseReason as R;
             let code = match reason {
@@ -1424,7 +1419,9 @@ impl Orchestrator {
         };
         let asking = job.interactive && !loaded.settings.skip_clarifications;
         if asking && !new_questions.is_empty() && job.rounds_done < inner.config.max_rounds {
-            return self.ask_round(job, &input, &u, &new_questions, &loaded).await;
+            return self
+                .ask_round(job, &input, &u, &new_questions, &loaded, &scoped_lists)
+                .await;
         }
         if clarify && job.interactive && !loaded.settings.skip_clarifications {
             job.thinking.push(convert::step(
@@ -1585,6 +1582,7 @@ impl Orchestrator {
         u: &engine::Understanding,
         questions: &[&Ambiguity],
         loaded: &Loaded,
+        scoped_lists: &BTreeMap<String, Vec<String>>,
     ) -> Result<QueryOutcome, OrchestratorError> {
         let inner = &*self.inner;
         let t = Instant::now();
@@ -1597,11 +1595,11 @@ impl Orchestrator {
                     break;
                 }
                 if let Some(plan) = fallback::option_plan_any(input, a, o)
-                    && let Ok(plan) = self.scoped(&plan, &loaded.access).map(|s| s.plan)
-                    && let Ok(r) = render_count(&plan, inner.model, inner.dialect)
+                    && let Ok(scoped) = self.scoped(&plan, &loaded.access)
+                    && let Ok(r) = render_count_scoped(&scoped.plan, inner.model, inner.dialect, &scoped.rows)
                 {
                     statements.push(r);
-                    slots.push((qi, oi, plan.entity));
+                    slots.push((qi, oi, scoped.plan.entity));
                 }
             }
         }
@@ -1637,7 +1635,7 @@ impl Orchestrator {
         ));
 
         // Pickers list only the clinics the user may see.
-        let picker_allowed = self.scoped_allowed(&loaded.allowed, &loaded.access);
+        let picker_allowed = self.scoped_allowed(&loaded.allowed, &loaded.access, scoped_lists);
         let protocol_questions: Vec<_> = questions
             .iter()
             .zip(&per_question)

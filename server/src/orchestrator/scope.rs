@@ -6,8 +6,13 @@
 //! shortest first) that ends at the clinic entity. In the wound-care model that is
 //! `clinics.id`, `clinicians.clinic_id`, `patients.clinic_id` (the registered clinic),
 //! `wounds.clinic_id` (the treating clinic) and, for assessments, the assessed wound's
-//! `wounds.clinic_id`. A row is visible when that clinic is in the scope; figures about a
-//! visible row (a clinic's patient count, a patient's wound count) are the row's own.
+//! `wounds.clinic_id`. A row is visible when that clinic is in the scope, and so is every
+//! row a statement reads to answer about it: [`ScopePaths::rows`] gives the renderer one
+//! constraint per entity, rendered on every table reference (`crate::sql::scope`), so a
+//! patient's wound count counts only the wounds in scope, a clinician's assessment count
+//! only the assessments of wounds in scope, and a parent outside the scope (a referred
+//! wound's patient registered at another clinic) is not joined: its attributes read as
+//! empty and filters on them do not hold.
 //!
 //! An entity with no path to a clinic cannot be scoped: a scoped account is refused
 //! such a plan (fail closed) rather than shown every row.
@@ -20,7 +25,8 @@
 //! know about HTTP. The engine never sees the scope.
 
 use crate::engine::QueryPlan;
-use crate::semantic::{CompareOp, Constraint, SemanticModel, Value};
+use crate::semantic::{AttributeRole, AttributeType, CompareOp, Constraint, SemanticModel, Value};
+use crate::sql::RowScope;
 use crate::store::ClinicScope;
 use std::collections::BTreeMap;
 
@@ -36,6 +42,10 @@ pub struct ScopePaths {
     display: Option<String>,
     /// Entity → the qualified attribute holding its clinic id.
     per_entity: BTreeMap<String, String>,
+    /// Text attributes whose values name clinic-owned records (every text attribute of
+    /// the clinic entity, the names of clinicians …): a scoped account is offered only
+    /// the values in its scope.
+    listed: Vec<String>,
 }
 
 /// Why a plan could not be scoped.
@@ -51,6 +61,9 @@ pub struct Scoped {
     pub plan: QueryPlan,
     /// The clinics the question named that are outside the scope (names, or "clinic 7").
     pub outside: Vec<String>,
+    /// The rows of every entity the plan's statement may read: rendered on every table
+    /// it reads, not only the plan's own (`crate::sql::scope`).
+    pub rows: RowScope,
 }
 
 impl ScopePaths {
@@ -89,10 +102,28 @@ impl ScopePaths {
                 frontier = next;
             }
         }
+        let listed = model
+            .entities
+            .iter()
+            .filter(|e| per_entity.contains_key(&e.name))
+            .flat_map(|e| {
+                let is_clinic = e.name == clinic.name;
+                e.attributes
+                    .iter()
+                    .filter(move |a| {
+                        a.ty == AttributeType::Text
+                            && a.column.is_some()
+                            && (a.role == AttributeRole::Label
+                                || (is_clinic && a.role == AttributeRole::Attribute))
+                    })
+                    .map(move |a| format!("{}.{}", e.name, a.name))
+            })
+            .collect();
         Some(ScopePaths {
             key,
             display,
             per_entity,
+            listed,
         })
     }
 
@@ -140,6 +171,20 @@ impl ScopePaths {
         }))
     }
 
+    /// The rows of every entity `scope` allows, for the renderer: each entity with a path
+    /// to a clinic gets its constraint; one without none, so a statement reading it is
+    /// refused under a limited scope.
+    pub fn rows(&self, scope: &ClinicScope) -> RowScope {
+        match scope {
+            ClinicScope::All => RowScope::All,
+            ClinicScope::Clinics(_) => RowScope::limited(
+                self.per_entity
+                    .keys()
+                    .filter_map(|e| self.constraint(e, scope).ok().flatten().map(|c| (e.clone(), c))),
+            ),
+        }
+    }
+
     /// `plan` limited to `scope`: clinics the question named outside the scope are taken
     /// out (and reported), then the scope constraint is added. `visible` are the scope's
     /// clinics as (id, display name), for reading clinics named by name.
@@ -158,7 +203,66 @@ impl ScopePaths {
                 .collect();
             plan.filters.push(c);
         }
-        Ok(Scoped { plan, outside })
+        Ok(Scoped {
+            plan,
+            outside,
+            rows: self.rows(scope),
+        })
+    }
+
+    /// Whether `attribute`'s values name clinic-owned records, so that a scoped account is
+    /// offered only those in its scope (clarification options, pickers).
+    pub fn is_listed(&self, attribute: &str) -> bool {
+        self.listed.iter().any(|a| a == attribute)
+    }
+
+    /// The listed attributes (see [`Self::is_listed`]) a constraint names by a text value.
+    pub fn named_attributes(&self, c: &Constraint, out: &mut std::collections::BTreeSet<String>) {
+        c.visit(&mut |m| match m {
+            Constraint::Compare { attribute, .. } | Constraint::InSet { attribute, .. }
+                if self.is_listed(attribute) =>
+            {
+                out.insert(attribute.clone());
+            }
+            _ => {}
+        });
+    }
+
+    /// Whether an option's constraint names a record outside `scope`: a clinic id outside
+    /// it, a clinic named by a foreign key's text, or a value of a listed attribute that
+    /// is not among `lists` (the values the account may see, per attribute). Options that
+    /// do are not offered to the account.
+    pub fn hides(&self, c: &Constraint, scope: &ClinicScope, lists: &BTreeMap<String, Vec<String>>) -> bool {
+        let visible = |attribute: &str, v: &Value| -> bool {
+            match v {
+                Value::Integer(id) if self.is_clinic_id(attribute) => scope.allows(*id),
+                Value::Text(t) => {
+                    let list = if self.is_clinic_id(attribute) {
+                        self.display.as_ref().and_then(|d| lists.get(d))
+                    } else if self.is_listed(attribute) {
+                        lists.get(attribute)
+                    } else {
+                        return true;
+                    };
+                    list.is_some_and(|l| l.iter().any(|x| x.eq_ignore_ascii_case(t.trim())))
+                }
+                _ => true,
+            }
+        };
+        let mut hidden = false;
+        c.visit(&mut |m| match m {
+            Constraint::Compare {
+                attribute,
+                op: CompareOp::Eq,
+                value,
+                ..
+            } => hidden |= !visible(attribute, value),
+            Constraint::InSet { attribute, values } => {
+                hidden |= values.iter().any(|v| !visible(attribute, v));
+            }
+            _ => {}
+        });
+        hidden
     }
 
     /// Whether `attribute` holds a clinic id (the key or a reference to it).

@@ -1,5 +1,5 @@
-//! Verified questions (issue 16, part 2): an administrator promotes one of their
-//! answered questions, with the clarifications it was answered with, under a name and
+//! Verified questions (issue 16, part 2): an administrator promotes an answered
+//! question — their own or any user's — with the clarifications it was answered with, under a name and
 //! the phrasings it should match. A new question matches when its text is one of the
 //! phrasings (compared after [`normalise`]) or when the engine reads it into the same
 //! plan; it is then answered by the verified definition, asks nothing, and shows
@@ -108,8 +108,9 @@ fn checked_name(name: &str) -> Result<String, OrchestratorError> {
 }
 
 impl Orchestrator {
-    /// Promotes the administrator's answered question `history_id` (with its
-    /// clarifications) to a verified question.
+    /// Promotes an answered question `history_id` — the administrator's or anyone's
+    /// (callers check that `admin_id` is an administrator) — with the clarifications its
+    /// asker answered, to a verified question verified by `admin_id`.
     pub async fn verify(
         &self,
         admin_id: i64,
@@ -122,7 +123,7 @@ impl Orchestrator {
         if !hid.is_well_formed() {
             return Err(OrchestratorError::NotFound);
         }
-        let entry = self.inner.store.history_entry(admin_id, &hid).await?;
+        let entry = self.inner.store.any_history_entry(&hid).await?;
         let resume: HistoryResume = serde_json::from_str(&entry.clarifications_json).unwrap_or_default();
         let definition = Definition {
             resolutions: resume.resolutions,
@@ -166,6 +167,22 @@ impl Orchestrator {
     /// Retires a verified question: new questions no longer match it.
     pub async fn retire_verified(&self, id: i64) -> Result<(), OrchestratorError> {
         Ok(self.inner.store.retire_verified(id, Utc::now()).await?)
+    }
+
+    /// Everyone's recent answered questions, newest first, with their askers' names:
+    /// what an administrator may verify.
+    pub async fn recent_answers(
+        &self,
+        limit: i64,
+    ) -> Result<Vec<(app::protocol::HistoryItem, String)>, OrchestratorError> {
+        Ok(self
+            .inner
+            .store
+            .recent_history_all(limit.clamp(1, 200))
+            .await?
+            .into_iter()
+            .map(|(e, asker)| (super::history_item(e), asker))
+            .collect())
     }
 
     /// The verified questions in force.

@@ -30,6 +30,8 @@ pub(crate) struct Ctx<'m> {
     pub today: NaiveDate,
     /// Summary tables found current by the warehouse (`super::summary`).
     pub summaries: super::summary::SummaryUse,
+    /// The rows every table reference may read (`super::scope`).
+    pub rows: super::scope::RowScope,
     next_alias: u32,
 }
 
@@ -40,6 +42,7 @@ impl<'m> Ctx<'m> {
             dialect,
             today,
             summaries: super::summary::SummaryUse::LIVE,
+            rows: super::scope::RowScope::All,
             next_alias: 0,
         }
     }
@@ -249,7 +252,9 @@ impl Scope {
                 .push(" AS ")
                 .push_ident(&alias)
                 .push(" ON ");
-            clause.push_sql(step_condition(ctx, step, &here, &alias)?);
+            // a parent outside the row scope is not joined (its attributes read as null)
+            let on = step_condition(ctx, step, &here, &alias)?;
+            clause.push_sql(super::scope::and_scope(ctx, on, &alias, &target.name)?);
             self.joins.push(clause);
             self.joined.push((key, alias.clone()));
             here = alias;
@@ -285,6 +290,8 @@ pub(crate) fn correlated(
     let first_entity = ctx.entity(step_target(first))?;
     let mut here = ctx.fresh_alias(&first_entity.name)?;
     let correlation = step_condition(ctx, first, outer, &here)?;
+    // related rows outside the row scope are neither counted nor picked
+    let correlation = super::scope::and_scope(ctx, correlation, &here, &first_entity.name)?;
     let mut from = Sql::new();
     from.push_ident(&ctx.table(first_entity)?)
         .push(" AS ")
@@ -297,7 +304,8 @@ pub(crate) fn correlated(
             .push(" AS ")
             .push_ident(&next)
             .push(" ON ");
-        from.push_sql(step_condition(ctx, step, &here, &next)?);
+        let on = step_condition(ctx, step, &here, &next)?;
+        from.push_sql(super::scope::and_scope(ctx, on, &next, &entity.name)?);
         here = next;
     }
     Ok(Correlated {
@@ -529,6 +537,13 @@ fn from_summary(
     if !exact {
         return Ok(None);
     }
+    // The summary row stands for the child rows of the (scoped) outer row: usable only
+    // when the child's row scope is its parent's, not a condition on the child itself.
+    if let Some(c) = ctx.rows.constraint(&child.name)?
+        && !constraint_on(c, &parent.name)
+    {
+        return Ok(None);
+    }
     let here = ctx.fresh_alias(s::table(newest))?;
     let mut sql = Sql::text("(SELECT ");
     sql.push_sql(Sql::column(&here, &Ident::new(&column(target))?))
@@ -540,6 +555,15 @@ fn from_summary(
         .push_sql(ctx.join_condition(step.join, &here, outer)?)
         .push(")");
     Ok(Some(sql))
+}
+
+/// True when every attribute `c` reads belongs to `entity`.
+fn constraint_on(c: &crate::semantic::Constraint, entity: &str) -> bool {
+    let attrs = c.attributes();
+    !attrs.is_empty()
+        && attrs
+            .iter()
+            .all(|a| split_qualified(a).is_some_and(|(e, _)| e == entity))
 }
 
 /// `(SELECT COUNT(*) FROM … WHERE correlated [AND date BETWEEN window])`.

@@ -642,8 +642,10 @@ fn render_exists<'m>(
         .push(" AS ")
         .push_ident(&alias)
         .push_sql(sub.join_clauses());
-    s.push(" WHERE ")
-        .push_sql(ctx.join_condition(step.join, &alias, &parent)?);
+    // a related row outside the row scope does not make the filter hold
+    let on = ctx.join_condition(step.join, &alias, &parent)?;
+    let on = super::scope::and_scope(ctx, on, &alias, &child.name)?;
+    s.push(" WHERE ").push_sql(on);
     for c in conds {
         s.push(" AND ").push_sql(c);
     }
@@ -652,7 +654,7 @@ fn render_exists<'m>(
 }
 
 /// One leaf on the row aliased `alias`.
-fn render_leaf(ctx: &mut Ctx<'_>, alias: &Ident, leaf: Leaf<'_>) -> Result<Sql, RenderError> {
+pub(crate) fn render_leaf(ctx: &mut Ctx<'_>, alias: &Ident, leaf: Leaf<'_>) -> Result<Sql, RenderError> {
     use super::expr::attr_expr;
     let mut s = Sql::new();
     match leaf {

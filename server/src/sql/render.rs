@@ -26,6 +26,7 @@ use super::dialect::Dialect;
 use super::expr::{Ctx, Scope, attr_expr, first_fan_out};
 use super::fragment::{BoundValue, Ident, Sql};
 use super::predicate::{Leaf, Pred, and_all, lower, render_conjunction, require_type};
+use super::scope::RowScope;
 use crate::engine::PlanCheck;
 use crate::engine::plan::{Dimension, Intent, Metric, OrderKey, QueryPlan};
 use crate::semantic::{AttributeRef, AttributeType, CompareOp, Grain, MeasureAgg, SemanticModel, SortOrder};
@@ -245,6 +246,22 @@ pub fn render_with_cap_using(
     b.query(Some(row_cap))
 }
 
+/// [`render_with_cap_using`] reading only the rows `rows` allows, on every table the
+/// statement reads (`super::scope`): what every statement run for a user goes through.
+pub fn render_scoped(
+    plan: &QueryPlan,
+    model: &SemanticModel,
+    dialect: Dialect,
+    row_cap: u32,
+    summaries: super::summary::SummaryUse,
+    rows: &RowScope,
+) -> Result<Rendered, RenderError> {
+    let mut b = Builder::new(plan, model, dialect)?;
+    b.ctx.summaries = summaries;
+    b.ctx.rows = rows.clone();
+    b.query(Some(row_cap))
+}
+
 /// `COUNT(*)` of the plan entity's rows matching the plan's filters and time range
 /// (intent, metrics, dimensions, order and limit are ignored): option-count previews.
 pub fn render_count(
@@ -252,7 +269,18 @@ pub fn render_count(
     model: &SemanticModel,
     dialect: Dialect,
 ) -> Result<Rendered, RenderError> {
+    render_count_scoped(plan, model, dialect, &RowScope::All)
+}
+
+/// [`render_count`] counting only the rows `rows` allows (`super::scope`).
+pub fn render_count_scoped(
+    plan: &QueryPlan,
+    model: &SemanticModel,
+    dialect: Dialect,
+    rows: &RowScope,
+) -> Result<Rendered, RenderError> {
     let mut b = Builder::new(plan, model, dialect)?;
+    b.ctx.rows = rows.clone();
     let conds = b.filters()?;
     let mut select = Sql::text("SELECT COUNT(*) AS ");
     select.push_ident(&Ident::new("row_count")?);
@@ -376,7 +404,23 @@ impl<'p, 'm> Builder<'p, 'm> {
                 bound(CompareOp::Lt, range.end),
             ]));
         }
-        render_conjunction(&mut self.ctx, &mut self.scope, preds)
+        let mut conds = render_conjunction(&mut self.ctx, &mut self.scope, preds)?;
+        // The plan's own rows: the orchestrator's scope filter renders the same condition
+        // when it is on the row itself; otherwise it is added here as well.
+        let own = self
+            .ctx
+            .rows
+            .constraint(base)?
+            .filter(|c| {
+                !(self.plan.filters.contains(*c)
+                    && c.attributes().iter().all(|a| a.starts_with(&format!("{base}."))))
+            })
+            .is_some();
+        if own {
+            let alias = self.scope.alias.clone();
+            conds.extend(super::scope::condition(&mut self.ctx, &alias, base)?);
+        }
+        Ok(conds)
     }
 
     /// `FROM … JOIN … [WHERE …]`, with every join added so far.

@@ -308,3 +308,41 @@ impl Store {
         rows.into_iter().map(AuditEntry::try_from).collect()
     }
 }
+
+/// Answered questions across users, for administrators choosing one to verify (issue 16).
+impl Store {
+    /// Everyone's answered questions, newest first, each with its asker's display name.
+    pub async fn recent_history_all(&self, limit: i64) -> Result<Vec<(HistoryEntry, String)>, StoreError> {
+        #[derive(sqlx::FromRow)]
+        struct WithAsker {
+            #[sqlx(flatten)]
+            entry: HistoryRow,
+            asker: String,
+        }
+        let columns: Vec<String> = HISTORY_COLUMNS
+            .split(',')
+            .map(|c| format!("h.{}", c.trim()))
+            .collect();
+        let sql = format!(
+            "SELECT {}, u.display_name AS asker FROM query_history h JOIN users u ON u.id = h.user_id \
+             ORDER BY h.created_at DESC, h.id LIMIT $1",
+            columns.join(", ")
+        );
+        let rows: Vec<WithAsker> =
+            on_pool!(&self.db, |p| sqlx::query_as(&sql).bind(limit).fetch_all(p).await)?;
+        Ok(rows
+            .into_iter()
+            .map(|r| (HistoryEntry::from(r.entry), r.asker))
+            .collect())
+    }
+
+    /// Anyone's history entry by id; `NotFound` if missing.
+    pub async fn any_history_entry(&self, id: &HistoryId) -> Result<HistoryEntry, StoreError> {
+        let sql = format!("SELECT {HISTORY_COLUMNS} FROM query_history WHERE id = $1");
+        let row: Option<HistoryRow> = on_pool!(&self.db, |p| sqlx::query_as(&sql)
+            .bind(id.as_str())
+            .fetch_optional(p)
+            .await)?;
+        row.map(HistoryEntry::from).ok_or(StoreError::NotFound)
+    }
+}

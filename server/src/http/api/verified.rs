@@ -42,11 +42,11 @@ impl From<Verified> for VerifiedQuestion {
     }
 }
 
-/// `POST /api/v1/admin/verified`.
+/// `POST /api/v1/admin/verified`: promote an answered question of any user to a verified question: a name (1 to 120 characters) and phrasings to match (at most 50 with the question's own).
 #[derive(Debug, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct VerifyRequest {
-    /// One of your own answers (`history_id` of an answer).
+    /// An answered question of any user (its `history_id`).
     pub history_id: String,
     /// Its name (1–120 characters, not only spaces).
     #[schema(min_length = 1, max_length = 120, pattern = r"\S")]
@@ -108,7 +108,7 @@ impl utoipa::ToSchema for Phrasing {}
     post,
     path = "/api/v1/admin/verified",
     operation_id = "verify",
-    summary = "Promote an answered question to a verified question (administrators)",
+    summary = "Promote any user's answered question to a verified question (administrators)",
     request_body = VerifyRequest,
     responses(
         (status = 201, description = "The verified question", body = VerifiedQuestion),
