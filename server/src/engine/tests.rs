@@ -3706,6 +3706,12 @@ fn two_values_of_one_record_compare_through_its_change() {
             p.filters
         );
         assert!(asked(&u).is_empty(), "{q}: asked {:?}", asked(&u));
+        // the comparison word was applied, never said back as "no number was given"
+        assert!(
+            !u.assumptions.iter().any(|a| a.assumed.contains("no number")),
+            "{q}: {:?}",
+            u.assumptions
+        );
     }
     // a number makes it an ordinary comparison
     let u = ask("wounds bigger than 10 cm2");

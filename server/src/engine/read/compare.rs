@@ -1196,7 +1196,10 @@ pub(super) fn dangling_operators(ctx: &Ctx<'_>, st: &mut State) {
         let in_time = ctx.times.iter().any(|t| t.first <= k && k < t.last);
         // "at least once": which visits, read with the visit hint
         let in_visit_hint = st.r.visit_hint_at.is_some_and(|(a, b)| a <= k && k < b);
+        // read by another step: "larger than their initial area", "more than half of"
+        let read = st.r.consumed.iter().any(|&(a, b)| a <= k && k < b);
         if has_number
+            || read
             || in_visit_hint
             || in_comparison
             || in_time
