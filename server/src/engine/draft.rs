@@ -16,8 +16,8 @@ use super::ambiguity::Detected;
 use super::plan::{Dimension, Having, Intent, Metric, OrderBy, OrderKey, QueryPlan};
 use super::plan_ops::{
     Chosen, DEFAULT_GRAIN, Slot, add_filter, agg_metric, anchor, apply_change, comparison_constraint,
-    consolidate, count_metric, default_time_attribute, display_dimension, fold_negations, latest_of,
-    measure_metric, normalise_intent, rank_order, time_range, window_range,
+    consolidate, count_metric, default_time_attribute, display_dimension, first_of, fold_negations,
+    latest_of, measure_metric, normalise_intent, rank_order, time_range, window_range,
 };
 use super::reading::{CmpSubject, ColSpec, Ctx, DimSpec, MetricSpec, RankKey, RankSpec, Reading};
 
@@ -163,11 +163,17 @@ pub(crate) fn build(ctx: &Ctx<'_>, r: &Reading, det: &Detected, chosen: &[Chosen
         && a.starts_with("assessments.")
         && latest_of(model, &a).is_some()
     {
+        // "average area at the first assessment": each record's first value
+        let first = r.visit_first && first_of(model, &a).is_some();
         apply_change(
             model,
             &mut plan,
             &PlanChange::ChooseAggregation {
-                aggregation: Aggregation::Latest,
+                aggregation: if first {
+                    Aggregation::First
+                } else {
+                    Aggregation::Latest
+                },
             },
         );
     }

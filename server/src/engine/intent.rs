@@ -603,6 +603,7 @@ pub fn cues(tokens: &[Token], in_phrase: impl Fn(usize) -> bool) -> Cues {
                 "deepest" => Some(("deepest", SortOrder::Desc)),
                 "heaviest" => Some(("heaviest", SortOrder::Desc)),
                 "longest" => Some(("longest", SortOrder::Desc)),
+                "shortest" => Some(("shortest", SortOrder::Asc)),
                 _ => None,
             };
             if let Some((s, order)) = superlative

@@ -374,6 +374,45 @@ fn run_with(input: &EngineInput<'_>, index: &EngineIndex, with_suggestions: bool
             plan.columns.push(attribute);
         }
     }
+    // "the average of each wound's largest area": each record's extreme, then aggregated
+    if let Some(pr) = reading.per_record.clone()
+        && !reading.follow_up
+    {
+        let mut m = plan_ops::agg_metric(model, pr.outer, &pr.attribute);
+        let record_label = model
+            .entity(&pr.record)
+            .map_or_else(|| pr.record.clone(), |e| e.label.to_lowercase());
+        let extreme = if pr.inner == MeasureAgg::Min {
+            "smallest"
+        } else {
+            "largest"
+        };
+        let word = if pr.outer == MeasureAgg::Median {
+            "Median"
+        } else {
+            "Average"
+        };
+        let unit = model
+            .attribute(&pr.attribute)
+            .and_then(|a| a.attribute.unit.clone())
+            .map(|u| format!(" ({})", crate::semantic::unit_symbol(&u)))
+            .unwrap_or_default();
+        let name = plan_ops::attribute_label(pr.attribute.rsplit('.').next().unwrap_or(&pr.attribute));
+        m.label = format!("{word} of each {record_label}'s {extreme} {name}{unit}");
+        plan.entity = pr.record.clone();
+        plan.metrics = vec![m];
+        plan.per_record = Some(pr.inner);
+        plan.columns.clear();
+        plan.intent = if plan.dimensions.is_empty() {
+            Intent::Aggregate
+        } else {
+            Intent::GroupBy
+        };
+        if plan.intent == Intent::Aggregate {
+            plan.order.clear();
+            plan.limit = None;
+        }
+    }
     // "which etiology has the highest average pain score": that attribute's groups,
     // ranked by the metric, the first one
     if let Some((attribute, order)) = read::ranking::which_attribute_extreme(&ctx)

@@ -119,6 +119,11 @@ pub struct QueryPlan {
     /// metric (the row count when there is none) compared with a number. Grouped plans only.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub having: Option<Having>,
+    /// "the average of each wound's largest area": the first metric's attribute, of a
+    /// related entity with many rows per record, is first taken per record of `entity`
+    /// with this aggregate (`max` or `min`), and the metric aggregates those values.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub per_record: Option<MeasureAgg>,
     /// The date relative constraints ("last 30 days", "open > 90 days") are computed from.
     pub today: NaiveDate,
 }
@@ -139,6 +144,7 @@ impl QueryPlan {
             offset: None,
             round: None,
             having: None,
+            per_record: None,
             today,
         }
     }

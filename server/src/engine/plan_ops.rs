@@ -574,6 +574,27 @@ pub(crate) fn first_of(model: &SemanticModel, per_visit: &str) -> Option<String>
     derived_of(model, per_visit, false)
 }
 
+/// The record-level first value of the measurement a column term names ("size" → the
+/// initial area), from its default option first.
+pub(crate) fn term_first_of(model: &SemanticModel, term: usize) -> Option<String> {
+    let t = model.terms.get(term)?;
+    let mut options: Vec<&crate::semantic::TermOption> = t.options.iter().collect();
+    options.sort_by_key(|o| !o.default);
+    options.into_iter().find_map(|o| match &o.change {
+        Some(PlanChange::ChooseAttribute { attribute }) => {
+            let base = match model
+                .attribute(attribute)
+                .and_then(|r| r.attribute.derived.clone())
+            {
+                Some(Derived::Latest { attribute, .. }) => attribute,
+                _ => attribute.clone(),
+            };
+            first_of(model, &base)
+        }
+        _ => None,
+    })
+}
+
 fn derived_of(model: &SemanticModel, per_visit: &str, latest: bool) -> Option<String> {
     let wounds = model.entity("wounds")?;
     wounds

@@ -96,6 +96,24 @@ pub(crate) enum MetricSpec {
     TermMeasure { term: usize, mention: usize },
 }
 
+/// "the average of each wound's largest area": each record's extreme of a per-visit
+/// measurement, then aggregated.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct PerRecord {
+    /// The aggregate over the records (average, median).
+    pub outer: MeasureAgg,
+    /// Each record's extreme (max, min).
+    pub inner: MeasureAgg,
+    /// The record entity (`wounds`, `patients`).
+    pub record: String,
+    /// The per-visit attribute (`assessments.area`).
+    pub attribute: String,
+    /// "largest area".
+    pub span: TextSpan,
+    /// The tokens read ("average of each wound's largest area").
+    pub tokens: (usize, usize),
+}
+
 /// A grouping.
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) enum DimSpec {
@@ -298,6 +316,9 @@ pub(crate) struct Reading {
     pub unknown_names: Vec<TextSpan>,
     /// "at the latest assessment" (true) or "at any visit" (false).
     pub visit_hint: Option<bool>,
+    /// With `visit_hint = Some(true)`: the visit said is the record's first one ("area at
+    /// the first assessment", "first measured area"), not its latest.
+    pub visit_first: bool,
     /// The tokens that said it ("at their latest assessment": "their" points nowhere).
     pub visit_hint_at: Option<(usize, usize)>,
     /// "how many at Riverside", "how many did podiatrists see": the entity is only the
@@ -309,6 +330,8 @@ pub(crate) struct Reading {
     pub notes: Vec<(TextSpan, String)>,
     /// "days from onset to healed": the model's derived day count between two dates.
     pub days_between: Option<String>,
+    /// "the average of each wound's largest area": an aggregate of each record's extreme.
+    pub per_record: Option<PerRecord>,
     /// Token ranges a step read as part of what it did ("common" in "the most common
     /// etiology", "one row per", "from most to fewest"), for the word accounting.
     pub consumed: Vec<(usize, usize)>,
@@ -363,11 +386,13 @@ impl Reading {
             visit_values: Vec::new(),
             unknown_names: Vec::new(),
             visit_hint: None,
+            visit_first: false,
             visit_hint_at: None,
             count_context_only: false,
             change_term: None,
             notes: Vec::new(),
             days_between: None,
+            per_record: None,
             consumed: Vec::new(),
             sort: None,
             sort_by: None,

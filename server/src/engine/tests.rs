@@ -3646,3 +3646,183 @@ fn clinical_data_the_records_do_not_hold_is_refused_with_a_reason() {
         }
     }
 }
+
+// =====================================================================================
+// First visits, two values of one record, first-to-last spans, per-record extremes,
+// shares kept per group
+// =====================================================================================
+
+/// The change filter compared with 0 (`op`), if the plan has one on `attribute`.
+fn change_op(p: &QueryPlan, attribute: &str) -> Option<CompareOp> {
+    let mut out = None;
+    for f in &p.filters {
+        f.visit(&mut |c| {
+            if let Constraint::Compare {
+                attribute: a,
+                op,
+                value: Value::Real(v),
+                ..
+            } = c
+                && a == attribute
+                && *v == 0.0
+            {
+                out = Some(*op);
+            }
+        });
+    }
+    out
+}
+
+#[test]
+fn two_values_of_one_record_compare_through_its_change() {
+    for (q, op) in [
+        (
+            "how many open wounds have a current area larger than their initial area",
+            CompareOp::Gt,
+        ),
+        (
+            "burns that are bigger now than at their first assessment",
+            CompareOp::Gt,
+        ),
+        (
+            "number of venous leg ulcers whose area shrank since the first assessment",
+            CompareOp::Lt,
+        ),
+        (
+            "list pressure injuries where the latest area is smaller than the baseline area",
+            CompareOp::Lt,
+        ),
+        (
+            "wounds whose initial area is bigger than the current area",
+            CompareOp::Lt,
+        ),
+    ] {
+        let u = ask(q);
+        let p = plan(&u);
+        assert_eq!(
+            change_op(p, "wounds.area_change_pct"),
+            Some(op),
+            "{q}: {:?}",
+            p.filters
+        );
+        assert!(asked(&u).is_empty(), "{q}: asked {:?}", asked(&u));
+        // the comparison word was applied, never said back as "no number was given"
+        assert!(
+            !u.assumptions.iter().any(|a| a.assumed.contains("no number")),
+            "{q}: {:?}",
+            u.assumptions
+        );
+    }
+    // a number makes it an ordinary comparison
+    let u = ask("wounds bigger than 10 cm2");
+    assert_eq!(change_op(plan(&u), "wounds.area_change_pct"), None);
+}
+
+#[test]
+fn a_measurement_at_the_first_visit_is_the_first_value() {
+    for q in [
+        "count wounds whose first measured area was over 30 cm2",
+        "list wounds with an area above 50 at the very first assessment",
+    ] {
+        let u = ask(q);
+        let p = plan(&u);
+        assert!(has_filter(p, "wounds.initial_area"), "{q}: {:?}", p.filters);
+        assert!(!has_filter(p, "wounds.latest_area"), "{q}: {:?}", p.filters);
+    }
+    let u = ask("mean area at the first visit for healed diabetic foot ulcers");
+    assert_eq!(
+        plan(&u).metrics.first().and_then(|m| m.attribute.as_deref()),
+        Some("wounds.initial_area")
+    );
+}
+
+#[test]
+fn days_from_the_first_to_the_last_visit_are_the_models_span() {
+    for (q, attribute) in [
+        (
+            "avg days between first and last assessment per wound",
+            "wounds.assessment_span",
+        ),
+        (
+            "average interval from the initial to the final assessment for healed pressure injuries",
+            "wounds.assessment_span",
+        ),
+        (
+            "for wound 25, how many days from its first to its last visit",
+            "wounds.assessment_span",
+        ),
+        (
+            "which 5 patients had the longest time between their first and most recent visit",
+            "patients.visit_span",
+        ),
+    ] {
+        let u = ask(q);
+        let p = plan(&u);
+        let used = p
+            .metrics
+            .iter()
+            .any(|m| m.attribute.as_deref() == Some(attribute))
+            || p.columns.iter().any(|c| c == attribute);
+        assert!(used, "{q}: {p:?}");
+        assert!(asked(&u).is_empty(), "{q}: asked {:?}", asked(&u));
+    }
+}
+
+#[test]
+fn an_aggregate_of_each_records_extreme_is_per_record() {
+    for (q, entity, inner) in [
+        ("average of each wound's largest area", "wounds", MeasureAgg::Max),
+        ("mean highest pain score per patient", "patients", MeasureAgg::Max),
+        (
+            "average of the smallest area per wound",
+            "wounds",
+            MeasureAgg::Min,
+        ),
+    ] {
+        let u = ask(q);
+        let p = plan(&u);
+        assert_eq!(p.entity, entity, "{q}");
+        assert_eq!(p.per_record, Some(inner), "{q}");
+        assert_eq!(p.metrics.len(), 1, "{q}");
+        assert_eq!(p.metrics[0].agg, MeasureAgg::Avg, "{q}");
+        assert!(
+            crate::sql::render(p, model(), crate::sql::Dialect::Sqlite).is_ok()
+                && crate::sql::render(p, model(), crate::sql::Dialect::Postgres).is_ok(),
+            "{q}"
+        );
+    }
+}
+
+#[test]
+fn groups_kept_by_a_share_of_their_records() {
+    for (q, dim, value) in [
+        (
+            "clinics where more than half of the wounds are healed",
+            "clinics.name",
+            50.0,
+        ),
+        (
+            "etiologies in which over 20% of wounds have had a diagnosed infection",
+            "wounds.etiology",
+            20.0,
+        ),
+        (
+            "clinics where at least 15 percent of their patients are smokers",
+            "clinics.name",
+            15.0,
+        ),
+    ] {
+        let u = ask(q);
+        let p = plan(&u);
+        assert_eq!(
+            p.dimensions,
+            vec![Dimension::Attribute {
+                attribute: dim.into()
+            }],
+            "{q}"
+        );
+        assert_eq!(p.metrics.first().map(|m| m.agg), Some(MeasureAgg::Share), "{q}");
+        assert!(p.metrics[0].condition.is_some(), "{q}");
+        assert_eq!(p.having.map(|h| h.value), Some(value), "{q}");
+    }
+}

@@ -478,7 +478,7 @@ mod tests {
         let holdout = set.holdout_ids().len();
         assert!(
             // ids divisible by 5. Tuned-only additions (written by whoever tunes the engine,
-            // who must not write holdout items) have pulled it to 15.8 % (61/385); new
+            // who must not write holdout items) have pulled it to 15.1 % (61/405); new
             // holdout items must come from someone who does not tune, as the blind ones do.
             holdout * 100 >= set.items.len() * 15 && holdout * 5 <= set.items.len() + 5,
             "{holdout} held out"

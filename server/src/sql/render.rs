@@ -23,7 +23,7 @@
 use serde::Serialize;
 
 use super::dialect::Dialect;
-use super::expr::{Ctx, Scope, attr_expr, first_fan_out};
+use super::expr::{Ctx, Scope, attr_expr, correlated, first_fan_out};
 use super::fragment::{BoundValue, Ident, Sql};
 use super::predicate::{Leaf, Pred, and_all, lower, render_conjunction, require_type};
 use super::scope::RowScope;
@@ -752,9 +752,57 @@ impl<'p, 'm> Builder<'p, 'm> {
     }
 
     /// One metric's aggregate and its output type.
+    /// `(SELECT MAX(v) FROM related … WHERE correlated)`: the extreme of a related
+    /// entity's attribute over the rows of the plan's record (`per_record`).
+    fn per_record_expr(
+        &mut self,
+        qualified: &str,
+        inner: MeasureAgg,
+    ) -> Result<(AttributeRef<'m>, Sql), RenderError> {
+        let attr = self.ctx.attribute(qualified)?;
+        let f = match inner {
+            MeasureAgg::Max => "MAX(",
+            MeasureAgg::Min => "MIN(",
+            other => {
+                return Err(RenderError::InvalidPlan {
+                    reason: format!("a per-record {} is not supported", other.as_str()),
+                });
+            }
+        };
+        if !attr.attribute.ty.is_ordered() {
+            return Err(RenderError::NotOrdered {
+                attribute: attr.qualified(),
+            });
+        }
+        let route = self.ctx.join_path(&self.plan.entity, &attr.entity.name)?;
+        let base = self.scope.alias_for(&mut self.ctx, &[])?;
+        let sub = correlated(&mut self.ctx, &base, &route)?;
+        let v = attr_expr(&mut self.ctx, &sub.last, attr)?;
+        let mut s = Sql::text("(SELECT ");
+        s.push(f).push_sql(v).push(") FROM ");
+        s.push_sql(sub.from)
+            .push(" WHERE ")
+            .push_sql(sub.correlation)
+            .push(")");
+        Ok((attr, s))
+    }
+
     fn metric(&mut self, m: &Metric) -> Result<(MetricSql, AttributeType), RenderError> {
         let d = self.dialect();
         let value = match &m.attribute {
+            // "each wound's largest area": per record first, when the attribute has many
+            // rows per record
+            Some(q)
+                if self.plan.per_record.is_some()
+                    && self
+                        .ctx
+                        .attribute(q)
+                        .and_then(|a| self.ctx.join_path(&self.plan.entity, &a.entity.name))
+                        .is_ok_and(|route| first_fan_out(&route).is_some()) =>
+            {
+                let inner = self.plan.per_record.unwrap_or(MeasureAgg::Max);
+                Some(self.per_record_expr(q, inner)?)
+            }
             Some(q) => Some(self.attribute_expr(q)?),
             None => None,
         };

@@ -4,7 +4,7 @@
 use crate::semantic::{CompareOp, Constraint, Derived, Grain, TermKind, Value, split_qualified};
 
 use crate::engine::link::{Comparison, EXACT, Subject};
-use crate::engine::plan_ops::{latest_of, negate};
+use crate::engine::plan_ops::{first_of, latest_of, negate};
 use crate::engine::reading::{
     Cmp, CmpSubject, ColSpec, CompareSpec, Ctx, Dim, DimSpec, EntitySource, Filter, MetricSpec, Reading,
     ThresholdGap,
@@ -35,7 +35,7 @@ pub(super) fn claim_comparison_words(ctx: &Ctx<'_>, st: &mut State) {
 
 /// Comparisons ("area over 10", "older than 80").
 pub(super) fn comparisons(ctx: &Ctx<'_>, st: &mut State) {
-    let having_at = aggregate_threshold(ctx, st);
+    let having_at = share_threshold(ctx, st).or_else(|| aggregate_threshold(ctx, st));
     for c in ctx.comparisons {
         if st.skip_cmp == Some(c.first) {
             continue;
@@ -236,7 +236,13 @@ pub(super) fn read_gaps(ctx: &Ctx<'_>, r: &mut Reading, used: &mut [bool]) {
                 | "small"
         )
     };
+    // a phrase another step read ("smaller than the baseline area": two values of one
+    // record compared) is not a threshold gap
+    let taken: Vec<(usize, usize)> = r.consumed.clone();
     for k in 0..ctx.tokens.len() {
+        if taken.iter().any(|&(a, b)| a <= k && k < b) {
+            continue;
+        }
         // (operator position, last token, subject searched after the operator until)
         let found = if ctx.w(k) == "than" {
             let j = if ctx.w(k + 1) == "the" { k + 2 } else { k + 1 };
@@ -376,6 +382,21 @@ pub(super) fn read_comparison(
                 && let Some(latest) = latest_of(model, a)
             {
                 match r.visit_hint {
+                    // "area at the first assessment over 20": the record's first value
+                    Some(true) if r.visit_first => match first_of(model, a) {
+                        Some(first) => CmpSubject::Attribute(first),
+                        None => {
+                            let span = ctx.span_of(c.first, c.last);
+                            r.notes.push((
+                                span,
+                                format!(
+                                    "\"{}\": the first visit's value is not kept for this measurement, so the latest one was compared",
+                                    ctx.text(span)
+                                ),
+                            ));
+                            CmpSubject::Attribute(latest)
+                        }
+                    },
                     Some(true) => CmpSubject::Attribute(latest),
                     Some(false) => CmpSubject::Attribute(a.clone()),
                     None => CmpSubject::Aggregation {
@@ -383,8 +404,26 @@ pub(super) fn read_comparison(
                         latest,
                     },
                 }
+            } else if r.visit_hint == Some(true)
+                && r.visit_first
+                && let Some(base) = model.attribute(a).and_then(|x| match &x.attribute.derived {
+                    Some(Derived::Latest { attribute, .. }) => Some(attribute.clone()),
+                    _ => None,
+                })
+                && let Some(first) = first_of(model, &base)
+            {
+                // "area above 50 at the very first assessment": the record's first value
+                CmpSubject::Attribute(first)
             } else {
                 CmpSubject::Attribute(a.clone())
+            }
+        }
+        // "an area above 50 at the first assessment": the measurement the term names, at
+        // the record's first visit, when the model keeps it
+        Subject::ColumnTerm(t) if r.visit_hint == Some(true) && r.visit_first => {
+            match crate::engine::plan_ops::term_first_of(model, *t) {
+                Some(first) => CmpSubject::Attribute(first),
+                None => CmpSubject::Column { term: *t },
             }
         }
         Subject::ColumnTerm(t) => CmpSubject::Column { term: *t },
@@ -579,6 +618,151 @@ fn group_on(ctx: &Ctx<'_>, st: &mut State, mi: usize, dim: String) {
         spec: DimSpec::Attribute(dim),
         span: ctx.mentions[mi].span,
     });
+}
+
+/// "clinics where more than 70% of the wounds they treat have healed", "etiologies in
+/// which over half of the wounds are infected", "clinicians with at least 30 percent of
+/// their assessments showing slough": groups kept by the share of their records that match
+/// what follows — one row per group with that share, kept by it (SQL `HAVING`), never a
+/// percent change compared per record. Returns the token range of the threshold.
+fn share_threshold(ctx: &Ctx<'_>, st: &mut State) -> Option<(usize, usize)> {
+    let model = ctx.model;
+    if !st.r.dims.is_empty() || st.r.having.is_some() {
+        return None;
+    }
+    let n = ctx.tokens.len();
+    for k in 0..n {
+        let Some((words, op)) = crate::engine::link::op_phrase_at(ctx.tokens, k) else {
+            continue;
+        };
+        let at = k + words.len();
+        let num = ctx.tokens.get(at).and_then(|t| t.num);
+        let (value, of_at) = match (num, ctx.w(at), ctx.w(at + 1), ctx.w(at + 2)) {
+            (Some(v), _, "%" | "percent" | "pct", _) => (v, at + 2),
+            (Some(v), _, "per", "cent") => (v, at + 3),
+            (_, "half", _, _) => (50.0, at + 1),
+            (_, "a" | "one", "third", _) => (100.0 / 3.0, at + 2),
+            (_, "a" | "one", "quarter", _) => (25.0, at + 2),
+            (_, "two", "thirds", _) => (200.0 / 3.0, at + 2),
+            (_, "three", "quarters", _) => (75.0, at + 2),
+            _ => continue,
+        };
+        if ctx.w(of_at) != "of" {
+            continue;
+        }
+        let mut r_at = of_at + 1;
+        while matches!(ctx.w(r_at), "the" | "their" | "its" | "all" | "his" | "her") {
+            r_at += 1;
+        }
+        // the records the share is of: "wounds", "patients", "assessments"
+        // (an entity word may also name its count measure: "patients", "clinics")
+        let Some(rm) = ctx
+            .mentions
+            .iter()
+            .find(|m| m.first == r_at && m.entity().is_some())
+        else {
+            continue;
+        };
+        let Some(rel) = rm.entity().map(|e| model.entities[e].name.clone()) else {
+            continue;
+        };
+        // the groups, said before: "clinics where", "etiologies in which"
+        let Some((gi, g)) = ctx.mentions.iter().enumerate().rfind(|(_, m)| {
+            m.last <= k && (m.entity().is_some() || m.measure().is_none() && m.attributes().next().is_some())
+        }) else {
+            continue;
+        };
+        let linking = (g.last..k).all(|i| {
+            matches!(
+                ctx.w(i),
+                "where"
+                    | "with"
+                    | "whose"
+                    | "in"
+                    | "which"
+                    | "that"
+                    | "having"
+                    | "have"
+                    | "has"
+                    | "for"
+                    | "at"
+                    | "did"
+                    | "do"
+                    | "does"
+                    | "is"
+                    | "are"
+            )
+        });
+        if !linking || !ctx.tokens[g.last - 1].text.ends_with('s') || g.names_value() && g.entity().is_none()
+        {
+            continue;
+        }
+        let reaches = |e: &str| e != rel && model.has_one(&rel, e);
+        let dim = if let Some(e) = g.entity() {
+            let ent = &model.entities[e];
+            let d = ent.display_attribute.clone().unwrap_or_else(|| ent.key.clone());
+            reaches(&ent.name).then(|| format!("{}.{d}", ent.name))
+        } else {
+            g.attributes()
+                .find(|&(e, a)| {
+                    groupable(model, e, a)
+                        && (model.entities[e].name == rel || reaches(&model.entities[e].name))
+                        && matches!(
+                            model.entities[e].attributes[a].ty,
+                            crate::semantic::AttributeType::Text
+                        )
+                })
+                .map(|(e, a)| qualified(model, e, a))
+        };
+        let Some(dim) = dim else {
+            continue;
+        };
+        // "of the wounds they treat", "of their patients who": the records' own clause is
+        // the condition the share counts
+        let mut cond_at = rm.last;
+        if matches!(ctx.w(cond_at), "they" | "it")
+            && matches!(
+                ctx.w(cond_at + 1),
+                "treat"
+                    | "treats"
+                    | "treated"
+                    | "see"
+                    | "sees"
+                    | "saw"
+                    | "manage"
+                    | "manages"
+                    | "have"
+                    | "has"
+                    | "had"
+            )
+        {
+            st.r.consumed.push((cond_at, cond_at + 2));
+            cond_at += 2;
+        }
+        st.r.entity = Some(rel.clone());
+        st.r.entity_source = EntitySource::Implied;
+        let rmi = ctx
+            .mentions
+            .iter()
+            .position(|m| m.first == rm.first && m.last == rm.last);
+        if let Some(rmi) = rmi {
+            st.used[rmi] = true;
+        }
+        group_on(ctx, st, gi, dim);
+        st.r.metric = MetricSpec::Share;
+        st.r.share_from = Some(cond_at);
+        st.r.having = Some((op, value));
+        st.r.consumed.push((g.last, k));
+        st.r.consumed.push((k, r_at));
+        st.r.pieces.push(comparison_piece(
+            ctx,
+            ctx.span_of(k, rm.last),
+            format!("share of {rel} per group"),
+            Value::Real(value),
+        ));
+        return Some((k, of_at));
+    }
+    None
 }
 
 /// "etiologies whose average initial area is above 10", "clinics with an average BMI over
@@ -1012,7 +1196,10 @@ pub(super) fn dangling_operators(ctx: &Ctx<'_>, st: &mut State) {
         let in_time = ctx.times.iter().any(|t| t.first <= k && k < t.last);
         // "at least once": which visits, read with the visit hint
         let in_visit_hint = st.r.visit_hint_at.is_some_and(|(a, b)| a <= k && k < b);
+        // read by another step: "larger than their initial area", "more than half of"
+        let read = st.r.consumed.iter().any(|&(a, b)| a <= k && k < b);
         if has_number
+            || read
             || in_visit_hint
             || in_comparison
             || in_time

@@ -1,7 +1,9 @@
 //! Durations: the day count between two dates ("days from onset to healed") and the
 //! time to heal ("healed within 90 days").
 
-use crate::semantic::{AttributeType, CompareOp, Constraint, DateOperand, Derived, Value, split_qualified};
+use crate::semantic::{
+    AttributeType, CompareOp, Constraint, DateOperand, Derived, SemanticModel, Value, split_qualified,
+};
 
 use crate::engine::link::{self, EXACT, Mention};
 use crate::engine::reading::{Ctx, Filter, Reading};
@@ -16,7 +18,188 @@ pub(super) fn days_between_step(ctx: &Ctx<'_>, st: &mut State) {
         st.used[x] = true;
         st.used[y] = true;
         st.r.days_between = Some(attribute);
+    } else if let Some((attribute, first, last)) = first_to_last(ctx) {
+        // the words of the span ("between the first and the last assessment") are all
+        // spoken for: the mentions inside it and the connecting words
+        for (mi, m) in ctx.mentions.iter().enumerate() {
+            if m.first >= first && m.last <= last {
+                st.used[mi] = true;
+            }
+        }
+        let span = ctx.span_of(first, last);
+        st.r.pieces.push(LinkedPiece {
+            kind: PieceKind::Attribute,
+            target: attribute.clone(),
+            value: None,
+            text: span.slice(ctx.question).to_owned(),
+            span: Some(span),
+            how: LinkMethod::Exact,
+            confidence: EXACT,
+        });
+        st.r.consumed.push((first, last));
+        st.r.days_between = Some(attribute);
     }
+}
+
+/// The model's day counts from a record's first dated child row to its latest one
+/// (`days_between` of a `first` and a `latest` of the same child date), by entity:
+/// (entity, qualified attribute).
+pub(crate) fn first_to_last_spans(model: &SemanticModel) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    for e in &model.entities {
+        let child_date = |name: &str, latest: bool| {
+            e.attributes
+                .iter()
+                .find(|a| a.name == name)
+                .and_then(|a| match (&a.derived, latest) {
+                    (Some(Derived::First { attribute, .. }), false)
+                    | (Some(Derived::Latest { attribute, .. }), true) => Some(attribute.clone()),
+                    _ => None,
+                })
+        };
+        for a in &e.attributes {
+            if let Some(Derived::DaysBetween {
+                from: DateOperand::Attribute(f),
+                to: DateOperand::Attribute(t),
+                ..
+            }) = &a.derived
+                && let (Some(x), Some(y)) = (child_date(f, false), child_date(t, true))
+                && x == y
+            {
+                out.push((e.name.clone(), format!("{}.{}", e.name, a.name)));
+            }
+        }
+    }
+    out
+}
+
+/// "days between the first and the last assessment", "the gap between their first ever
+/// visit and their most recent one", "time from first to latest assessment", "how long
+/// between the initial and the final review": the model's day count from a record's first
+/// visit to its latest one, for the record the question is about (a wound's, else a
+/// patient's, when the model has both). Returns the attribute and the token range read.
+pub(crate) fn first_to_last(ctx: &Ctx<'_>) -> Option<(String, usize, usize)> {
+    let spans = first_to_last_spans(ctx.model);
+    if spans.is_empty() {
+        return None;
+    }
+    let first_word = |k: usize| matches!(ctx.w(k), "first" | "earliest" | "initial" | "1st" | "opening");
+    let last_word = |k: usize| {
+        matches!(
+            ctx.w(k),
+            "last" | "latest" | "final" | "newest" | "most" | "recent" | "current"
+        )
+    };
+    let visit_word = |k: usize| {
+        matches!(
+            ctx.w(k),
+            "assessment"
+                | "assessments"
+                | "visit"
+                | "visits"
+                | "review"
+                | "reviews"
+                | "measurement"
+                | "measurements"
+                | "appointment"
+                | "appointments"
+                | "encounter"
+                | "encounters"
+                | "assessed"
+                | "seen"
+                | "one"
+        )
+    };
+    for k in 0..ctx.tokens.len() {
+        let head = matches!(
+            ctx.w(k),
+            "days"
+                | "day"
+                | "time"
+                | "duration"
+                | "interval"
+                | "gap"
+                | "span"
+                | "weeks"
+                | "months"
+                | "period"
+        ) || ctx.w(k) == "long" && ctx.w(k.wrapping_sub(1)) == "how";
+        if !head {
+            continue;
+        }
+        // "days between", "gap from", "time elapsed between", "how long was it between"
+        let Some(j) = (k + 1..k + 5).find(|&j| matches!(ctx.w(j), "between" | "from")) else {
+            continue;
+        };
+        let Some(f) = (j + 1..j + 6).find(|&i| first_word(i)) else {
+            continue;
+        };
+        let Some(c) =
+            (f + 1..f + 6).find(|&i| matches!(ctx.w(i), "and" | "to" | "until" | "till" | "through"))
+        else {
+            continue;
+        };
+        let Some(l) = (c + 1..c + 5).find(|&i| last_word(i)) else {
+            continue;
+        };
+        let mut end = l + 1;
+        while last_word(end) {
+            end += 1;
+        }
+        let said_visit = (f..end + 2).any(visit_word);
+        if !said_visit {
+            continue;
+        }
+        if visit_word(end) {
+            end += 1;
+        }
+        // whose span: the first record named in the question that has one
+        let outside = |m: &&Mention| m.last <= j || m.first >= end;
+        let named = ctx.mentions.iter().filter(outside).find_map(|m| {
+            let entity = m
+                .entity()
+                .map(|e| ctx.model.entities[e].name.clone())
+                .or_else(|| {
+                    m.attributes()
+                        .next()
+                        .map(|(e, _)| ctx.model.entities[e].name.clone())
+                })
+                .or_else(|| {
+                    m.entries.iter().find_map(|x| match &x.target {
+                        Target::Value(a, _) => split_qualified(a).map(|(e, _)| e.to_owned()),
+                        _ => None,
+                    })
+                })
+                .or_else(|| {
+                    m.values
+                        .first()
+                        .and_then(|v| split_qualified(&v.attribute).map(|(e, _)| e.to_owned()))
+                })?;
+            spans.iter().find(|(e, _)| *e == entity).map(|(_, a)| a.clone())
+        });
+        let by_word = ctx.tokens.iter().find_map(|t| {
+            let e = match t.text.as_str() {
+                "wound" | "wounds" | "ulcer" | "ulcers" | "injury" | "injuries" => "wounds",
+                "patient" | "patients" | "pt" | "pts" | "person" | "people" => "patients",
+                _ => return None,
+            };
+            spans.iter().find(|(x, _)| x == e).map(|(_, a)| a.clone())
+        });
+        let attribute = named
+            .or(by_word)
+            .or_else(|| spans.iter().find(|(e, _)| e == "wounds").map(|(_, a)| a.clone()))
+            .unwrap_or_else(|| spans[0].1.clone());
+        // the head is part of it: "how many days", "average interval", "the gap"
+        let start = if ctx.w(k.wrapping_sub(2)) == "how" && matches!(ctx.w(k - 1), "many" | "much") {
+            k - 2
+        } else if ctx.w(k) == "long" {
+            k - 1
+        } else {
+            k
+        };
+        return Some((attribute, start, end));
+    }
+    None
 }
 
 /// "days from onset to healed", "time between onset and healing": the model's derived

@@ -51,6 +51,11 @@ pub(super) fn pronouns(ctx: &Ctx<'_>, st: &mut State) {
         if st.r.visit_hint_at.is_some_and(|(a, b)| (a..b).contains(&p)) {
             continue;
         }
+        // "larger than their initial area": a pronoun inside a phrase a step read is part
+        // of it
+        if st.r.consumed.iter().any(|&(a, b)| a <= p && p < b) {
+            continue;
+        }
         let before = ms
             .iter()
             .any(|m| m.last <= p && mention_entity(model, m).is_some())

@@ -22,7 +22,9 @@
 //! | `compare.rs` | comparisons ("area over 10"), two values compared, threshold gaps |
 //! | `negation.rs` | "not", "no wounds", "never", "regardless of", "not seen in 2 weeks" |
 //! | `durations.rs` | days between two dates, "healed within 90 days" |
-//! | `visits.rs` | "at the latest assessment", "at any visit" |
+//! | `visits.rs` | "at the latest assessment", "at any visit", "area at the first assessment" |
+//! | `extremes.rs` | an aggregate of each record's extreme: "average of each wound's largest area" |
+//! | `versus.rs` | two values of one record compared: "latest area above the first one", "shrank since the first visit" |
 //! | `ids.rs` | a record named by its key ("wound id 100") |
 //! | `names.rs` | words that look like names the model does not know |
 //! | `follow_up.rs` | refinements of the previous question, words that point back |
@@ -37,6 +39,7 @@
 mod compare;
 mod durations;
 mod entity;
+mod extremes;
 mod follow_up;
 mod groupings;
 mod ids;
@@ -50,6 +53,7 @@ mod state;
 mod terms;
 mod time;
 mod values;
+mod versus;
 mod visits;
 
 use super::reading::{Ctx, Reading};
@@ -63,9 +67,12 @@ pub(crate) fn read(ctx: &Ctx<'_>) -> Reading {
     follow_up::relaxed_filters(ctx, &mut st);
     visits::read_visit_hint(ctx, &mut st.r, &mut st.used);
     visits::read_history_extreme(ctx, &mut st);
+    versus::two_measurements(ctx, &mut st);
+    extremes::per_record(ctx, &mut st);
     ids::read_ids(ctx, &mut st.r);
     measures::read_distinct(ctx, &mut st.r, &mut st.used);
     negation::read_regardless(ctx, &mut st.used);
+    negation::read_quantifiers(ctx, &mut st);
     durations::days_between_step(ctx, &mut st);
     negation::read_not_seen(ctx, &mut st.r, &mut st.used, &mut st.consumed_time);
     compare::read_gaps(ctx, &mut st.r, &mut st.used);

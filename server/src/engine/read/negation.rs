@@ -30,6 +30,12 @@ pub(super) fn negated_at(ctx: &Ctx<'_>, first: usize) -> bool {
         if is_neg(k) {
             return true;
         }
+        // "not a single one of their wounds", "never … any of the wounds": the quantifier
+        // phrase is one step
+        if let Some(q) = existential_start(ctx, k) {
+            k = q;
+            continue;
+        }
         // "never had a wound heal", "no patient who is bedbound": over the records' word
         if let Some(e) = ctx
             .mentions
@@ -96,6 +102,39 @@ pub(super) fn negated_at(ctx: &Ctx<'_>, first: usize) -> bool {
         }
     }
     false
+}
+
+/// The first token of an existential quantifier ending with "of" at `k` ("any of", "a
+/// single one of", "even one of", "one of").
+fn existential_start(ctx: &Ctx<'_>, k: usize) -> Option<usize> {
+    if ctx.w(k) != "of" {
+        return None;
+    }
+    let mut q = k;
+    while q > 0 && matches!(ctx.w(q - 1), "any" | "one" | "single" | "a" | "even" | "either") {
+        q -= 1;
+    }
+    // "a" alone is not a quantifier ("a … of"); "any", "one" are
+    (q < k && (q..k).any(|i| matches!(ctx.w(i), "any" | "one" | "either"))).then_some(q)
+}
+
+/// "any of their wounds", "a single one of their wounds", "even one of the wounds": an
+/// existential quantifier over a record's related rows — the rows themselves (a filter on
+/// them is "at least one related row", negated "no related row"); "their" belongs to the
+/// phrase and points at the question's records.
+pub(super) fn read_quantifiers(ctx: &Ctx<'_>, st: &mut super::state::State) {
+    for k in 0..ctx.tokens.len() {
+        let Some(q) = existential_start(ctx, k) else {
+            continue;
+        };
+        let mut j = k + 1;
+        if matches!(ctx.w(j), "their" | "the" | "its" | "his" | "her" | "those") {
+            j += 1;
+        }
+        if ctx.mentions.iter().any(|m| m.first == j && m.entity().is_some()) {
+            st.r.consumed.push((q, j));
+        }
+    }
 }
 
 /// "necrotic tissue was never recorded", "infection has not been documented": a negation

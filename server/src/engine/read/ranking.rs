@@ -31,7 +31,14 @@ pub(super) fn rank(ctx: &Ctx<'_>, st: &mut State) {
     let model = ctx.model;
     let ms = ctx.mentions;
     let mention_covering = |k: usize| ctx.mention_covering(k);
-    if let Some(rc) = ctx.cues.rank {
+    // "mean highest pain score per patient": the superlative is each record's extreme,
+    // not a ranking
+    let per_record = st.r.per_record.as_ref().map(|p| p.tokens);
+    if let Some(rc) = ctx
+        .cues
+        .rank
+        .filter(|rc| !per_record.is_some_and(|(a, b)| a <= rc.first && rc.first < b))
+    {
         // the entity right after the cue ("top 5 clinics") is the one ranked
         if let Some(mi) = mention_covering(rc.last).or_else(|| mention_covering(rc.last + 1))
             && let Some(e) = ms[mi].entity()
@@ -69,7 +76,7 @@ pub(super) fn rank(ctx: &Ctx<'_>, st: &mut State) {
                 .unwrap_or_else(|| "patients".into());
             match (s, subject.as_str()) {
                 ("oldest" | "youngest", "patients") => "patients.age",
-                ("oldest" | "youngest" | "longest", _) => "wounds.days_open",
+                ("oldest" | "youngest" | "longest" | "shortest", _) => "wounds.days_open",
                 ("deepest", _) => "wounds.latest_depth",
                 ("heaviest", _) => "patients.bmi",
                 _ => "wounds.latest_area",
@@ -83,6 +90,13 @@ pub(super) fn rank(ctx: &Ctx<'_>, st: &mut State) {
             key
         } else if let Some(key) = agg_by_attribute(ctx, st, rc) {
             key
+        } else if let Some(a) =
+            st.r.days_between
+                .clone()
+                .filter(|_| matches!(rc.superlative, Some("longest" | "shortest")))
+        {
+            // "the longest time between their first and latest visit": that day count
+            RankKey::Attribute(a)
         } else if let Some(a) = superlative_attr {
             RankKey::Attribute(a.to_owned())
         } else if let Some(mi) = st.rank_key_mention {

@@ -135,7 +135,9 @@ pub(super) fn term_anchor(ctx: &Ctx<'_>, r: &Reading, mi: usize) -> String {
     // "wounds whose most recent assessment found signs of infection": the visit phrase
     // says which visit of the question's records, it is not what the term is said of
     let in_visit_phrase = |o: &crate::engine::link::Mention| {
-        r.visit_hint == Some(true) && r.visit_hint_at.is_some_and(|(a, b)| a <= o.first && o.last <= b)
+        r.visit_hint == Some(true)
+            && !r.visit_first
+            && r.visit_hint_at.is_some_and(|(a, b)| a <= o.first && o.last <= b)
     };
     for other in ms
         .iter()

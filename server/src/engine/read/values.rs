@@ -3,7 +3,7 @@
 
 use crate::semantic::{AttributeRole, AttributeType, CompareOp, Constraint, MeasureAgg, TermKind, Value};
 
-use crate::engine::plan_ops::{latest_of, negate};
+use crate::engine::plan_ops::{first_of, latest_of, negate};
 use crate::engine::reading::{
     ColSpec, CompareSpec, Ctx, EntitySource, Filter, MetricSpec, PREFIX, TermUse, ValueChoice, VisitValue,
 };
@@ -306,8 +306,15 @@ pub(super) fn values(ctx: &Ctx<'_>, st: &mut State) {
                 let (a, v, label) = hits.remove(0);
                 st.r.pieces
                     .push(piece(ctx, m, PieceKind::Value, a.clone(), Some(v.clone())));
-                if let Some(hint) = st.r.visit_hint {
-                    let attr = if hint { latest } else { a };
+                let first = st.r.visit_first.then(|| first_of(model, &a)).flatten();
+                if let Some(hint) = st.r.visit_hint
+                    && (first.is_some() || !st.r.visit_first)
+                {
+                    let attr = match (hint, first) {
+                        (true, Some(first)) => first,
+                        (true, None) => latest,
+                        (false, _) => a,
+                    };
                     let c = Constraint::Compare {
                         attribute: attr,
                         op: CompareOp::Eq,
@@ -384,7 +391,7 @@ pub(super) fn values(ctx: &Ctx<'_>, st: &mut State) {
                     q.clone(),
                     Some(Value::Bool(!negated)),
                 ));
-                match st.r.visit_hint {
+                match st.r.visit_hint.filter(|_| !st.r.visit_first) {
                     Some(hint) => {
                         let attribute = if hint { latest } else { q };
                         let c = negated_equals(

@@ -2,7 +2,7 @@
 
 use crate::engine::PieceKind;
 use crate::engine::link::convert;
-use crate::engine::plan_ops::latest_of;
+use crate::engine::plan_ops::{first_of, latest_of};
 use crate::engine::reading::{Ctx, Filter, Reading};
 use crate::semantic::{AttributeType, CompareOp, Constraint, MeasureAgg, Value};
 
@@ -13,6 +13,12 @@ use super::state::{State, piece, qualified};
 pub(super) fn read_visit_hint(ctx: &Ctx<'_>, r: &mut Reading, used: &mut [bool]) {
     // "current wound area", "latest pain score": a per-visit measurement read at the
     // latest assessment
+    // "first measured area", "initial recorded area", "area at the very first
+    // assessment": a per-visit measurement read at the record's first visit, when the
+    // model keeps that value per record
+    if read_first_visit(ctx, r, used) {
+        return;
+    }
     for m in ctx.mentions {
         let lead = match (ctx.w(m.first.wrapping_sub(2)), ctx.w(m.first.wrapping_sub(1))) {
             ("most", "recent") => Some(m.first - 2),
@@ -127,6 +133,115 @@ pub(super) fn read_visit_hint(ctx: &Ctx<'_>, r: &mut Reading, used: &mut [bool])
     });
     if history {
         r.visit_hint = Some(false);
+    }
+}
+
+/// The first visit said of a per-visit measurement the model keeps per record at the first
+/// visit (`first_of`): "first measured area", "first measurement area", "initial recorded
+/// area", "area at the (very) first assessment", "area when first seen". Sets the hint to
+/// that visit and returns true.
+fn read_first_visit(ctx: &Ctx<'_>, r: &mut Reading, used: &mut [bool]) -> bool {
+    let first_word = |k: usize| matches!(ctx.w(k), "first" | "earliest" | "initial" | "initially" | "1st");
+    let recorded = |k: usize| {
+        matches!(
+            ctx.w(k),
+            "measured"
+                | "recorded"
+                | "measurement"
+                | "documented"
+                | "charted"
+                | "assessed"
+                | "assessment"
+                | "visit"
+        )
+    };
+    let visit_word = |k: usize| {
+        matches!(
+            ctx.w(k),
+            "assessment"
+                | "visit"
+                | "review"
+                | "measurement"
+                | "reading"
+                | "seen"
+                | "measured"
+                | "assessed"
+                | "recorded"
+        )
+    };
+    // a per-visit measurement, or a record's latest value of one ("area" read as the
+    // latest area)
+    let per_visit_first = |q: &str| {
+        let base = match ctx.model.attribute(q).and_then(|r| r.attribute.derived.clone()) {
+            Some(crate::semantic::Derived::Latest { attribute, .. }) => attribute,
+            _ => q.to_owned(),
+        };
+        // a measurement: "earliest assessment date" is the earliest of all dates
+        base.starts_with("assessments.")
+            && ctx
+                .model
+                .attribute(&base)
+                .is_some_and(|r| r.attribute.ty.is_numeric())
+            && first_of(ctx.model, &base).is_some()
+    };
+    // a measurement ("area") or a measure of one ("mean area")
+    let has_first = |m: &crate::engine::link::Mention| {
+        m.attributes()
+            .any(|(e, a)| per_visit_first(&qualified(ctx.model, e, a)))
+            || m.measure()
+                .and_then(|x| ctx.model.measures[x].attribute.as_deref())
+                .is_some_and(per_visit_first)
+            || m.terms()
+                .any(|t| crate::engine::plan_ops::term_first_of(ctx.model, t).is_some())
+    };
+    if !ctx.mentions.iter().any(has_first) {
+        return false;
+    }
+    // "… at the (very) first assessment", "… when first seen", "on their initial visit":
+    // the visit of the question's measurement, wherever it is said
+    for k in 0..ctx.tokens.len() {
+        if !matches!(ctx.w(k), "at" | "on" | "in" | "during" | "from" | "when" | "of") {
+            continue;
+        }
+        let mut j = k + 1;
+        if matches!(ctx.w(j), "the" | "their" | "its" | "his" | "her" | "each") {
+            j += 1;
+        }
+        if ctx.w(j) == "very" {
+            j += 1;
+        }
+        if first_word(j) && visit_word(j + 1) {
+            set_first(ctx, r, used, k, j + 2);
+            return true;
+        }
+    }
+    for m in ctx.mentions.iter().filter(|m| has_first(m)) {
+        // before: "first (measured) area"
+        let mut k = m.first;
+        if k > 0 && recorded(k - 1) {
+            k -= 1;
+        }
+        if k > 0 && first_word(k - 1) {
+            let start = if k >= 2 && ctx.w(k - 2) == "very" {
+                k - 2
+            } else {
+                k - 1
+            };
+            set_first(ctx, r, used, start, m.first);
+            return true;
+        }
+    }
+    false
+}
+
+fn set_first(ctx: &Ctx<'_>, r: &mut Reading, used: &mut [bool], start: usize, end: usize) {
+    r.visit_hint = Some(true);
+    r.visit_first = true;
+    r.visit_hint_at = Some((start, end));
+    for (mi, o) in ctx.mentions.iter().enumerate() {
+        if o.first >= start && o.last <= end {
+            used[mi] = true;
+        }
     }
 }
 

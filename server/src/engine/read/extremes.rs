@@ -1,0 +1,151 @@
+//! An aggregate of each record's extreme: "the average of each wound's largest area",
+//! "mean of the highest pain score per wound", "median of every patient's worst pain
+//! score". Each record (wound, patient) first takes the extreme of its visits' values, and
+//! the aggregate is taken over those — never the extreme of all visits, never each record's
+//! latest value.
+
+use crate::semantic::MeasureAgg;
+
+use crate::engine::reading::{Ctx, PerRecord};
+
+use super::state::{State, qualified};
+
+fn outer_agg(w: &str) -> Option<MeasureAgg> {
+    Some(match w {
+        "avg" | "average" | "mean" => MeasureAgg::Avg,
+        "median" => MeasureAgg::Median,
+        _ => return None,
+    })
+}
+
+fn extreme(w: &str) -> Option<MeasureAgg> {
+    Some(match w {
+        "max" | "maximum" | "largest" | "biggest" | "highest" | "worst" | "peak" | "greatest" => {
+            MeasureAgg::Max
+        }
+        "min" | "minimum" | "smallest" | "lowest" => MeasureAgg::Min,
+        _ => return None,
+    })
+}
+
+/// The record a word names, among those with many visits.
+fn record(w: &str) -> Option<&'static str> {
+    let w = w.trim_end_matches("'s").trim_end_matches('\'');
+    Some(match w {
+        "wound" | "wounds" | "ulcer" | "ulcers" | "injury" | "injuries" | "wound's" | "wounds'" => "wounds",
+        "patient" | "patients" | "pt" | "pts" | "patient's" | "patients'" => "patients",
+        _ => return None,
+    })
+}
+
+/// Reads "<average> of each <record>'s <extreme> <measurement>" and "<average> <extreme>
+/// <measurement> per <record>".
+pub(super) fn per_record(ctx: &Ctx<'_>, st: &mut State) {
+    let model = ctx.model;
+    let n = ctx.tokens.len();
+    for k in 0..n {
+        let Some(outer) = outer_agg(ctx.w(k)) else {
+            continue;
+        };
+        let mut rec: Option<&'static str> = None;
+        let mut j = k + 1;
+        // "of the each wound's", "of every patient's"
+        while j < n && j <= k + 6 {
+            let w = ctx.w(j);
+            if let Some(r) = record(w) {
+                rec = Some(r);
+            } else if !matches!(
+                w,
+                "of" | "the" | "each" | "every" | "per" | "'s" | "'" | "s" | "individual" | "a"
+            ) {
+                break;
+            }
+            j += 1;
+        }
+        let Some(inner) = extreme(ctx.w(j)) else {
+            continue;
+        };
+        let e_at = j;
+        j += 1;
+        while matches!(
+            ctx.w(j),
+            "ever" | "recorded" | "measured" | "documented" | "charted" | "observed"
+        ) {
+            j += 1;
+        }
+        // the measurement: a per-visit attribute (or a record's latest value of one)
+        let Some((mi, m)) = ctx
+            .mentions
+            .iter()
+            .enumerate()
+            .find(|(_, m)| m.first == j || m.first == e_at && m.last > e_at + 1)
+        else {
+            continue;
+        };
+        let measured = m
+            .measure()
+            .and_then(|x| model.measures[x].attribute.clone())
+            .filter(|q| q.starts_with("assessments."));
+        let Some(attribute) = measured.or_else(|| {
+            m.attributes().find_map(|(e, a)| {
+                let q = qualified(model, e, a);
+                let ty = model.entities[e].attributes[a].ty;
+                if !ty.is_numeric() {
+                    return None;
+                }
+                if q.starts_with("assessments.") {
+                    return Some(q);
+                }
+                match &model.entities[e].attributes[a].derived {
+                    Some(crate::semantic::Derived::Latest { attribute, .. }) => Some(attribute.clone()),
+                    _ => None,
+                }
+            })
+        }) else {
+            continue;
+        };
+        let mut end = m.last;
+        // "… ever recorded", "per wound", "for each patient", "of each wound"
+        while matches!(ctx.w(end), "ever" | "recorded" | "measured" | "documented") {
+            end += 1;
+        }
+        if rec.is_none() {
+            let mut i = end;
+            if matches!(ctx.w(i), "per" | "for" | "of" | "by" | "in") {
+                i += 1;
+                if matches!(ctx.w(i), "each" | "every" | "a" | "the") {
+                    i += 1;
+                }
+                if let Some(r) = record(ctx.w(i)) {
+                    rec = Some(r);
+                    end = i + 1;
+                }
+            }
+        }
+        let Some(rec) = rec else {
+            continue;
+        };
+        let Some((attr_entity, _)) = crate::semantic::split_qualified(&attribute) else {
+            continue;
+        };
+        if model.entity(rec).is_none() || !model.has_one(attr_entity, rec) {
+            continue;
+        }
+        st.used[mi] = true;
+        for (oi, o) in ctx.mentions.iter().enumerate() {
+            if o.first > k && o.last <= end {
+                st.used[oi] = true;
+            }
+        }
+        st.r.consumed.push((k, end));
+        st.r.per_record = Some(PerRecord {
+            outer,
+            inner,
+            record: rec.to_owned(),
+            attribute,
+            span: ctx.span_of(e_at, m.last),
+            tokens: (k, end),
+        });
+        return;
+    }
+}

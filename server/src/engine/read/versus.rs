@@ -1,0 +1,331 @@
+//! Two measurements of one record compared with each other, not with a number: "the
+//! latest area exceeds the area at the first assessment", "wounds whose current area is
+//! bigger than their initial area", "area shrank since the first assessment", "wounds
+//! larger now than at their first visit".
+//!
+//! The model says how two values of one record compare through its `percent_change`
+//! attributes (`area_change_pct` = (latest − initial) / initial × 100): "now above the
+//! first" is that change above 0, "smaller than at the start" below 0. A pair the model has
+//! no change attribute for is left alone (the comparison word is then said back as not
+//! applied, see [`super::compare::dangling_operators`]).
+
+use crate::semantic::{AttributeType, CompareOp, Constraint, Derived, SemanticModel, Value};
+
+use crate::engine::link::{EXACT, op_phrase_at};
+use crate::engine::plan_ops::{first_of, latest_of};
+use crate::engine::reading::{Ctx, Filter};
+use crate::engine::{LinkMethod, LinkedPiece, PieceKind};
+
+use super::negation::negated_at;
+use super::state::{State, qualified};
+
+/// Which value of a record's history a side names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Visit {
+    First,
+    Latest,
+}
+
+fn first_word(w: &str) -> bool {
+    matches!(
+        w,
+        "first"
+            | "initial"
+            | "initially"
+            | "baseline"
+            | "original"
+            | "originally"
+            | "earliest"
+            | "start"
+            | "starting"
+            | "presentation"
+            | "1st"
+            | "outset"
+    )
+}
+
+fn latest_word(w: &str) -> bool {
+    matches!(
+        w,
+        "latest" | "current" | "currently" | "now" | "last" | "recent" | "newest" | "today" | "lately"
+    )
+}
+
+/// The per-visit attribute (`assessments.area`) a qualified attribute reads, and the visit
+/// it reads it at when it says one (`wounds.latest_area`: latest; `wounds.initial_area`:
+/// first).
+fn base_of(model: &SemanticModel, q: &str) -> Option<(String, Option<Visit>)> {
+    if q.starts_with("assessments.") {
+        return Some((q.to_owned(), None));
+    }
+    let assessments = model.entity("assessments")?;
+    assessments.attributes.iter().find_map(|a| {
+        let p = format!("assessments.{}", a.name);
+        if latest_of(model, &p).as_deref() == Some(q) {
+            Some((p, Some(Visit::Latest)))
+        } else if first_of(model, &p).as_deref() == Some(q) {
+            Some((p, Some(Visit::First)))
+        } else {
+            None
+        }
+    })
+}
+
+/// The record-level attribute of `base` at `visit`.
+fn at(model: &SemanticModel, base: &str, visit: Visit) -> Option<String> {
+    match visit {
+        Visit::First => first_of(model, base),
+        Visit::Latest => latest_of(model, base),
+    }
+}
+
+/// The model's `percent_change` attribute from `from` to `to` (qualified, same entity).
+fn change_between(model: &SemanticModel, from: &str, to: &str) -> Option<String> {
+    let (fe, fa) = crate::semantic::split_qualified(from)?;
+    let (te, ta) = crate::semantic::split_qualified(to)?;
+    if fe != te {
+        return None;
+    }
+    let entity = model.entity(fe)?;
+    entity
+        .attributes
+        .iter()
+        .find(|a| matches!(&a.derived, Some(Derived::PercentChange { from, to }) if from == fa && to == ta))
+        .map(|a| format!("{fe}.{}", a.name))
+}
+
+/// An operator said between the two sides: its operator and the token after it.
+fn operator_at(ctx: &Ctx<'_>, k: usize) -> Option<(CompareOp, usize)> {
+    if let Some((words, op)) = op_phrase_at(ctx.tokens, k) {
+        // the comparative forms only: "over"/"under" alone are too loose here
+        if words.len() >= 2 && !matches!(op, CompareOp::Eq | CompareOp::Ne) {
+            return Some((op, k + words.len()));
+        }
+    }
+    let op = match ctx.w(k) {
+        "exceeds" | "exceeded" | "exceed" | "surpasses" | "surpassed" | "outgrew" => CompareOp::Gt,
+        // a change verb compares with an earlier visit only when it says which: "shrank
+        // since the first assessment", "grew from the baseline"
+        "grew" | "grown" | "grow" | "increased" | "enlarged" | "expanded" | "worsened"
+            if matches!(ctx.w(k + 1), "since" | "from") =>
+        {
+            CompareOp::Gt
+        }
+        "shrank" | "shrunk" | "shrink" | "decreased" | "reduced" | "contracted"
+            if matches!(ctx.w(k + 1), "since" | "from") =>
+        {
+            CompareOp::Lt
+        }
+        "bigger" | "larger" | "greater" | "higher" | "wider" | "longer" | "deeper" => CompareOp::Gt,
+        "smaller" | "lower" | "narrower" | "shorter" | "shallower" => CompareOp::Lt,
+        _ => return None,
+    };
+    let mut next = k + 1;
+    if ctx.w(next) == "than" {
+        next += 1;
+    }
+    Some((op, next))
+}
+
+/// The per-visit numeric attribute a mention names, and the visit it says, if any.
+fn mention_base(ctx: &Ctx<'_>, mi: usize) -> Option<(String, Option<Visit>)> {
+    let model = ctx.model;
+    let m = &ctx.mentions[mi];
+    m.attributes().find_map(|(e, a)| {
+        let ty = model.entities[e].attributes[a].ty;
+        if !matches!(ty, AttributeType::Real | AttributeType::Integer) {
+            return None;
+        }
+        base_of(model, &qualified(model, e, a))
+    })
+}
+
+/// The visit words say in tokens `a..b`.
+fn visit_said(ctx: &Ctx<'_>, a: usize, b: usize) -> Option<Visit> {
+    (a..b).find_map(|k| {
+        let w = ctx.w(k);
+        if first_word(w) {
+            Some(Visit::First)
+        } else if latest_word(w) || w == "most" && ctx.w(k + 1) == "recent" {
+            Some(Visit::Latest)
+        } else {
+            None
+        }
+    })
+}
+
+/// Reads "<value at one visit> <operator> <value at another>" of one record as its change
+/// attribute compared with 0.
+pub(super) fn two_measurements(ctx: &Ctx<'_>, st: &mut State) {
+    let model = ctx.model;
+    let n = ctx.tokens.len();
+    for k in 0..n {
+        let Some((op, mut after)) = operator_at(ctx, k) else {
+            continue;
+        };
+        // "larger now than at the first visit": "now" is the left side's visit
+        let left_now = matches!(ctx.w(after), "now" | "currently" | "today");
+        if left_now {
+            after += 1;
+            if ctx.w(after) == "than" {
+                after += 1;
+            }
+        }
+        // a number soon after is an ordinary comparison ("bigger than 10 cm2")
+        if (after..(after + 4).min(n)).any(|i| ctx.tokens[i].num.is_some()) {
+            continue;
+        }
+        // the left side: the nearest numeric measurement mention before the operator
+        let left = ctx
+            .mentions
+            .iter()
+            .enumerate()
+            .filter(|(mi, m)| m.last <= k && m.last + 6 >= k && !st.used[*mi])
+            .filter_map(|(mi, m)| mention_base(ctx, mi).map(|b| (mi, m.first, b)))
+            .next_back();
+        // the right side: a measurement mention after it, or the same measurement implied
+        // ("bigger than at the first visit", "since the first assessment")
+        let right_end = (after..(after + 7).min(n))
+            .find(|&i| {
+                matches!(
+                    ctx.w(i),
+                    "and" | "or" | "," | "but" | "with" | "who" | "which" | "where" | "by" | "in"
+                )
+            })
+            .unwrap_or((after + 7).min(n));
+        let right = ctx
+            .mentions
+            .iter()
+            .enumerate()
+            .filter(|(mi, m)| m.first >= after && m.first < right_end && !st.used[*mi])
+            .find_map(|(mi, m)| mention_base(ctx, mi).map(|b| (mi, m.last, b)));
+        let left_first = left.as_ref().map(|(_, f, _)| *f);
+        let left_v = left.as_ref().and_then(|(_, _, (_, v))| *v);
+        let left_base = left.as_ref().map(|(_, _, (b, _))| b.clone());
+        let right_last = right.as_ref().map(|(_, l, _)| *l);
+        let right_v = right.as_ref().and_then(|(_, _, (_, v))| *v);
+        let right_base = right.as_ref().map(|(_, _, (b, _))| b.clone());
+        let left_visit_words = visit_said(
+            ctx,
+            left_first.map_or(k.saturating_sub(3), |f| f.saturating_sub(3)),
+            k + 1,
+        );
+        let visit_noun = |w: &str| {
+            matches!(
+                w,
+                "assessment"
+                    | "visit"
+                    | "review"
+                    | "measurement"
+                    | "reading"
+                    | "seen"
+                    | "measured"
+                    | "assessed"
+                    | "recorded"
+                    | "one"
+            )
+        };
+        let mut right_words_end = right_last.map_or(after, |l| l.max(after));
+        for i in after..right_end {
+            let w = ctx.w(i);
+            if first_word(w) || latest_word(w) || visit_noun(w) || w == "recent" {
+                right_words_end = right_words_end.max(i + 1);
+            }
+        }
+        let right_visit_words = visit_said(ctx, after, right_end);
+        let Some(right_visit) = right_visit_words.or(right_v) else {
+            continue;
+        };
+        // the size comparatives name the area when no measurement is said
+        let size_word = matches!(
+            ctx.w(k),
+            "bigger"
+                | "larger"
+                | "smaller"
+                | "grew"
+                | "shrank"
+                | "shrunk"
+                | "enlarged"
+                | "expanded"
+                | "contracted"
+        );
+        let base = match (&left_base, &right_base) {
+            (Some(b), _) | (None, Some(b)) => b.clone(),
+            (None, None) if size_word => "assessments.area".to_owned(),
+            _ => continue,
+        };
+        if right_base.as_ref().is_some_and(|rb| *rb != base) {
+            continue;
+        }
+        let left_visit = if left_now {
+            Visit::Latest
+        } else {
+            left_visit_words.or(left_v).unwrap_or(match right_visit {
+                Visit::First => Visit::Latest,
+                Visit::Latest => Visit::First,
+            })
+        };
+        if left_visit == right_visit {
+            continue;
+        }
+        let (Some(l), Some(r)) = (at(model, &base, left_visit), at(model, &base, right_visit)) else {
+            continue;
+        };
+        // change from r to l: l op r ⇔ change op 0; the reverse pair flips the operator
+        let (change, op) = match (change_between(model, &r, &l), change_between(model, &l, &r)) {
+            (Some(c), _) => (c, op),
+            (None, Some(c)) => (c, flip(op)),
+            _ => continue,
+        };
+        let first = left_first.unwrap_or(k);
+        let last = right_words_end.max(after);
+        let zero = Value::Real(0.0);
+        let mut c = Constraint::Compare {
+            attribute: change.clone(),
+            op,
+            value: zero.clone(),
+            unit: model.attribute(&change).and_then(|a| a.attribute.unit.clone()),
+        };
+        if negated_at(ctx, first) || ctx.w(k.wrapping_sub(1)) == "not" {
+            c = Constraint::Not { of: Box::new(c) };
+        }
+        let span = ctx.span_of(first, last);
+        st.r.filters.push(Filter {
+            constraint: c,
+            first,
+            span,
+        });
+        st.r.pieces.push(LinkedPiece {
+            kind: PieceKind::Comparison,
+            target: change,
+            value: Some(zero),
+            text: span.slice(ctx.question).to_owned(),
+            span: Some(span),
+            how: LinkMethod::Exact,
+            confidence: EXACT,
+        });
+        for (mi, m) in ctx.mentions.iter().enumerate() {
+            if m.first >= first && m.last <= last {
+                st.used[mi] = true;
+            }
+        }
+        st.r.consumed.push((first, last));
+        // a visit phrase inside the comparison ("at the very first assessment") was one of
+        // its sides, not the visit of the whole question
+        if st.r.visit_hint_at.is_some_and(|(a, b)| first <= a && b <= last) {
+            st.r.visit_hint = None;
+            st.r.visit_first = false;
+        }
+        return;
+    }
+}
+
+fn flip(op: CompareOp) -> CompareOp {
+    match op {
+        CompareOp::Gt => CompareOp::Lt,
+        CompareOp::Gte => CompareOp::Lte,
+        CompareOp::Lt => CompareOp::Gt,
+        CompareOp::Lte => CompareOp::Gte,
+        other => other,
+    }
+}
