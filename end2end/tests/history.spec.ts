@@ -29,7 +29,7 @@ test.describe('History', () => {
     await expect(items.nth(0).getByTestId('history-chosen')).toHaveText([/serious.*: Infected.*\(you chose\)/]);
     await expect(items.nth(1).getByTestId('history-chosen')).toHaveCount(0);
     await expect(items.nth(0).locator('time')).toHaveText(/^\d{4}-\d{2}-\d{2} \d{2}:\d{2} UTC$/);
-    await expect(items.nth(1).getByRole('link', { name: /^Open the thread of/ })).toHaveAttribute(
+    await expect(items.nth(1).getByRole('link', { name: /^Open thread: / })).toHaveAttribute(
       'href',
       `/threads/${clear.thread_id}`,
     );

@@ -237,7 +237,12 @@ pub fn ResultsTable(
     let file = format!("{}.csv", file_name);
     view! {
         <div class="flex flex-col gap-2" data-testid="results">
-            <div class="max-h-[26rem] overflow-auto rounded-lg border border-slate-200">
+            <div
+                class="max-h-[26rem] overflow-auto rounded-lg border border-slate-200 focus:outline-none focus-visible:ring-2 focus-visible:ring-teal-600"
+                tabindex="0"
+                role="region"
+                aria-label="Result rows"
+            >
                 <table class="min-w-full border-collapse text-sm">
                     <thead>
                         <tr>{head}</tr>

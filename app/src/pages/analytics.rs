@@ -45,7 +45,7 @@ pub fn AnalyticsPage() -> impl IntoView {
 }
 
 fn is_forbidden(e: &ServerFnError) -> bool {
-    error_text(e).starts_with("Only administrators")
+    error_text(e) == crate::protocol::ApiError::forbidden().message
 }
 
 #[component]

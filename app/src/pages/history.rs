@@ -91,7 +91,7 @@ fn HistoryRow(item: HistoryItem) -> impl IntoView {
     };
     let duration = format!("{} ms", item.duration_ms);
     let rerun_label = format!("Re-run “{}”", item.question);
-    let open_label = format!("Open the thread of “{}”", item.question);
+    let open_label = format!("Open thread: “{}”", item.question);
     view! {
         <li class="rounded-xl border border-slate-200 bg-white p-4 shadow-sm sm:p-5" data-testid="history-item">
             <div class="flex flex-col gap-3 md:flex-row md:items-start md:justify-between">
@@ -111,7 +111,7 @@ fn HistoryRow(item: HistoryItem) -> impl IntoView {
                             {item.chosen.iter().map(|c| view! {
                                 <li class="rounded-full border border-teal-300 bg-white px-3 py-1 text-xs text-teal-900" data-testid="history-chosen">
                                     {c.clone()}
-                                    <span class="ml-1 opacity-70">"(you chose)"</span>
+                                    <span class="ml-1">"(you chose)"</span>
                                 </li>
                             }).collect_view()}
                             {item.assumptions.iter().map(|a| {
@@ -126,7 +126,7 @@ fn HistoryRow(item: HistoryItem) -> impl IntoView {
                                         <span class="font-semibold">{a.piece.clone()}</span>
                                         {format!(" {} ", a.link())}
                                         {a.assumed.clone()}
-                                        <span class="ml-1 opacity-70">{format!("({note})")}</span>
+                                        <span class="ml-1">{format!("({note})")}</span>
                                     </li>
                                 }
                             }).collect_view()}
