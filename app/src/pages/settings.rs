@@ -379,7 +379,7 @@ fn PreferenceRow(
                 on:click=move |_| forget(id)
                 class="shrink-0 rounded-md px-2.5 py-1.5 text-sm font-medium text-red-700 hover:bg-red-50 focus:outline-none focus-visible:ring-2 focus-visible:ring-red-600 disabled:opacity-50"
             >
-                "Delete"
+                "Forget"
             </button>
         </li>
     }
