@@ -323,6 +323,26 @@ pub fn superlative_aggregate(
         if count_at(tokens, k + 1).is_some() || count_at(tokens, k.wrapping_sub(1)).is_some() {
             return None;
         }
+        // "second largest initial area", "3rd highest bmi": one ranked row after the ones
+        // before it, never the extreme itself (an aggregate cannot skip rows)
+        if let Some(o) = ordinal_at(tokens, k.wrapping_sub(1)) {
+            if c.rank.is_none() {
+                c.rank = Some(RankCue {
+                    first: k - 1,
+                    last: k + 1,
+                    n: Some(1),
+                    order: if agg == MeasureAgg::Max {
+                        SortOrder::Desc
+                    } else {
+                        SortOrder::Asc
+                    },
+                    by_count: false,
+                    superlative: None,
+                    skip: o - 1,
+                });
+            }
+            return None;
+        }
         // inside a longer name ("largest area" is a measure of its own)
         if mentions
             .iter()

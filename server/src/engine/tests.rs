@@ -3826,3 +3826,159 @@ fn groups_kept_by_a_share_of_their_records() {
         assert_eq!(p.having.map(|h| h.value), Some(value), "{q}");
     }
 }
+
+#[test]
+fn a_group_named_before_a_superlative_average_is_the_answer_not_the_overall_average() {
+    for (q, dim, agg, measured, limit) in [
+        (
+            "which location has the highest average initial area",
+            "wounds.location",
+            MeasureAgg::Avg,
+            "wounds.initial_area",
+            1,
+        ),
+        (
+            "clinician discipline with the lowest mean pain score",
+            "clinicians.discipline",
+            MeasureAgg::Avg,
+            "assessments.pain_score",
+            1,
+        ),
+        (
+            "what care setting shows the highest median patient bmi",
+            "clinics.care_setting",
+            MeasureAgg::Median,
+            "patients.bmi",
+            1,
+        ),
+        (
+            "which wound etiology has the highest mean first measured area",
+            "wounds.etiology",
+            MeasureAgg::Avg,
+            "wounds.initial_area",
+            1,
+        ),
+    ] {
+        let u = ask(q);
+        let p = plan(&u);
+        assert_eq!(p.intent, Intent::Rank, "{q}: {p:?}");
+        assert_eq!(
+            p.dimensions,
+            vec![Dimension::Attribute {
+                attribute: dim.into()
+            }],
+            "{q}"
+        );
+        assert_eq!(p.metrics.len(), 1, "{q}");
+        assert_eq!(p.metrics[0].agg, agg, "{q}");
+        assert_eq!(p.metrics[0].attribute.as_deref(), Some(measured), "{q}");
+        assert_eq!(p.limit, Some(limit), "{q}");
+        assert!(
+            crate::sql::render(p, model(), crate::sql::Dialect::Sqlite).is_ok(),
+            "{q}"
+        );
+    }
+    // the kind of average decides which group comes first: shown, correctable
+    let u = ask("which location has the highest average initial area");
+    assert!(
+        u.assumptions
+            .iter()
+            .any(|a| a.ambiguity_id.as_deref() == Some("term:average@wounds")),
+        "{:?}",
+        u.assumptions
+    );
+}
+
+#[test]
+fn an_ordinal_before_a_superlative_word_ranks_rows_instead_of_taking_the_extreme() {
+    for (q, attribute, order, skip) in [
+        (
+            "the 2nd smallest initial area of burns",
+            "wounds.initial_area",
+            SortOrder::Asc,
+            1,
+        ),
+        (
+            "third largest bmi of our patients",
+            "patients.bmi",
+            SortOrder::Desc,
+            2,
+        ),
+        (
+            "fourth highest initial wound area",
+            "wounds.initial_area",
+            SortOrder::Desc,
+            3,
+        ),
+    ] {
+        let u = ask(q);
+        let p = plan(&u);
+        assert!(p.metrics.is_empty(), "{q}: {p:?}");
+        assert_eq!(p.offset, Some(skip), "{q}");
+        assert_eq!(p.limit, Some(1), "{q}");
+        assert_eq!(
+            p.order.first().map(|o| (&o.key, o.order)),
+            Some((
+                &OrderKey::Attribute {
+                    attribute: attribute.into()
+                },
+                order
+            )),
+            "{q}"
+        );
+        assert!(
+            u.ambiguities.iter().all(|a| a.kind != AmbiguityKind::UnknownWord),
+            "{q}: {:?}",
+            u.ambiguities
+        );
+    }
+}
+
+#[test]
+fn the_population_after_of_all_or_among_is_what_is_ranked() {
+    let u = ask("who did the second most assessments among our clinicians");
+    let p = plan(&u);
+    assert_eq!(p.offset, Some(1), "{p:?}");
+    assert_eq!(
+        p.dimensions,
+        vec![Dimension::Attribute {
+            attribute: "clinicians.name".into()
+        }]
+    );
+}
+
+#[test]
+fn a_value_said_to_hold_at_some_visit_reads_every_visit_not_the_latest() {
+    for (q, per_visit, latest) in [
+        (
+            "wounds with heavy exudate at least once since june",
+            "assessments.exudate",
+            "wounds.latest_exudate",
+        ),
+        (
+            "patients who were in severe pain at some point this year",
+            "assessments.pain_score",
+            "wounds.latest_pain",
+        ),
+        (
+            "burns whose area was over 30 cm2 at any time",
+            "assessments.area",
+            "wounds.latest_area",
+        ),
+    ] {
+        let u = ask(q);
+        let p = plan(&u);
+        assert!(has_filter(p, per_visit), "{q}: {p:?}");
+        assert!(!has_filter(p, latest), "{q}: {p:?}");
+    }
+    // the badge says which visit
+    let u = ask("wounds with heavy exudate at least once since june");
+    assert!(
+        u.assumptions.iter().any(|a| a.assumed.contains("any visit")),
+        "{:?}",
+        u.assumptions
+    );
+    // said of the latest visit, it stays the latest value
+    let u = ask("wounds with heavy exudate at their latest visit");
+    assert!(has_filter(plan(&u), "wounds.latest_exudate"), "{:?}", plan(&u));
+}
