@@ -3982,3 +3982,107 @@ fn a_value_said_to_hold_at_some_visit_reads_every_visit_not_the_latest() {
     let u = ask("wounds with heavy exudate at their latest visit");
     assert!(has_filter(plan(&u), "wounds.latest_exudate"), "{:?}", plan(&u));
 }
+
+#[test]
+fn pts_after_a_number_is_patients_unless_a_score_was_named() {
+    let u = ask("clinics that have over 120 pts registered");
+    let p = plan(&u);
+    assert!(!has_filter(p, "wounds.latest_pain"), "{p:?}");
+    assert!(has_filter(p, "clinics.patient_count"), "{p:?}");
+    let u = ask("wounds with pain above 5 pts");
+    assert!(has_filter(plan(&u), "wounds.latest_pain"), "{:?}", plan(&u));
+}
+
+#[test]
+fn a_list_kept_by_a_count_of_related_rows_shows_that_count() {
+    for (q, column) in [
+        ("clinics with more than 120 patients", "clinics.patient_count"),
+        (
+            "clinicians with under 300 assessments",
+            "clinicians.assessment_count",
+        ),
+    ] {
+        let u = ask(q);
+        let p = plan(&u);
+        assert_eq!(p.intent, Intent::List, "{q}: {p:?}");
+        assert!(p.columns.iter().any(|c| c == column), "{q}: {p:?}");
+    }
+}
+
+#[test]
+fn a_superlative_said_of_a_measurement_ever_taken_is_its_extreme_over_every_visit() {
+    for (q, agg, attribute) in [
+        (
+            "the deepest depth ever recorded for burns",
+            MeasureAgg::Max,
+            "assessments.depth",
+        ),
+        (
+            "largest single area ever measured",
+            MeasureAgg::Max,
+            "assessments.area",
+        ),
+        (
+            "shallowest depth ever measured at Bayside",
+            MeasureAgg::Min,
+            "assessments.depth",
+        ),
+    ] {
+        let u = ask(q);
+        let p = plan(&u);
+        assert_eq!(p.metrics.len(), 1, "{q}: {p:?}");
+        assert_eq!(p.metrics[0].agg, agg, "{q}");
+        assert_eq!(p.metrics[0].attribute.as_deref(), Some(attribute), "{q}");
+    }
+    // said of records, it stays a ranking of them
+    let u = ask("the deepest burns");
+    let p = plan(&u);
+    assert!(p.metrics.is_empty() && !p.order.is_empty(), "{p:?}");
+}
+
+#[test]
+fn on_or_after_a_date_includes_that_day() {
+    let u = ask("assessments on or after 3 june 2025");
+    let t = plan(&u).time_range.clone().expect("a time range");
+    assert_eq!(t.start, d("2025-06-03"));
+    let u = ask("assessments on or before 3 june 2025");
+    let t = plan(&u).time_range.clone().expect("a time range");
+    assert_eq!(t.end, d("2025-06-04"));
+    // said of the related rows a negation counts, the window is theirs
+    let u = ask("open wounds with no assessment on or after 1 september");
+    let p = plan(&u);
+    assert!(p.time_range.is_none(), "{p:?}");
+    assert!(
+        p.filters.iter().any(
+            |f| matches!(f, Constraint::RelatedCount { related, value: 0, condition, within, .. }
+            if related == "assessments" && (condition.is_some() || within.is_some()))
+        ),
+        "{p:?}"
+    );
+}
+
+#[test]
+fn the_record_that_did_the_latest_visit_is_read_from_that_visit() {
+    let u = ask("which clinician performed the latest assessment of wound 77");
+    let p = plan(&u);
+    assert_eq!(p.entity, "assessments", "{p:?}");
+    assert_eq!(p.limit, Some(1));
+    assert_eq!(p.columns, vec!["clinicians.name".to_owned()]);
+    assert!(matches!(
+        p.order.first(),
+        Some(OrderBy { key: OrderKey::Attribute { attribute }, order: SortOrder::Desc }) if attribute == "assessments.assessed_on"
+    ));
+    assert!(has_filter(p, "wounds.id"), "{p:?}");
+}
+
+#[test]
+fn a_measurement_said_with_a_verb_is_compared() {
+    let u = ask("wounds whose pain reached 8 or more at some visit");
+    let p = plan(&u);
+    assert!(has_filter(p, "assessments.pain_score"), "{p:?}");
+    assert!(
+        u.ambiguities.iter().all(|a| a.kind != AmbiguityKind::UnknownWord),
+        "{:?}",
+        u.ambiguities
+    );
+}

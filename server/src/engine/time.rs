@@ -649,6 +649,25 @@ fn parse_at(tokens: &[Token], i: usize, today: NaiveDate) -> Option<TimeExpr> {
             }
         }
     }
+    // "on or after oct 20" (that day included), "on or before 1 March"
+    if w(i) == "on" && w(i + 1) == "or" && matches!(w(i + 2), "after" | "before") {
+        let d = date_at(tokens, i + 3, today)?;
+        return if w(i + 2) == "after" {
+            expr(
+                i + 3 + d.len,
+                d.start,
+                tomorrow,
+                format!("on or after {}", d.label),
+            )
+        } else {
+            expr(
+                i + 3 + d.len,
+                beginning(),
+                d.end,
+                format!("on or before {}", d.label),
+            )
+        };
+    }
     // since <date>
     if w(i) == "since" {
         let d = date_at(tokens, i + 1, today)?;
