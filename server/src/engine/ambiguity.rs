@@ -2034,8 +2034,25 @@ fn size_average_cohort(ctx: &Ctx<'_>, r: &Reading, d: &mut Detected) {
                     found
                 })
         });
+    // "using every assessment done in 2025", "across all wounds": the cohort is said
+    let all_said = (0..ctx.tokens.len()).any(|k| {
+        let w = |i: usize| ctx.tokens.get(i).map_or("", |t| t.text.as_str());
+        if !matches!(w(k), "every" | "all") || matches!(w(k.wrapping_sub(1)), "for" | "per" | "by" | "of") {
+            return false;
+        }
+        let mut j = k + 1;
+        while matches!(w(j), "the" | "our" | "of" | "their") {
+            j += 1;
+        }
+        ctx.mentions.iter().any(|m| {
+            m.first == j
+                && m.entity()
+                    .is_some_and(|e| matches!(model.entities[e].name.as_str(), "wounds" | "assessments"))
+        })
+    });
     if !is_size
         || status_said
+        || all_said
         || r.follow_up
         || !matches!(r.entity.as_deref(), None | Some("wounds" | "assessments"))
     {

@@ -4086,3 +4086,54 @@ fn a_measurement_said_with_a_verb_is_compared() {
         u.ambiguities
     );
 }
+
+#[test]
+fn a_breakdown_of_an_attribute_groups_by_it() {
+    for (q, dim) in [
+        (
+            "tissue type breakdown of assessments in 2025",
+            "assessments.tissue_type",
+        ),
+        ("a breakdown of locations for open DFUs", "wounds.location"),
+        ("the distribution of etiologies at Bayside", "wounds.etiology"),
+    ] {
+        let u = ask(q);
+        let p = plan(&u);
+        assert!(
+            p.dimensions.contains(&Dimension::Attribute {
+                attribute: dim.into()
+            }),
+            "{q}: {p:?}"
+        );
+        assert!(!p.metrics.is_empty(), "{q}: {p:?}");
+    }
+}
+
+#[test]
+fn an_attributes_values_asked_for_in_the_plural_are_the_groups_with_rows() {
+    let u = ask("which locations have skin tears been found on");
+    let p = plan(&u);
+    assert_eq!(
+        p.dimensions,
+        vec![Dimension::Attribute {
+            attribute: "wounds.location".into()
+        }],
+        "{p:?}"
+    );
+    assert!(eq_filter(p, "wounds.etiology", text("skin_tear")), "{p:?}");
+    // groups kept by a count stay that reading
+    let u = ask("which etiologies have over 250 open wounds");
+    assert!(plan(&u).having.is_some(), "{:?}", plan(&u));
+}
+
+#[test]
+fn every_visit_said_is_the_cohort_of_an_average_size() {
+    let u = ask("mean area using all assessments in 2025");
+    assert!(
+        u.ambiguities
+            .iter()
+            .all(|a| a.kind != AmbiguityKind::MissingCohort),
+        "{:?}",
+        u.ambiguities
+    );
+}
