@@ -1904,12 +1904,30 @@ fn status_options(all_label: &str, all_description: &str) -> Vec<AmbiguityOption
 /// the labeled evaluation set's answers count; "Open wounds only" is one click away.
 pub(crate) fn status_scope(ctx: &Ctx<'_>, r: &Reading, d: &mut Detected) {
     let model = ctx.model;
-    if r.entity.as_deref() != Some("wounds") || r.follow_up || r.intent_confidence < 0.6 {
+    if r.follow_up || r.intent_confidence < 0.6 {
         return;
     }
-    let conditioned = r.terms.iter().any(|t| {
-        t.anchor == "wounds" && !matches!(model.terms[t.term].kind, TermKind::Time | TermKind::Status)
-    }) || !r.visit_values.is_empty()
+    // "how many patients have a DFU", "patients with a full-thickness wound": the people
+    // who have such a wound now, or who ever had one — the same choice, about their wounds
+    let of_wounds = |a: &str| {
+        a.starts_with("wounds.") && !matches!(a, "wounds.status" | "wounds.healed_date" | "wounds.id")
+    };
+    let owners_of_a_kind = model.has_many(r.entity.as_deref().unwrap_or(""), "wounds")
+        && (r
+            .values
+            .iter()
+            .any(|v| v.hits.iter().any(|(a, _, _)| of_wounds(a)))
+            || r.filters
+                .iter()
+                .any(|f| f.constraint.attributes().iter().any(|a| of_wounds(a))));
+    if r.entity.as_deref() != Some("wounds") && !owners_of_a_kind {
+        return;
+    }
+    let conditioned = owners_of_a_kind
+        || r.terms.iter().any(|t| {
+            t.anchor == "wounds" && !matches!(model.terms[t.term].kind, TermKind::Time | TermKind::Status)
+        })
+        || !r.visit_values.is_empty()
         || r.filters.iter().any(|f| {
             f.constraint
                 .attributes()
@@ -1968,7 +1986,11 @@ pub(crate) fn status_scope(ctx: &Ctx<'_>, r: &Reading, d: &mut Detected) {
     }
     let options = status_options(
         "Any status",
-        "Open, healed and amputated wounds: a healed wound's latest measurements are its last ones.",
+        if owners_of_a_kind {
+            "Whoever has or ever had such a wound: open, healed or amputated."
+        } else {
+            "Open, healed and amputated wounds: a healed wound's latest measurements are its last ones."
+        },
     );
     let a = new_ambiguity(
         "status@wounds".into(),

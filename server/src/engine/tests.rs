@@ -112,7 +112,6 @@ fn clear_questions_go_straight_to_an_answer_without_ambiguities() {
     let table = [
         "how many open wounds are there by clinic?",
         "average pain score of diabetic foot ulcers in 2025",
-        "list patients over 80 with a stage 4 pressure injury",
         "how many patients have diabetes",
         "how many pressure injuries are there",
         "list venous leg ulcers",
@@ -134,7 +133,6 @@ fn clear_questions_go_straight_to_an_answer_without_ambiguities() {
         "average age of patients by sex",
         "how many wounds were assessed last month",
         "list clinicians who are podiatrists",
-        "how many bedbound patients have pressure injuries",
     ];
     for q in table {
         let u = ask(q);
@@ -4136,4 +4134,40 @@ fn every_visit_said_is_the_cohort_of_an_average_size() {
         "{:?}",
         u.ambiguities
     );
+}
+
+#[test]
+fn people_with_a_kind_of_wound_show_whether_healed_ones_count() {
+    // (people with a kind of wound used to be answered with no badge: whether a healed
+    // one counts is now shown, as for a condition of wounds)
+    for q in [
+        "how many patients have a venous ulcer",
+        "patients with a stage 3 pressure injury",
+        "list patients over 80 with a stage 4 pressure injury",
+        "how many bedbound patients have pressure injuries",
+    ] {
+        let u = ask(q);
+        let a = u
+            .ambiguity("status@wounds")
+            .unwrap_or_else(|| panic!("{q}: {:?}", ids(&u)));
+        assert!(!a.ask, "{q}: an assumption, not a question");
+    }
+    // picking open wounds keeps the kind and the status on the same wound
+    let open = Resolutions::empty().with_option("status@wounds", "open");
+    let v = ask_with("how many patients have a venous ulcer", |i| {
+        i.with_resolutions(&open)
+    });
+    let p = plan(&v);
+    let same_row = p.filters.iter().any(|f| {
+        let attrs = f.attributes();
+        attrs.contains(&"wounds.status") && attrs.contains(&"wounds.etiology")
+    });
+    assert!(same_row, "{:?}", p.filters);
+    // said: no scope question
+    for q in [
+        "patients who currently have an open venous ulcer",
+        "patients who ever had a burn",
+    ] {
+        assert!(ask(q).ambiguity("status@wounds").is_none(), "{q}");
+    }
 }

@@ -298,7 +298,7 @@ pub const BLIND_FLOORS: Limits = Limits {
     clarify_clear: 34.0 / 607.0 + 1e-9,
     exec_clear: 520.0 / 588.0 - 1e-9,
     after_answer: 0.0,
-    silent: 13.0 / 393.0 + 1e-9,
+    silent: 9.0 / 393.0 + 1e-9,
 };
 
 /// Silent guesses in the tuned and holdout parts, as measured when the figure was added
