@@ -4171,3 +4171,31 @@ fn people_with_a_kind_of_wound_show_whether_healed_ones_count() {
         assert!(ask(q).ambiguity("status@wounds").is_none(), "{q}");
     }
 }
+
+#[test]
+fn a_year_said_before_visits_dates_them_but_a_count_stays_a_count() {
+    let u = ask("mean pain score over all 2024 assessments");
+    let t = plan(&u).time_range.clone().expect("a time range");
+    assert_eq!((t.start, t.end), (d("2024-01-01"), d("2025-01-01")));
+    assert!(
+        u.ambiguities.iter().all(|a| a.kind != AmbiguityKind::UnknownWord),
+        "{:?}",
+        u.ambiguities
+    );
+    let u = ask("clinicians with more than 2000 assessments");
+    assert!(plan(&u).time_range.is_none(), "{:?}", plan(&u));
+}
+
+#[test]
+fn an_extreme_each_record_reached_is_per_record() {
+    let u = ask("average of the worst pain score each venous ulcer reached");
+    let p = plan(&u);
+    assert_eq!(p.per_record, Some(MeasureAgg::Max), "{p:?}");
+    assert_eq!(p.metrics.first().map(|m| m.agg), Some(MeasureAgg::Avg));
+    assert!(eq_filter(p, "wounds.etiology", text("venous_leg_ulcer")), "{p:?}");
+    assert!(
+        u.ambiguities.iter().all(|a| a.kind != AmbiguityKind::UnknownWord),
+        "{:?}",
+        u.ambiguities
+    );
+}
