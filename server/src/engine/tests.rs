@@ -4199,3 +4199,23 @@ fn an_extreme_each_record_reached_is_per_record() {
         u.ambiguities
     );
 }
+
+#[test]
+fn a_real_word_two_letters_from_a_vague_word_is_not_read_as_it() {
+    // "recording" is not "recurring": no cohort of patients with several wounds
+    let u = ask("patients with a visit recording heavy exudate in 2025");
+    let p = plan(&u);
+    assert!(!has_filter(p, "patients.wound_count"), "{p:?}");
+    assert!(
+        u.ambiguities.iter().all(|a| a.kind != AmbiguityKind::UnknownWord),
+        "{:?}",
+        u.ambiguities
+    );
+    // a one-letter slip of a vague word is still read
+    let u = ask("show me the seriuos wounds");
+    assert!(
+        u.ambiguities.iter().any(|a| a.term.as_deref() == Some("serious")),
+        "{:?}",
+        ids(&u)
+    );
+}

@@ -296,7 +296,7 @@ pub const BLIND_FLOORS: Limits = Limits {
     precision: 218.0 / 266.0 - 1e-9,
     recall: 218.0 / 303.0 - 1e-9,
     clarify_clear: 32.0 / 607.0 + 1e-9,
-    exec_clear: 522.0 / 588.0 - 1e-9,
+    exec_clear: 523.0 / 588.0 - 1e-9,
     after_answer: 0.0,
     silent: 9.0 / 393.0 + 1e-9,
 };
