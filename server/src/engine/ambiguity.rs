@@ -92,6 +92,7 @@ pub(crate) fn detect(ctx: &Ctx<'_>, r: &Reading, low: f64) -> Detected {
     reference(ctx, r, &mut d);
     entity(ctx, r, &mut d);
     vague_terms(ctx, r, &mut d);
+    ranked_average(ctx, r, &mut d);
     values(ctx, r, &mut d);
     visit_values(ctx, r, &mut d);
     unknown_names(ctx, r, &mut d);
@@ -488,6 +489,9 @@ pub(crate) fn vague_terms(ctx: &Ctx<'_>, r: &Reading, d: &mut Detected) {
                 }
             }
         }
+        if r.visit_hint == Some(false) && !r.visit_first {
+            at_any_visit(model, &mut options, r.time.is_some());
+        }
         one_default(&mut options);
         let Some(default) = options.iter().find(|o| o.default).cloned() else {
             continue;
@@ -536,6 +540,149 @@ pub(crate) fn vague_terms(ctx: &Ctx<'_>, r: &Reading, d: &mut Detected) {
         );
         a.term = Some(t.id.clone());
         d.push_question(a, Slot::Metric);
+    }
+}
+
+/// "the region with the highest average initial area", "bottom 3 etiologies by mean
+/// pain": which group comes first depends on the kind of average (a few outliers move a
+/// mean, not a median), so the aggregate word's dictionary reading is shown as an
+/// assumption (its default, correctable), never settled silently.
+fn ranked_average(ctx: &Ctx<'_>, r: &Reading, d: &mut Detected) {
+    let model = ctx.model;
+    let Some(rank) = r.rank.as_ref() else { return };
+    let RankKey::AggBy { agg, measured, .. } = &rank.key else {
+        return;
+    };
+    if !matches!(agg, MeasureAgg::Avg | MeasureAgg::Median) {
+        return;
+    }
+    let Some((a, b, _)) = ctx.cues.agg else { return };
+    let word = ctx.tokens.get(a).map_or("", |t| t.text.as_str());
+    // the dictionary term the word is (or a variant of)
+    let Some(term_ix) = model.terms.iter().position(|t| {
+        t.kind == TermKind::Aggregation && (t.phrase == word || t.variants.iter().any(|v| v == word))
+    }) else {
+        return;
+    };
+    if d.candidates
+        .iter()
+        .any(|c| c.ambiguity.term.as_deref() == Some(model.terms[term_ix].id.as_str()))
+    {
+        return;
+    }
+    let term = &model.terms[term_ix];
+    let mut options = term_options(term, false, None);
+    one_default(&mut options);
+    let Some(default) = options.iter().find(|o| o.default).cloned() else {
+        return;
+    };
+    let anchor = split_qualified(measured).map_or_else(|| entity_of(r), |(e, _)| e.to_owned());
+    let span = ctx.span_of(a, b);
+    let text = span.slice(ctx.question).to_owned();
+    let mut amb = new_ambiguity(
+        format!("term:{}@{}", term.id, anchor),
+        AmbiguityKind::Aggregation,
+        term_severity(term, Severity::Low),
+        Some(span),
+        text,
+        term.question.clone(),
+        options,
+        custom_for(model, &default.effect, &anchor),
+        if term.description.is_empty() {
+            "Which group comes first depends on the kind of average.".to_owned()
+        } else {
+            term.description.clone()
+        },
+    );
+    amb.term = Some(term.id.clone());
+    d.candidates.push(Candidate {
+        weight: weight_of(model, &default.effect),
+        ambiguity: amb,
+        slot: Slot::Metric,
+        at: Some(a),
+    });
+}
+
+/// "recorded high exudate at least once in the last 30 days", "had high pain at any visit":
+/// the question says the value holds at some visit, so a term's options that read a
+/// record's latest value read every visit's value instead (the visit the question's own
+/// window selects, when it has one). Options with a window of their own are dropped when
+/// the question has one. The labels say which visit.
+fn at_any_visit(model: &SemanticModel, options: &mut Vec<AmbiguityOption>, question_window: bool) {
+    fn per_visit(model: &SemanticModel, c: &Constraint) -> Option<Constraint> {
+        let base = |a: &str| match model.attribute(a).and_then(|x| x.attribute.derived.clone()) {
+            Some(crate::semantic::Derived::Latest { attribute, .. }) => Some(attribute),
+            _ => None,
+        };
+        match c {
+            Constraint::Compare {
+                attribute,
+                op,
+                value,
+                unit,
+            } => base(attribute).map(|attribute| Constraint::Compare {
+                attribute,
+                op: *op,
+                value: value.clone(),
+                unit: unit.clone(),
+            }),
+            Constraint::Between {
+                attribute,
+                min,
+                max,
+                unit,
+            } => base(attribute).map(|attribute| Constraint::Between {
+                attribute,
+                min: min.clone(),
+                max: max.clone(),
+                unit: unit.clone(),
+            }),
+            Constraint::InSet { attribute, values } => base(attribute).map(|attribute| Constraint::InSet {
+                attribute,
+                values: values.clone(),
+            }),
+            Constraint::Not { of } => per_visit(model, of).map(|c| Constraint::Not { of: Box::new(c) }),
+            _ => None,
+        }
+    }
+    let windowed = |c: &Constraint| {
+        let mut found = false;
+        c.visit(&mut |x| found |= matches!(x, Constraint::TimeWindow { .. } | Constraint::OlderThan { .. }));
+        found
+    };
+    let mut changed = false;
+    for o in options.iter_mut() {
+        let Some(c) = o.effect.constraint.as_ref().and_then(|c| per_visit(model, c)) else {
+            continue;
+        };
+        o.effect.constraint = Some(c);
+        o.label = if o.label.contains("at the latest visit") {
+            o.label.replace("at the latest visit", "at any visit")
+        } else if let Some(rest) = o.label.strip_prefix("Latest ") {
+            let mut cs = rest.chars();
+            let first = cs
+                .next()
+                .map(|ch| ch.to_uppercase().collect::<String>())
+                .unwrap_or_default();
+            format!("{first}{} at any visit", cs.as_str())
+        } else {
+            format!("{} (at any visit)", o.label)
+        };
+        o.description = o
+            .description
+            .replace("at the latest assessment", "at any assessment")
+            .replace("at the latest visit", "at any visit");
+        changed = true;
+    }
+    if changed && question_window {
+        let keep: Vec<bool> = options
+            .iter()
+            .map(|o| !o.effect.constraint.as_ref().is_some_and(windowed))
+            .collect();
+        if keep.iter().any(|k| *k) {
+            let mut it = keep.into_iter();
+            options.retain(|_| it.next().unwrap_or(true));
+        }
     }
 }
 
@@ -1757,12 +1904,30 @@ fn status_options(all_label: &str, all_description: &str) -> Vec<AmbiguityOption
 /// the labeled evaluation set's answers count; "Open wounds only" is one click away.
 pub(crate) fn status_scope(ctx: &Ctx<'_>, r: &Reading, d: &mut Detected) {
     let model = ctx.model;
-    if r.entity.as_deref() != Some("wounds") || r.follow_up || r.intent_confidence < 0.6 {
+    if r.follow_up || r.intent_confidence < 0.6 {
         return;
     }
-    let conditioned = r.terms.iter().any(|t| {
-        t.anchor == "wounds" && !matches!(model.terms[t.term].kind, TermKind::Time | TermKind::Status)
-    }) || !r.visit_values.is_empty()
+    // "how many patients have a DFU", "patients with a full-thickness wound": the people
+    // who have such a wound now, or who ever had one — the same choice, about their wounds
+    let of_wounds = |a: &str| {
+        a.starts_with("wounds.") && !matches!(a, "wounds.status" | "wounds.healed_date" | "wounds.id")
+    };
+    let owners_of_a_kind = model.has_many(r.entity.as_deref().unwrap_or(""), "wounds")
+        && (r
+            .values
+            .iter()
+            .any(|v| v.hits.iter().any(|(a, _, _)| of_wounds(a)))
+            || r.filters
+                .iter()
+                .any(|f| f.constraint.attributes().iter().any(|a| of_wounds(a))));
+    if r.entity.as_deref() != Some("wounds") && !owners_of_a_kind {
+        return;
+    }
+    let conditioned = owners_of_a_kind
+        || r.terms.iter().any(|t| {
+            t.anchor == "wounds" && !matches!(model.terms[t.term].kind, TermKind::Time | TermKind::Status)
+        })
+        || !r.visit_values.is_empty()
         || r.filters.iter().any(|f| {
             f.constraint
                 .attributes()
@@ -1821,7 +1986,11 @@ pub(crate) fn status_scope(ctx: &Ctx<'_>, r: &Reading, d: &mut Detected) {
     }
     let options = status_options(
         "Any status",
-        "Open, healed and amputated wounds: a healed wound's latest measurements are its last ones.",
+        if owners_of_a_kind {
+            "Whoever has or ever had such a wound: open, healed or amputated."
+        } else {
+            "Open, healed and amputated wounds: a healed wound's latest measurements are its last ones."
+        },
     );
     let a = new_ambiguity(
         "status@wounds".into(),
@@ -1887,8 +2056,25 @@ fn size_average_cohort(ctx: &Ctx<'_>, r: &Reading, d: &mut Detected) {
                     found
                 })
         });
+    // "using every assessment done in 2025", "across all wounds": the cohort is said
+    let all_said = (0..ctx.tokens.len()).any(|k| {
+        let w = |i: usize| ctx.tokens.get(i).map_or("", |t| t.text.as_str());
+        if !matches!(w(k), "every" | "all") || matches!(w(k.wrapping_sub(1)), "for" | "per" | "by" | "of") {
+            return false;
+        }
+        let mut j = k + 1;
+        while matches!(w(j), "the" | "our" | "of" | "their") {
+            j += 1;
+        }
+        ctx.mentions.iter().any(|m| {
+            m.first == j
+                && m.entity()
+                    .is_some_and(|e| matches!(model.entities[e].name.as_str(), "wounds" | "assessments"))
+        })
+    });
     if !is_size
         || status_said
+        || all_said
         || r.follow_up
         || !matches!(r.entity.as_deref(), None | Some("wounds" | "assessments"))
     {

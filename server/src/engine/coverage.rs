@@ -98,6 +98,7 @@ recorded documented noted logged measured performed conducted entered captured t
 registered charted did carried undertaken completed found observed identified detected
 present showing showed shown noticed marked flagged listed coded labelled labeled
 classed classified known scored rated
+recording documenting noting logging measuring charting reporting
 ";
 
 /// Function words, politeness, and the words the reading steps recognise by their text

@@ -589,7 +589,12 @@ fn apply_rank(model: &SemanticModel, plan: &mut QueryPlan, r: &Reading, rank: &R
             }];
             plan.columns.clear();
             plan.order = rank_order(rank.order);
-            plan.limit = Some(rank.n.unwrap_or(10));
+            // "the region with the highest average …": one value; "regions by …": ten
+            let one = !r
+                .pieces
+                .iter()
+                .any(|p| p.target == *attribute && p.text.ends_with('s'));
+            plan.limit = Some(rank.n.unwrap_or(if one { 1 } else { 10 }));
             plan.intent = Intent::Rank;
         }
         RankKey::CountPerGroup(counted) => {

@@ -298,9 +298,20 @@ pub fn superlative_aggregate(
         if c.sort_instruction.is_some_and(|(a, b, _)| a <= k && k < b) {
             continue;
         }
+        // "deepest depth", "longest length", "heaviest bmi": a ranking superlative said of
+        // the measurement itself (not of records: "the deepest wounds") is its extreme
+        let of_itself = matches!(
+            w(tokens, k),
+            "deepest" | "shallowest" | "longest" | "shortest" | "heaviest" | "lightest"
+        );
+        if of_itself && !mentions.iter().any(|m| m.first == k + 1 && measured(m)) {
+            continue;
+        }
         let (agg, date_word) = match w(tokens, k) {
-            "largest" | "biggest" | "greatest" | "highest" | "peak" => (MeasureAgg::Max, false),
-            "smallest" | "lowest" => (MeasureAgg::Min, false),
+            "largest" | "biggest" | "greatest" | "highest" | "peak" | "deepest" | "longest" | "heaviest" => {
+                (MeasureAgg::Max, false)
+            }
+            "smallest" | "lowest" | "shallowest" | "shortest" | "lightest" => (MeasureAgg::Min, false),
             "earliest" | "first" | "oldest" => (MeasureAgg::Min, true),
             "latest" | "last" | "newest" => (MeasureAgg::Max, true),
             _ => continue,
@@ -323,6 +334,26 @@ pub fn superlative_aggregate(
         if count_at(tokens, k + 1).is_some() || count_at(tokens, k.wrapping_sub(1)).is_some() {
             return None;
         }
+        // "second largest initial area", "3rd highest bmi": one ranked row after the ones
+        // before it, never the extreme itself (an aggregate cannot skip rows)
+        if let Some(o) = ordinal_at(tokens, k.wrapping_sub(1)) {
+            if c.rank.is_none() {
+                c.rank = Some(RankCue {
+                    first: k - 1,
+                    last: k + 1,
+                    n: Some(1),
+                    order: if agg == MeasureAgg::Max {
+                        SortOrder::Desc
+                    } else {
+                        SortOrder::Asc
+                    },
+                    by_count: false,
+                    superlative: None,
+                    skip: o - 1,
+                });
+            }
+            return None;
+        }
         // inside a longer name ("largest area" is a measure of its own)
         if mentions
             .iter()
@@ -333,14 +364,19 @@ pub fn superlative_aggregate(
         if mentions.iter().any(|m| m.last <= k && m.entity().is_some()) {
             return None;
         }
-        let next = mentions.iter().find(|m| m.first == k + 1)?;
+        // "the largest single area measurement": a word saying one value at a time
+        let mut j = k + 1;
+        while matches!(w(tokens, j), "single" | "individual" | "one") {
+            j += 1;
+        }
+        let next = mentions.iter().find(|m| m.first == j)?;
         if !measured(next) {
             return None;
         }
         if c.rank.is_some_and(|r| r.first <= k && k < r.last) {
             c.rank = None;
         }
-        c.agg = Some((k, k + 1, agg));
+        c.agg = Some((k, j, agg));
         return Some(k);
     }
     None

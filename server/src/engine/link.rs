@@ -416,6 +416,30 @@ fn op_symbol(s: &str) -> Option<CompareOp> {
 }
 
 /// Reads a unit after a number: returns (unit code, tokens used).
+/// The unit after a number in a comparison: "pts" is points only when a score measured in
+/// points was named just before ("pain above 6 pts"); otherwise clinicians mean patients
+/// ("clinics with more than 200 pts registered"), and it is not a unit.
+fn unit_for(
+    model: &SemanticModel,
+    tokens: &[Token],
+    mentions: &[Mention],
+    i: usize,
+) -> Option<(&'static str, usize)> {
+    let found = unit_at(tokens, i)?;
+    if tokens.get(i).is_some_and(|t| t.text == "pts") {
+        let scored = mentions.iter().any(|m| {
+            m.last < i
+                && m.last + 5 >= i
+                && m.attributes()
+                    .any(|(e, a)| model.entities[e].attributes[a].unit.as_deref() == Some("points"))
+        });
+        if !scored {
+            return None;
+        }
+    }
+    Some(found)
+}
+
 pub fn unit_at(tokens: &[Token], i: usize) -> Option<(&'static str, usize)> {
     let w = |k: usize| tokens.get(k).map_or("", |t| t.text.as_str());
     let two = (w(i), w(i + 1));
@@ -510,7 +534,8 @@ pub fn comparisons(
             && let (Some(a), true, Some(b)) =
                 (number(tokens, i + 1), w(i + 2) == "and", number(tokens, i + 3))
         {
-            let (unit, ulen) = unit_at(tokens, i + 4).map_or((None, 0), |(u, l)| (Some(u.to_owned()), l));
+            let (unit, ulen) =
+                unit_for(model, tokens, mentions, i + 4).map_or((None, 0), |(u, l)| (Some(u.to_owned()), l));
             let last = i + 4 + ulen;
             let (subject, sm, first) = subject_before(model, tokens, mentions, i, None, unit.as_deref());
             if let Some(subject) = subject {
@@ -553,7 +578,8 @@ pub fn comparisons(
                     || linked(i - 1) && latest_visit_phrase(tokens, i - 1) == Some(m.last)
             })
             && (!matches!(w(i + 1), "or" | "and" | "+" | "plus") || upper_of(v).is_some())
-            && unit_at(tokens, i + 1).is_none_or(|(u, _)| !matches!(u, "days" | "weeks" | "months" | "years"))
+            && unit_for(model, tokens, mentions, i + 1)
+                .is_none_or(|(u, _)| !matches!(u, "days" | "weeks" | "months" | "years"))
             && let Some(subject @ (Subject::Attribute(_) | Subject::ColumnTerm(_))) =
                 attribute_subject(model, &mentions[mi], None)
         {
@@ -584,7 +610,8 @@ pub fn comparisons(
             if let Some(v) = number(tokens, i)
                 && mention_at(i).is_none()
             {
-                let (unit, ulen) = unit_at(tokens, i + 1).map_or((None, 0), |(u, l)| (Some(u.to_owned()), l));
+                let (unit, ulen) = unit_for(model, tokens, mentions, i + 1)
+                    .map_or((None, 0), |(u, l)| (Some(u.to_owned()), l));
                 let k = i + 1 + ulen;
                 let post = match (w(k), w(k + 1)) {
                     ("or" | "and", "more" | "higher" | "above" | "over" | "greater" | "older") => {
@@ -648,7 +675,8 @@ pub fn comparisons(
             i += 1;
             continue;
         }
-        let (mut unit, ulen) = unit_at(tokens, k + 1).map_or((None, 0), |(u, l)| (Some(u.to_owned()), l));
+        let (mut unit, ulen) =
+            unit_for(model, tokens, mentions, k + 1).map_or((None, 0), |(u, l)| (Some(u.to_owned()), l));
         let mut last = k + 1 + ulen;
         if age_words && unit.is_none() {
             unit = Some("years".into());
@@ -775,6 +803,14 @@ fn subject_before(
         "their",
         "its",
         "currently",
+        // a measurement said with a verb: "pain hit 9 or more", "area reached 40"
+        "hit",
+        "hits",
+        "reached",
+        "reaches",
+        "scored",
+        "rated",
+        "measured",
     ];
     let mut steps = 0;
     while k > 0 && steps < 4 && fillers.contains(&w(k - 1)) && !mentions.iter().any(|m| m.last == k) {

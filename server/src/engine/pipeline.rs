@@ -441,6 +441,10 @@ fn run_with(input: &EngineInput<'_>, index: &EngineIndex, with_suggestions: bool
     }
 
     plan_ops::fold_negations(model, &mut plan);
+    plan_ops::show_counted(model, &mut plan);
+    if !reading.follow_up {
+        record_of_latest_visit(&ctx, &reading, &mut plan);
+    }
     let candidates = std::mem::take(&mut detected.candidates);
     let u = assemble(
         input,
@@ -705,4 +709,63 @@ fn readable_target(model: &SemanticModel, p: &LinkedPiece) -> String {
             .unwrap_or_else(|| v.as_str().map_or_else(|| v.to_string(), str::to_owned)),
         _ => p.target.replace('_', " "),
     }
+}
+
+/// "which clinician did the most recent assessment of wound 2500": the record the latest
+/// visit points to (who did it), not every record that ever did one of those visits. The
+/// plan reads the latest visit of the rows the question names and shows that record's
+/// name. Only for a record each visit has one of that the wound itself does not (the
+/// visit's clinician), with no per-visit value said (that is a condition on the latest
+/// visit, read elsewhere).
+fn record_of_latest_visit(ctx: &Ctx<'_>, r: &Reading, plan: &mut QueryPlan) {
+    const VISITS: &str = "assessments";
+    let model = ctx.model;
+    // the visit is what the record did: "did / performed / carried out the latest visit"
+    let done = r.visit_hint_at.is_some_and(|(start, _)| {
+        start > 0
+            && matches!(
+                ctx.tokens[start - 1].text.as_str(),
+                "did" | "performed" | "done" | "conducted" | "completed" | "carried" | "made" | "do" | "does"
+            )
+    });
+    if r.visit_hint != Some(true)
+        || r.visit_first
+        || !done
+        || plan.time_range.is_some()
+        || plan.filters.is_empty()
+        || plan.intent != Intent::List
+        || !plan.metrics.is_empty()
+        || !plan.order.is_empty()
+        || plan.limit.is_some()
+    {
+        return;
+    }
+    let e = plan.entity.clone();
+    if e == VISITS || !model.has_one(VISITS, &e) || model.has_one("wounds", &e) || e == "wounds" {
+        return;
+    }
+    let per_visit = format!("{VISITS}.");
+    if plan
+        .filters
+        .iter()
+        .any(|f| f.attributes().iter().any(|a| a.starts_with(&per_visit)))
+    {
+        return;
+    }
+    let Some(ent) = model.entity(&e) else { return };
+    let Some(date) = model.default_time_dimension(VISITS).map(|d| d.attribute.clone()) else {
+        return;
+    };
+    let label = format!(
+        "{}.{}",
+        e,
+        ent.display_attribute.clone().unwrap_or_else(|| ent.key.clone())
+    );
+    plan.entity = VISITS.into();
+    plan.columns = vec![label];
+    plan.order = vec![OrderBy {
+        key: OrderKey::Attribute { attribute: date },
+        order: crate::semantic::SortOrder::Desc,
+    }];
+    plan.limit = Some(1);
 }

@@ -838,3 +838,29 @@ pub(crate) fn normalise_intent(model: &SemanticModel, plan: &mut QueryPlan) {
         plan.order.retain(|o| matches!(o.key, OrderKey::Attribute { .. }));
     }
 }
+
+/// "clinics with more than 200 patients registered", "clinicians with fewer than 1000
+/// assessments": a list kept by a count of each record's related rows shows that count
+/// beside each record, so the figure the rows were chosen by is visible.
+pub(crate) fn show_counted(model: &SemanticModel, plan: &mut QueryPlan) {
+    if plan.intent != Intent::List {
+        return;
+    }
+    let mut counted = Vec::new();
+    for f in &plan.filters {
+        f.visit(&mut |c| match c {
+            Constraint::Compare { attribute, .. } | Constraint::Between { attribute, .. }
+                if split_qualified(attribute).is_some_and(|(e, _)| e == plan.entity)
+                    && crate::engine::link::counts_related(model, attribute).is_some() =>
+            {
+                counted.push(attribute.clone());
+            }
+            _ => {}
+        });
+    }
+    for a in counted {
+        if !plan.columns.contains(&a) {
+            plan.columns.push(a);
+        }
+    }
+}

@@ -649,6 +649,25 @@ fn parse_at(tokens: &[Token], i: usize, today: NaiveDate) -> Option<TimeExpr> {
             }
         }
     }
+    // "on or after oct 20" (that day included), "on or before 1 March"
+    if w(i) == "on" && w(i + 1) == "or" && matches!(w(i + 2), "after" | "before") {
+        let d = date_at(tokens, i + 3, today)?;
+        return if w(i + 2) == "after" {
+            expr(
+                i + 3 + d.len,
+                d.start,
+                tomorrow,
+                format!("on or after {}", d.label),
+            )
+        } else {
+            expr(
+                i + 3 + d.len,
+                beginning(),
+                d.end,
+                format!("on or before {}", d.label),
+            )
+        };
+    }
     // since <date>
     if w(i) == "since" {
         let d = date_at(tokens, i + 1, today)?;
@@ -745,7 +764,22 @@ fn parse_at(tokens: &[Token], i: usize, today: NaiveDate) -> Option<TimeExpr> {
             && tokens
                 .get(i.wrapping_sub(2))
                 .is_some_and(|t| year_of(t).is_some() || month(&t.text).is_some());
-    if d.weak && k == i && !alone && !(i > 0 && w(i - 1) == "about") && !compared {
+    // "all 2026 assessments", "the 2025 visits": a year said before visits dates them (a
+    // visit has one date; "2025 wounds" could be started or healed then, so it is not read)
+    // (after a determiner only: "over 2000 assessments" is a count)
+    let dates_records = tokens.get(k).and_then(year_of).is_some()
+        && d.len == 1
+        && matches!(
+            w(k.wrapping_sub(1)),
+            "all" | "the" | "our" | "my" | "those" | "these" | "their"
+        )
+        && matches!(
+            w(k + 1),
+            "assessment" | "assessments" | "visit" | "visits" | "measurements" | "reviews"
+        );
+    let about = i > 0 && w(i - 1) == "about";
+    let counts_alone = alone || about || compared || dates_records;
+    if d.weak && k == i && !counts_alone {
         return None;
     }
     // "may" as a verb: only a month with a preposition or a year

@@ -226,6 +226,9 @@ impl EngineIndex {
                 if len < 6 && self.term_words.contains(cand) {
                     continue;
                 }
+                // nor two letters away from one ("recording" is not "recurring"): a vague
+                // word read from a real word the model does not know changes the cohort
+                let max = if self.term_words.contains(cand) { 1 } else { max };
                 if let Some(d) = bounded_distance(word, cand, max) {
                     found.push((cand, d));
                 }

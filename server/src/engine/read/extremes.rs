@@ -122,6 +122,44 @@ pub(super) fn per_record(ctx: &Ctx<'_>, st: &mut State) {
                 }
             }
         }
+        // "the highest pain score each diabetic foot ulcer reached", "… every wound had":
+        // the records named after "each", by their word or by a value of theirs (which
+        // stays a filter), then the verb of measuring
+        let mut named_after: Option<(usize, usize, bool)> = None;
+        if rec.is_none() && matches!(ctx.w(end), "each" | "every") {
+            let recs = |e: &str| match e {
+                "wounds" => Some("wounds"),
+                "patients" => Some("patients"),
+                _ => None,
+            };
+            if let Some(o) = ctx.mentions.iter().find(|o| o.first == end + 1) {
+                let by_word = o.entity().and_then(|e| recs(&model.entities[e].name));
+                let by_value = o
+                    .entries
+                    .iter()
+                    .find_map(|x| match &x.target {
+                        crate::engine::vocab::Target::Value(a, _) => {
+                            crate::semantic::split_qualified(a).and_then(|(e, _)| recs(e))
+                        }
+                        _ => None,
+                    })
+                    .or_else(|| {
+                        o.values.iter().find_map(|h| {
+                            crate::semantic::split_qualified(&h.attribute).and_then(|(e, _)| recs(e))
+                        })
+                    });
+                if let Some(r) = by_word.or(by_value) {
+                    rec = Some(r);
+                    let verb = matches!(
+                        ctx.w(o.last),
+                        "reached" | "reach" | "had" | "has" | "hit" | "got" | "recorded" | "showed"
+                    );
+                    named_after = Some((end, o.last, verb));
+                    // the word "each" is read; the records' own words stay for the other steps
+                    end += 1;
+                }
+            }
+        }
         let Some(rec) = rec else {
             continue;
         };
@@ -138,6 +176,9 @@ pub(super) fn per_record(ctx: &Ctx<'_>, st: &mut State) {
             }
         }
         st.r.consumed.push((k, end));
+        if let Some((_, after, true)) = named_after {
+            st.r.consumed.push((after, after + 1));
+        }
         st.r.per_record = Some(PerRecord {
             outer,
             inner,

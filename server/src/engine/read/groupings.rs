@@ -6,7 +6,7 @@ use crate::engine::PieceKind;
 use crate::engine::link::EXACT;
 use crate::engine::reading::{Ctx, Dim, DimSpec};
 
-use super::state::{State, groupable, piece, qualified};
+use super::state::{State, groupable, groupable_attr, piece, qualified};
 
 /// Groupings ("by clinic", "per region", "for each clinic") and sort keys.
 pub(super) fn groupings(ctx: &Ctx<'_>, st: &mut State) {
@@ -19,6 +19,116 @@ pub(super) fn groupings(ctx: &Ctx<'_>, st: &mut State) {
         if matches!(ctx.w(m.first), "by" | "per" | "each") && m.last > m.first + 1 {
             group_starts.push(m.first + 1);
             let _ = mi;
+        }
+    }
+    // "exudate level breakdown", "a breakdown of stages", "the distribution of locations":
+    // the attribute said with the word is what the rows are grouped by
+    for k in 0..ctx.tokens.len() {
+        if !matches!(
+            ctx.w(k),
+            "breakdown" | "breakdowns" | "distribution" | "split" | "mix"
+        ) || matches!(ctx.w(k + 1), "by" | "per" | "across")
+        {
+            continue;
+        }
+        let before = ms
+            .iter()
+            .find(|m| m.last == k && m.entity().is_none() && m.measure().is_none());
+        let after = (ctx.w(k + 1) == "of")
+            .then(|| {
+                let j = if ctx.w(k + 2) == "the" { k + 3 } else { k + 2 };
+                ms.iter()
+                    .find(|m| m.first == j && m.entity().is_none() && m.measure().is_none())
+            })
+            .flatten();
+        let groupable_mention = |m: &&crate::engine::link::Mention| {
+            m.attributes().any(|(e, a)| groupable(model, e, a))
+                || m.terms().any(|t| model.terms[t].kind == TermKind::Column)
+        };
+        if let Some(m) = before
+            .filter(groupable_mention)
+            .or(after.filter(groupable_mention))
+        {
+            group_starts.push(m.first);
+            st.r.consumed.push((k, k + 1));
+        }
+    }
+    // "which body locations have burns been recorded on", "what etiologies do smokers
+    // have": an attribute's values asked for in the plural are the groups that have rows
+    if ctx.cues.rank.is_none()
+        && ctx.cues.agg.is_none()
+        && ctx.cues.count.is_none()
+        && ctx.cues.share.is_none()
+    {
+        let first = ctx.tokens.iter().position(|t| t.is_wordlike());
+        if let Some(f) = first.filter(|&f| matches!(ctx.w(f), "which" | "what")) {
+            let mut j = f + 1;
+            if let Some(e) = ms
+                .iter()
+                .find(|m| m.first == j && m.last == j + 1 && m.entity().is_some())
+            {
+                j = e.last;
+            }
+            // the attribute a mention names: its own, or a column word's default one
+            let text_attr = |m: &crate::engine::link::Mention| -> Option<String> {
+                let text = |e: usize, a: usize| {
+                    groupable(model, e, a)
+                        && model.entities[e].attributes[a].ty == crate::semantic::AttributeType::Text
+                };
+                m.attributes()
+                    .find(|&(e, a)| text(e, a))
+                    .map(|(e, a)| {
+                        model.entities[e].name.clone() + "." + &model.entities[e].attributes[a].name
+                    })
+                    .or_else(|| {
+                        m.terms()
+                            .filter(|&t| model.terms[t].kind == TermKind::Column)
+                            .find_map(|t| {
+                                match model.terms[t].default_option().and_then(|o| o.change.as_ref()) {
+                                    Some(crate::semantic::PlanChange::ChooseAttribute { attribute }) => model
+                                        .attribute(attribute)
+                                        .filter(|x| {
+                                            groupable_attr(x.attribute)
+                                                && x.attribute.ty == crate::semantic::AttributeType::Text
+                                        })
+                                        .map(|_| attribute.clone()),
+                                    _ => None,
+                                }
+                            })
+                    })
+            };
+            let asked = ms.iter().find(|m| {
+                m.first == j
+                    && m.entity().is_none()
+                    && m.measure().is_none()
+                    && !m.names_value()
+                    && ctx.tokens[m.last - 1].text.ends_with('s')
+                    && text_attr(m).is_some()
+            });
+            // the records described are the attribute's own (or their parents'): "what
+            // etiologies do smokers have" would group patients by a wound's etiology
+            let owner = asked
+                .and_then(text_attr)
+                .and_then(|a| crate::semantic::split_qualified(&a).map(|(e, _)| e.to_owned()));
+            let owner_rows = |o: &crate::engine::link::Mention| {
+                let of = |e: &str| owner.as_deref().is_some_and(|w| model.has_many(e, w));
+                o.entity().is_some_and(|e| of(&model.entities[e].name))
+                    || o.attributes().any(|(e, _)| of(&model.entities[e].name))
+                    || o.values
+                        .iter()
+                        .any(|h| crate::semantic::split_qualified(&h.attribute).is_some_and(|(e, _)| of(e)))
+            };
+            if let Some(m) = asked
+                && matches!(ctx.w(m.last), "have" | "has" | "had" | "do" | "did" | "are" | "were" | "show" | "occur")
+                && !ms.iter().any(|o| o.first >= m.last && owner_rows(o))
+                // "which etiologies have over 400 wounds": groups kept by a count, read
+                // with the comparison
+                && !ctx.tokens[m.last..]
+                    .iter()
+                    .any(|t| matches!(t.kind, crate::engine::tokenize::TokenKind::Number | crate::engine::tokenize::TokenKind::NumberWord))
+            {
+                group_starts.push(m.first);
+            }
         }
     }
     group_starts.sort_unstable();

@@ -60,6 +60,11 @@ pub(super) fn rank(ctx: &Ctx<'_>, st: &mut State) {
                 })
             });
         }
+        if st.rank_subject.is_none() {
+            // "the third most assessments of all our clinicians", "highest bmi among the
+            // patients": the population named after "of all" / "among" is what is ranked
+            st.rank_subject = among_population(ctx, rc);
+        }
         if st.rank_subject.is_none() && rc.by_count && ctx.cues.who.is_some() {
             st.rank_subject = Some("patients".into());
         }
@@ -89,6 +94,8 @@ pub(super) fn rank(ctx: &Ctx<'_>, st: &mut State) {
         let key = if let Some(key) = count_by {
             key
         } else if let Some(key) = agg_by_attribute(ctx, st, rc) {
+            key
+        } else if let Some(key) = agg_of_group_before(ctx, st, rc) {
             key
         } else if let Some(a) =
             st.r.days_between
@@ -129,8 +136,13 @@ pub(super) fn rank(ctx: &Ctx<'_>, st: &mut State) {
             let _ = mi;
             RankKey::Measure(mx)
         } else {
-            // "highest pain": the attribute right after the cue
-            let after = mention_covering(rc.last).filter(|&mi| !st.used[mi]);
+            // "highest pain": the attribute right after the cue; "second-highest initial
+            // wound area": past the first-visit words, the value kept for that visit
+            let first_visit = match st.r.visit_hint_at {
+                Some((a, b)) if st.r.visit_first && a == rc.last => Some(b),
+                _ => None,
+            };
+            let after = mention_covering(first_visit.unwrap_or(rc.last)).filter(|&mi| !st.used[mi]);
             match after.and_then(|mi| {
                 ms[mi]
                     .attributes()
@@ -139,7 +151,15 @@ pub(super) fn rank(ctx: &Ctx<'_>, st: &mut State) {
             }) {
                 Some((mi, (e, a))) => {
                     st.used[mi] = true;
-                    RankKey::Attribute(qualified(model, e, a))
+                    let a = qualified(model, e, a);
+                    let base = match model.attribute(&a).and_then(|x| x.attribute.derived.clone()) {
+                        Some(crate::semantic::Derived::Latest { attribute, .. }) => attribute,
+                        _ => a.clone(),
+                    };
+                    match first_visit.and_then(|_| crate::engine::plan_ops::first_of(model, &base)) {
+                        Some(first) => RankKey::Attribute(first),
+                        None => RankKey::Attribute(a),
+                    }
                 }
                 None => RankKey::None,
             }
@@ -206,6 +226,27 @@ pub(super) fn rank(ctx: &Ctx<'_>, st: &mut State) {
             skip: rc.skip,
         });
     }
+}
+
+/// The entity named as the population after the cue: "of all (our|the) X", "among (all)
+/// (our|the) X".
+fn among_population(ctx: &Ctx<'_>, rc: cues::RankCue) -> Option<String> {
+    let model = ctx.model;
+    (rc.last..ctx.tokens.len()).find_map(|k| {
+        let mut j = match (ctx.w(k), ctx.w(k + 1)) {
+            ("of", "all") => k + 2,
+            ("among" | "amongst", _) => k + 1,
+            _ => return None,
+        };
+        while matches!(ctx.w(j), "all" | "our" | "the" | "my" | "your") {
+            j += 1;
+        }
+        let mi = ctx
+            .mention_covering(j)
+            .filter(|&mi| ctx.mentions[mi].first == j)?;
+        let e = ctx.mentions[mi].entity()?;
+        Some(model.entities[e].name.clone())
+    })
 }
 
 /// "worst 3 VLUs": a ranking word the dictionary defines for other entities still asks
@@ -561,7 +602,40 @@ fn agg_by_attribute(ctx: &Ctx<'_>, st: &mut State, rc: cues::RankCue) -> Option<
             (mi, agg, measured)
         }
     };
-    let m = &ms[mi];
+    st.r.consumed.push((by, ms[mi].last));
+    agg_key(ctx, st, gi, attribute, mi, agg, measured)
+}
+
+/// The ranking key of an attribute's values (mention `gi`) ranked by an aggregate of a
+/// measured attribute (mention `mi`): the measured attribute must reach the grouped one
+/// (a per-visit measurement grouped by a wound attribute is each wound's latest value).
+fn agg_key(
+    ctx: &Ctx<'_>,
+    st: &mut State,
+    gi: usize,
+    attribute: String,
+    mi: usize,
+    agg: MeasureAgg,
+    measured: String,
+) -> Option<RankKey> {
+    let model = ctx.model;
+    let ms = ctx.mentions;
+    let (g, m) = (&ms[gi], &ms[mi]);
+    // "the highest average initial wound area": the value the record keeps for its first
+    // visit
+    let measured = match st.r.visit_hint_at {
+        Some((_, end)) if st.r.visit_first && end == m.first => {
+            let base = match model
+                .attribute(&measured)
+                .and_then(|x| x.attribute.derived.clone())
+            {
+                Some(crate::semantic::Derived::Latest { attribute, .. }) => attribute,
+                _ => measured.clone(),
+            };
+            crate::engine::plan_ops::first_of(model, &base).unwrap_or(measured)
+        }
+        _ => measured,
+    };
     let reaches = |measured: &str| {
         split_qualified(measured)
             .zip(split_qualified(&attribute))
@@ -575,7 +649,6 @@ fn agg_by_attribute(ctx: &Ctx<'_>, st: &mut State, rc: cues::RankCue) -> Option<
     };
     st.used[gi] = true;
     st.used[mi] = true;
-    st.r.consumed.push((by, m.last));
     st.r.pieces
         .push(piece(ctx, g, PieceKind::Dimension, attribute.clone(), None));
     st.r.pieces
@@ -585,4 +658,98 @@ fn agg_by_attribute(ctx: &Ctx<'_>, st: &mut State, rc: cues::RankCue) -> Option<
         agg,
         measured,
     })
+}
+
+/// "which discipline records the highest mean pain score", "region with the highest avg
+/// initial wound area", "the etiology with the longest average time to heal": the values
+/// of an attribute said *before* the cue, as what the question asks for (first, or after
+/// "which"/"what", an entity's word allowed in front: "which wound etiology"), ranked by
+/// an aggregate said right after the cue. The answer is the group and its aggregate, not
+/// the overall aggregate.
+fn agg_of_group_before(ctx: &Ctx<'_>, st: &mut State, rc: cues::RankCue) -> Option<RankKey> {
+    let model = ctx.model;
+    let ms = ctx.mentions;
+    if rc.by_count && !matches!(ctx.w(rc.first), "most" | "least") {
+        return None;
+    }
+    // the aggregate right after the cue: an aggregate word, or a measure named by its
+    // own words ("the highest average pain")
+    let mut k = rc.last;
+    if ctx.w(k) == "the" {
+        k += 1;
+    }
+    let named_measure = ms.iter().enumerate().find_map(|(mi, m)| {
+        let mx = m.measure().filter(|_| m.first == k)?;
+        let x = &model.measures[mx];
+        (x.agg != MeasureAgg::Count && x.filter.is_none())
+            .then(|| x.attribute.clone().map(|attr| (mi, x.agg, attr)))
+            .flatten()
+    });
+    let (mi, agg, measured) = match named_measure {
+        Some(found) => found,
+        None => {
+            let (a, b, agg) = ctx.cues.agg?;
+            if a != k || agg == MeasureAgg::Count {
+                return None;
+            }
+            // "avg initial wound area", "average patient bmi", "mean of the pain score":
+            // the first measured attribute within a few words, past an entity's word
+            let (mi, m) = ms.iter().enumerate().find(|(mi, m)| {
+                m.first >= b
+                    && m.first <= b + 2
+                    && !st.used[*mi]
+                    && m.entity().is_none()
+                    && m.attributes()
+                        .any(|(e, at)| model.entities[e].attributes[at].ty.is_numeric())
+            })?;
+            let between_ok = (b..m.first).all(|j| {
+                matches!(ctx.w(j), "the" | "of" | "their" | "its")
+                    || st.r.visit_hint_at.is_some_and(|(x, y)| x <= j && j < y)
+                    || ms
+                        .iter()
+                        .any(|o| o.first <= j && j < o.last && o.entity().is_some())
+            });
+            if !between_ok {
+                return None;
+            }
+            let measured = m
+                .attributes()
+                .find(|&(e, at)| model.entities[e].attributes[at].ty.is_numeric())
+                .map(|(e, at)| qualified(model, e, at))?;
+            (mi, agg, measured)
+        }
+    };
+    // the grouped attribute: the last text attribute said before the cue
+    let (gi, g) = ms
+        .iter()
+        .enumerate()
+        .rev()
+        .find(|(_, m)| m.last <= rc.first && m.entity().is_none() && m.measure().is_none())?;
+    if st.used[gi] || g.names_value() {
+        return None;
+    }
+    let attribute = g
+        .attributes()
+        .find(|&(e, a)| groupable(model, e, a) && model.entities[e].attributes[a].ty == AttributeType::Text)
+        .map(|(e, a)| qualified(model, e, a))?;
+    // it is what is asked for: nothing but "which"/"what", an article or an entity's word
+    // before it
+    let lead_ok = (0..g.first).all(|j| {
+        !ctx.tokens[j].is_wordlike()
+            || matches!(
+                ctx.w(j),
+                "which" | "what" | "the" | "show" | "me" | "list" | "find" | "give" | "tell" | "name"
+            )
+            || ms
+                .iter()
+                .any(|o| o.first <= j && j < o.last && o.entity().is_some())
+    });
+    // and a verb or "with" at most links it to the cue ("records the", "has the", "with the")
+    let link_ok = rc.first - g.last <= 3
+        && (g.last..rc.first)
+            .all(|j| !ctx.tokens[j].is_wordlike() || !ms.iter().any(|o| o.first <= j && j < o.last));
+    if !lead_ok || !link_ok {
+        return None;
+    }
+    agg_key(ctx, st, gi, attribute, mi, agg, measured)
 }

@@ -115,6 +115,8 @@ pub(super) fn read_visit_hint(ctx: &Ctx<'_>, r: &mut Reading, used: &mut [bool])
             ("at", "least", "once") => k + 3,
             ("even", "once", _) => k + 2,
             ("one", "or", "more") if ctx.w(k + 3) == "times" => k + 4,
+            // "measured more than 40 cm2 at any point", "at some stage", "at any time"
+            ("at", "any" | "some", "point" | "stage" | "time") => k + 3,
             _ => continue,
         };
         r.visit_hint = Some(false);
@@ -218,6 +220,16 @@ fn read_first_visit(ctx: &Ctx<'_>, r: &mut Reading, used: &mut [bool]) -> bool {
     for m in ctx.mentions.iter().filter(|m| has_first(m)) {
         // before: "first (measured) area"
         let mut k = m.first;
+        // "initial wound area", "first patient bmi": the record's word inside the phrase
+        if k > 0
+            && ctx
+                .mentions
+                .iter()
+                .any(|o| o.last == k && o.first + 1 == k && o.entity().is_some())
+            && first_word(k.wrapping_sub(2))
+        {
+            k -= 1;
+        }
         if k > 0 && recorded(k - 1) {
             k -= 1;
         }
