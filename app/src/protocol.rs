@@ -474,6 +474,10 @@ pub enum AssumptionSource {
     Default,
     /// The user's remembered choice ("your saved definition").
     SavedDefinition,
+    /// The user's usual answer, applied without asking by the learning rule: given at
+    /// least 3 times for this term on this entity, successful, confidence above 0.8
+    /// ("your usual definition"; the numbers are configuration, see README).
+    UsualDefinition,
     /// A piece of the question matched with less than full confidence.
     LowConfidence,
     /// A reading proposed by the language model and checked against the model (F24).
@@ -943,7 +947,7 @@ pub struct CreatedApiToken {
 }
 
 /// One learned preference (F12, F13).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct PreferenceItem {
     /// Id (for `DELETE /api/v1/preferences/{id}`).
@@ -961,6 +965,16 @@ pub struct PreferenceItem {
     pub remembered: bool,
     /// Offered as the preselected default (given 3 times or more).
     pub offered_as_default: bool,
+    /// Applied without asking as "your usual definition" (the learning rule: given 3
+    /// times or more, successful, confidence above 0.8).
+    #[serde(default)]
+    pub usual: bool,
+    /// How many of those answers were successful (a thumbs-up, or kept without edits).
+    #[serde(default)]
+    pub successes: i64,
+    /// This answer's share of the user's answers to the same question, in [0, 1].
+    #[serde(default)]
+    pub confidence: f64,
 }
 
 // =====================================================================================

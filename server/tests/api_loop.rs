@@ -320,6 +320,7 @@ async fn remember_my_choice_resolves_the_next_question_as_your_saved_definition(
         let badge = assumption(&next.body, SERIOUS).expect("saved definition badge");
         assert_eq!(badge["source"], "saved_definition");
         assert_eq!(badge["option_id"], "infected");
+        assert!(badge["options"].as_array().unwrap().len() > 1, "changeable on the answer: {badge}");
 
         // bob is not affected
         let theirs = api.call(&api.bob, Method::POST, "/api/v1/query", Some(json!({"question": "how many serious wounds are there"}))).await;
@@ -403,6 +404,71 @@ async fn the_same_answer_three_times_becomes_the_preselected_default() {
         assert_eq!(default["id"], "infected", "offered as the default after three answers");
         let prefs = api.call(&api.alice, Method::GET, "/api/v1/preferences", None).await;
         assert!(prefs.body.as_array().unwrap().iter().any(|p| p["offered_as_default"] == true && p["count"] == 3));
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_usual_answer_that_was_successful_is_applied_without_asking_and_stays_editable() {
+    each_backend(test_config(), async |api| {
+        for _ in 0..3 {
+            let r = api.ask(json!({"question": "show me serious wounds"})).await;
+            assert_eq!(r.status, StatusCode::ACCEPTED, "{}", r.body);
+            let a = api
+                .clarify(json!({"clarification_id": r.body["clarification_id"], "answers": [{"question_id": SERIOUS, "option_id": "infected"}]}))
+                .await;
+            assert_eq!(a.status, StatusCode::OK);
+        }
+        // Three times but never successful: preselected, still asked.
+        let r = api.ask(json!({"question": "list serious wounds at each clinic"})).await;
+        assert_eq!(r.status, StatusCode::ACCEPTED, "no success yet, so asked: {}", r.body);
+        let prefs = api.call(&api.alice, Method::GET, "/api/v1/preferences", None).await;
+        let pref = prefs.body.as_array().unwrap().iter().find(|p| p["option_id"] == "infected").unwrap().clone();
+        assert_eq!((pref["usual"].clone(), pref["successes"].clone()), (json!(false), json!(0)), "{pref}");
+        assert_eq!(pref["confidence"], json!(1.0), "{pref}");
+
+        // One of those answers was successful: the rule holds (3 uses, a success, 3 of 3).
+        api.state
+            .store
+            .add_preference_success(api.alice_id, pref["id"].as_i64().unwrap())
+            .await
+            .unwrap();
+        let next = api.ask(json!({"question": "how many serious wounds are there"})).await;
+        assert_eq!(next.status, StatusCode::OK, "applied without asking: {}", next.body);
+        let badge = assumption(&next.body, SERIOUS).expect("usual definition badge");
+        assert_eq!(badge["source"], "usual_definition", "{badge}");
+        assert_eq!(badge["option_id"], "infected", "{badge}");
+        assert!(badge["options"].as_array().unwrap().len() > 1, "editable like any assumption: {badge}");
+        let loaded = next.body["thinking"].as_array().unwrap().iter().find(|s| s["name"] == "Loaded your context").unwrap();
+        assert!(loaded["detail"].as_str().unwrap().contains("1 usual definition"), "{loaded}");
+
+        // Changing it on the answer goes through revise like every badge.
+        let revised = api
+            .call(
+                &api.alice,
+                Method::POST,
+                "/api/v1/query/revise",
+                Some(json!({"history_id": next.body["history_id"], "ambiguity_id": SERIOUS, "option_id": "full_thickness"})),
+            )
+            .await;
+        assert_eq!(revised.status, StatusCode::OK, "{}", revised.body);
+        assert_ne!(revised.body["sql"], next.body["sql"], "{}", revised.body);
+
+        let prefs = api.call(&api.alice, Method::GET, "/api/v1/preferences", None).await;
+        assert!(prefs.body.as_array().unwrap().iter().any(|p| p["usual"] == true && p["remembered"] == false), "{}", prefs.body);
+        // Only alice's: bob is still asked.
+        let theirs = api.call(&api.bob, Method::POST, "/api/v1/query", Some(json!({"question": "how many serious wounds are there"}))).await;
+        assert_eq!(theirs.status, StatusCode::ACCEPTED);
+        // A stricter rule (from the environment in a deployment) asks again.
+        let strict = OrchestratorConfig {
+            learning: server::orchestrator::learning::LearningRule { min_uses: 4, ..Default::default() },
+            ..test_config()
+        };
+        let replica = api.replica(strict).await;
+        let asked = api
+            .send_to(&replica, &api.alice, Method::POST, "/api/v1/query", json!({"question": "how many serious wounds are there"}))
+            .await;
+        assert_eq!(asked.status, StatusCode::ACCEPTED, "{}", asked.body);
     })
     .await;
 }

@@ -117,6 +117,7 @@ fn HistoryRow(item: HistoryItem) -> impl IntoView {
                             {item.assumptions.iter().map(|a| {
                                 let (tone, note) = match a.source {
                                     AssumptionSource::SavedDefinition => ("border-teal-200 bg-teal-50 text-teal-900", "your saved definition"),
+                                    AssumptionSource::UsualDefinition => ("border-teal-200 bg-teal-50 text-teal-900", "your usual definition"),
                                     AssumptionSource::Default => ("border-amber-200 bg-amber-50 text-amber-900", "best guess"),
                                     AssumptionSource::LowConfidence => ("border-slate-200 bg-slate-50 text-slate-800", "close match"),
                                     AssumptionSource::LanguageModel => ("border-violet-200 bg-violet-50 text-violet-900", "proposed by the language model"),

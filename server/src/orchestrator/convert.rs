@@ -168,6 +168,39 @@ pub fn assumptions(u: &engine::Understanding) -> Vec<Assumption> {
         .collect()
 }
 
+/// Marks the badges of choices the learning rule applied (the engine reports them as
+/// remembered ones) as "your usual definition".
+pub fn mark_usual(assumptions: &mut [Assumption], usual: &std::collections::BTreeMap<String, String>) {
+    for a in assumptions.iter_mut() {
+        if a.source == AssumptionSource::SavedDefinition
+            && let (Some(amb), Some(opt)) = (a.ambiguity_id.as_deref(), a.option_id.as_deref())
+            && super::learning::usual_for(usual, amb) == Some(opt)
+        {
+            a.source = AssumptionSource::UsualDefinition;
+        }
+    }
+}
+
+/// A remembered or usual choice's badge that has no alternatives to change it to.
+pub fn needs_alternatives(a: &Assumption) -> bool {
+    matches!(
+        a.source,
+        AssumptionSource::SavedDefinition | AssumptionSource::UsualDefinition
+    ) && a.options.is_empty()
+        && a.ambiguity_id.is_some()
+        && a.option_id.as_deref() != Some("custom")
+}
+
+/// Gives those badges the options of their ambiguity as `own` (a reading without the
+/// remembered choices) would have asked it.
+pub fn offer_alternatives(assumptions: &mut [Assumption], own: &engine::Understanding) {
+    for a in assumptions.iter_mut().filter(|a| needs_alternatives(a)) {
+        if let Some(amb) = a.ambiguity_id.as_deref().and_then(|id| own.ambiguity(id)) {
+            a.options = choices(amb, None);
+        }
+    }
+}
+
 /// Badges for the remembered custom values the engine applied (it reports them as
 /// answers, since they reach it as resolutions): "your saved definition", like a
 /// remembered option. Ambiguities answered in this conversation are not badges.

@@ -492,6 +492,9 @@ mod tests {
                     count: 3,
                     remembered: true,
                     offered_as_default: true,
+                    usual: true,
+                    successes: 2,
+                    confidence: 0.75,
                 }),
             ),
             (
