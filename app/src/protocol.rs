@@ -503,6 +503,18 @@ pub struct Assumption {
     /// The alternatives, for changing the assumption (empty when there are none).
     #[serde(default)]
     pub options: Vec<Choice>,
+    /// How sure Clarion is of this piece, in [0, 1]: 1 for what the user chose or
+    /// remembered, the best guess's confidence for a default, the link's for a loose match.
+    /// Server side only, like `reasoning`: the browser does not read them (the wasm
+    /// bundle has a size budget and serde skips fields a struct does not name).
+    #[cfg(feature = "ssr")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub confidence: Option<f64>,
+    /// One line on why this was assumed ("The Glossary's default for “large” (1 of 3
+    /// readings); not asked because a wrong guess changes little here").
+    #[cfg(feature = "ssr")]
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub reasoning: String,
 }
 
 impl Assumption {
@@ -578,6 +590,15 @@ pub struct Question {
     pub options: Vec<Choice>,
     /// What a custom value may be.
     pub custom: CustomInput,
+    /// How much a wrong guess would matter: `critical` (it changes the cohort; always
+    /// asked), `important` (likely to change the answer), `helpful` (a finer reading).
+    #[serde(default)]
+    pub priority: String,
+    /// Clarion's confidence in its best guess (the preselected option), in [0, 1].
+    /// Server side only (the panel shows the priority, not the number).
+    #[cfg(feature = "ssr")]
+    #[serde(default)]
+    pub confidence: f64,
 }
 
 /// One radio option.

@@ -160,6 +160,8 @@ test.describe('Clarification panel', () => {
     await expect(p).toBeFocused();
     await expect(p.getByRole('heading', { name: 'A quick question before I answer' })).toBeVisible();
     await expect(p.getByTestId('understood-so-far')).not.toBeEmpty();
+    // a wrong guess about "serious" changes the cohort: the question says so
+    await expect(p.getByTestId('question-priority')).toHaveText('Critical');
     await expect(p).toContainText('It looks like you mean Full-thickness depth — is that right?');
     // Nothing (the composer pinned to the bottom) covers the panel's Submit when it sits
     // at the bottom edge of the view.
@@ -335,6 +337,11 @@ test.describe('Clarification panel', () => {
       await expect(badge).toHaveCount(1);
       await expect(badge).toContainText('serious = Infected');
       await expect(badge).toHaveAttribute('data-source', 'SavedDefinition');
+      // a saved definition is changeable on the answer like any assumption
+      const change = badge.getByRole('button', { name: /serious = Infected/ });
+      await change.click();
+      await expect(change).toHaveAttribute('aria-expanded', 'true');
+      await expect(badge.getByTestId('assumption-option').filter({ hasText: 'Full-thickness depth' })).toBeVisible();
       await shot(page, 'ask-saved-definition');
     } finally {
       const prefs = await (await page.request.get('/api/v1/preferences')).json();

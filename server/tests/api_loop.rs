@@ -183,6 +183,36 @@ async fn an_ambiguous_question_gets_one_round_with_counts_and_the_chosen_count_i
 }
 
 #[tokio::test]
+async fn each_question_says_its_priority_and_each_assumption_its_confidence_and_why() {
+    each_backend(test_config(), async |api| {
+        // "serious" changes the cohort: critical, and the best guess is far from sure.
+        let r = api.ask(json!({"question": "show me serious wounds"})).await;
+        assert_eq!(r.status, StatusCode::ACCEPTED, "{}", r.body);
+        let q = question(&r.body, SERIOUS);
+        assert_eq!(q["priority"], "critical", "{q}");
+        let c = q["confidence"].as_f64().expect("confidence");
+        assert!(c > 0.0 && c < 0.6, "a critical best guess is not confident: {c}");
+
+        // "large" is answered with its default: the badge says how sure and why.
+        let a = api.ask(json!({"question": "patients with large wounds"})).await;
+        assert_eq!(a.status, StatusCode::OK, "{}", a.body);
+        let badge = assumption(&a.body, "term:large@wounds").expect("a badge for large");
+        let c = badge["confidence"].as_f64().expect("confidence");
+        assert!(c > 0.5 && c < 1.0, "{badge}");
+        let why = badge["reasoning"].as_str().unwrap();
+        assert!(why.contains("“large”") && why.contains("readings"), "{why}");
+
+        // Asked with more questions, it is not critical: a finer reading.
+        set_settings(api, &api.alice, false, "more").await;
+        let r = api.ask(json!({"question": "patients with large wounds"})).await;
+        assert_eq!(r.status, StatusCode::ACCEPTED, "{}", r.body);
+        let p = question(&r.body, "term:large@wounds")["priority"].clone();
+        assert!(p == "important" || p == "helpful", "{p}");
+    })
+    .await;
+}
+
+#[tokio::test]
 async fn counts_are_of_the_questions_subject_not_of_the_ambiguous_words_entity() {
     each_backend(test_config(), async |api| {
         // "serious" belongs to wounds, but the question lists patients: the counts (and
@@ -321,6 +351,8 @@ async fn remember_my_choice_resolves_the_next_question_as_your_saved_definition(
         assert_eq!(badge["source"], "saved_definition");
         assert_eq!(badge["option_id"], "infected");
         assert!(badge["options"].as_array().unwrap().len() > 1, "changeable on the answer: {badge}");
+        assert_eq!(badge["confidence"], 1.0, "{badge}");
+        assert!(badge["reasoning"].as_str().unwrap().contains("remember"), "{badge}");
 
         // bob is not affected
         let theirs = api.call(&api.bob, Method::POST, "/api/v1/query", Some(json!({"question": "how many serious wounds are there"}))).await;
@@ -437,6 +469,7 @@ async fn a_usual_answer_that_was_successful_is_applied_without_asking_and_stays_
         assert_eq!(next.status, StatusCode::OK, "applied without asking: {}", next.body);
         let badge = assumption(&next.body, SERIOUS).expect("usual definition badge");
         assert_eq!(badge["source"], "usual_definition", "{badge}");
+        assert!(badge["reasoning"].as_str().unwrap().contains("usual answer"), "{badge}");
         assert_eq!(badge["option_id"], "infected", "{badge}");
         assert!(badge["options"].as_array().unwrap().len() > 1, "editable like any assumption: {badge}");
         let loaded = next.body["thinking"].as_array().unwrap().iter().find(|s| s["name"] == "Loaded your context").unwrap();
