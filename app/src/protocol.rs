@@ -472,6 +472,8 @@ pub struct Answer {
 pub enum AssumptionSource {
     /// Clarion's best guess (or "I don't know").
     Default,
+    /// What the user chose when Clarion asked ("you chose"); changeable like the rest.
+    Chosen,
     /// The user's remembered choice ("your saved definition").
     SavedDefinition,
     /// The user's usual answer, applied without asking by the learning rule: given at

@@ -178,6 +178,8 @@ test.describe('Clarification panel', () => {
     const infected = p.getByTestId('clarification-option').filter({ hasText: 'Signs of infection at the latest assessment' });
     const countText = (await infected.getByTestId('option-count').textContent())!; // "36 wounds"
     const count = Number(countText.replace(/[^0-9]/g, ''));
+    const fullText = (await p.getByTestId('clarification-option').filter({ hasText: 'Full-thickness depth' }).getByTestId('option-count').textContent())!;
+    const fullCount = Number(fullText.replace(/[^0-9]/g, ''));
     expect(countText).toMatch(/^[\d,]+ wounds?$/);
     await expect(p.getByRole('button', { name: 'Submit' })).toBeEnabled();
     await shot(page, 'ask-panel');
@@ -191,10 +193,21 @@ test.describe('Clarification panel', () => {
     await expect(answer).toBeVisible();
     await expect(answer.getByTestId('row-count')).toHaveText(count === 1 ? '1 row' : `${count} rows`);
     // the one assumption left is the status scope (any status, or open wounds only)
-    await expect(answer.getByTestId('assumption')).toHaveCount(1);
-    await expect(answer.getByTestId('assumption')).toContainText('Any status');
+    await expect(answer.locator('[data-testid=assumption][data-source=Default]')).toHaveCount(1);
+    await expect(answer.locator('[data-testid=assumption][data-source=Default]')).toContainText('Any status');
     await expect(page.getByTestId('chosen')).toContainText('“serious”: Infected');
+    // the choice itself is a badge: changed on the answer, with each option's count (F29)
+    const choice = answer.locator('[data-testid=assumption][data-source=Chosen]');
+    await expect(choice).toContainText('You chose: serious = Infected');
     await shot(page, 'ask-panel-answer');
+    await choice.getByRole('button').click();
+    const full = choice.getByTestId('assumption-option').filter({ hasText: 'Full-thickness depth' });
+    await expect(full).toContainText(fullText);
+    await shot(page, 'ask-chosen-badge-open');
+    await full.click();
+    const revised = page.getByTestId('answer').last();
+    await expect(revised.locator('[data-testid=assumption][data-source=Chosen]')).toContainText('serious = Full-thickness depth');
+    await expect(revised.getByTestId('row-count')).toHaveText(fullCount === 1 ? '1 row' : `${fullCount} rows`);
     expect(problems).toEqual([]);
   });
 

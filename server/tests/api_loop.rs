@@ -176,7 +176,8 @@ async fn an_ambiguous_question_gets_one_round_with_counts_and_the_chosen_count_i
         assert_eq!(a.body["rounds"], 1);
         assert_eq!(a.body["table"]["truncated"], false);
         assert_eq!(a.body["table"]["row_count"].as_i64().unwrap(), shown, "the preview counted the answer's rows");
-        assert!(assumption(&a.body, SERIOUS).is_none(), "an answered question is not an assumption");
+        let chosen = assumption(&a.body, SERIOUS).expect("the answered question is a badge");
+        assert_eq!(chosen["source"], "chosen", "answered, not assumed: {chosen}");
         assert_eq!(a.body["thread_id"], r.body["thread_id"]);
     })
     .await;
@@ -208,6 +209,60 @@ async fn each_question_says_its_priority_and_each_assumption_its_confidence_and_
         assert_eq!(r.status, StatusCode::ACCEPTED, "{}", r.body);
         let p = question(&r.body, "term:large@wounds")["priority"].clone();
         assert!(p == "important" || p == "helpful", "{p}");
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_choice_made_in_a_round_is_a_badge_with_counts_and_changing_it_keeps_the_rest() {
+    each_backend(test_config(), async |api| {
+        let r = api.ask(json!({"question": "show me serious wounds in elderly patients"})).await;
+        assert_eq!(r.status, StatusCode::ACCEPTED, "{}", r.body);
+        let answers: Vec<Value> = r.body["questions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|q| {
+                let pick = if q["id"] == SERIOUS {
+                    json!("infected")
+                } else {
+                    q["options"].as_array().unwrap().iter().find(|o| o["default"] == true).unwrap()["id"].clone()
+                };
+                json!({"question_id": q["id"], "option_id": pick})
+            })
+            .collect();
+        let a = api.clarify(json!({"clarification_id": r.body["clarification_id"], "answers": answers})).await;
+        assert_eq!(a.status, StatusCode::OK, "{}", a.body);
+        let badge = assumption(&a.body, SERIOUS).expect("the choice is a badge").clone();
+        assert_eq!((badge["source"].clone(), badge["option_id"].clone()), (json!("chosen"), json!("infected")), "{badge}");
+        let options = badge["options"].as_array().unwrap();
+        assert!(options.len() > 1 && options.iter().all(|o| o["count"].is_i64()), "options with counts: {badge}");
+        let full = options.iter().find(|o| o["id"] == "full_thickness").expect("full thickness offered");
+        let elsewhere: Vec<Value> = a.body["assumptions"].as_array().unwrap().iter().filter(|x| x["ambiguity_id"] != SERIOUS).cloned().collect();
+
+        // Changing it re-runs through revise: that option's count is the answer, the rest stays.
+        let revised = api
+            .call(
+                &api.alice,
+                Method::POST,
+                "/api/v1/query/revise",
+                Some(json!({"history_id": a.body["history_id"], "ambiguity_id": SERIOUS, "option_id": "full_thickness"})),
+            )
+            .await;
+        assert_eq!(revised.status, StatusCode::OK, "{}", revised.body);
+        assert_eq!(revised.body["table"]["row_count"], full["count"], "the count shown is the answer's");
+        let now = assumption(&revised.body, SERIOUS).unwrap();
+        assert_eq!((now["source"].clone(), now["option_id"].clone()), (json!("chosen"), json!("full_thickness")), "{now}");
+        let kept: Vec<Value> = revised.body["assumptions"].as_array().unwrap().iter().filter(|x| x["ambiguity_id"] != SERIOUS).cloned().collect();
+        assert_eq!(
+            kept.iter().map(|x| (&x["ambiguity_id"], &x["option_id"])).collect::<Vec<_>>(),
+            elsewhere.iter().map(|x| (&x["ambiguity_id"], &x["option_id"])).collect::<Vec<_>>(),
+            "every other choice kept"
+        );
+        // History shows the edited version.
+        let h = api.call(&api.alice, Method::GET, "/api/v1/history", None).await;
+        let chosen = h.body[0]["chosen"].to_string();
+        assert!(chosen.contains("Full-thickness") && !chosen.contains("Infected"), "{chosen}");
     })
     .await;
 }
@@ -673,7 +728,7 @@ async fn revising_an_assumption_changes_only_that_choice() {
             .as_array()
             .unwrap()
             .iter()
-            .find(|b| b["options"].as_array().is_some_and(|o| o.len() > 1))
+            .find(|b| b["source"] == "default" && b["options"].as_array().is_some_and(|o| o.len() > 1))
             .expect("an assumption with alternatives")
             .clone();
         let id = badge["ambiguity_id"].as_str().unwrap();
@@ -698,13 +753,17 @@ async fn revising_an_assumption_changes_only_that_choice() {
             revised.body["sql"], a.body["sql"],
             "the changed choice changes the query"
         );
-        assert!(
-            assumption(&revised.body, id).is_none(),
-            "the revised choice is confirmed now"
+        let now = assumption(&revised.body, id).expect("the revised choice");
+        assert_eq!(
+            (&now["source"], &now["option_id"]),
+            (&json!("chosen"), &other),
+            "the revised choice is the user's own now: {now}"
         );
-        assert!(
-            assumption(&revised.body, SERIOUS).is_none(),
-            "the confirmed choice is kept, not re-assumed"
+        let kept = assumption(&revised.body, SERIOUS).expect("the round's choice");
+        assert_eq!(
+            (&kept["source"], &kept["option_id"]),
+            (&json!("chosen"), &json!("infected")),
+            "the confirmed choice is kept, not re-assumed: {kept}"
         );
         let before = a.body["restatement"].as_str().unwrap().to_lowercase();
         let after = revised.body["restatement"].as_str().unwrap().to_lowercase();
@@ -958,7 +1017,7 @@ async fn a_second_round_asks_only_new_questions_and_then_clarion_answers() {
         assert_eq!(done.body["rounds"], 2);
         for id in asked_first.iter().chain(&ids(&second.body)) {
             assert!(
-                assumption(&done.body, id).is_none(),
+                assumption(&done.body, id).is_none_or(|a| a["source"] == "chosen"),
                 "{id} was answered, not assumed"
             );
         }

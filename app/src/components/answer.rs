@@ -106,9 +106,10 @@ pub fn AssumptionBadge(
     let open = RwSignal::new(false);
     let saved = matches!(
         a.source,
-        AssumptionSource::SavedDefinition | AssumptionSource::UsualDefinition
+        AssumptionSource::SavedDefinition | AssumptionSource::UsualDefinition | AssumptionSource::Chosen
     );
     let kind = match a.source {
+        AssumptionSource::Chosen => "You chose",
         AssumptionSource::SavedDefinition => "Your saved definition",
         AssumptionSource::UsualDefinition => "Your usual definition",
         AssumptionSource::Default => "Assumed",

@@ -278,6 +278,48 @@ pub fn offer_alternatives(assumptions: &mut [Assumption], own: &engine::Understa
     }
 }
 
+/// The choices made in a question's rounds as badges ("You chose"), with the options of
+/// each (and their counts) to change it on the answer. `chosen` holds how each reads in
+/// the thread ("serious: Infected"), for a typed value.
+pub fn chosen_badges(
+    ambiguities: &[&Ambiguity],
+    previews: &[Vec<Preview>],
+    resolutions: &engine::Resolutions,
+    chosen: &[(String, String)],
+) -> Vec<Assumption> {
+    ambiguities
+        .iter()
+        .zip(previews)
+        .map(|(a, p)| {
+            let typed = || {
+                chosen
+                    .iter()
+                    .find(|c| c.0 == a.id)
+                    .and_then(|c| c.1.split_once(": "))
+                    .map(|(_, v)| v.to_owned())
+                    .unwrap_or_default()
+            };
+            let (option_id, assumed) = match resolutions.answers.get(&a.id) {
+                Some(engine::Resolution::Option { id }) => (
+                    id.clone(),
+                    a.option(id).map(|o| o.label.clone()).unwrap_or_else(typed),
+                ),
+                _ => ("custom".to_owned(), typed()),
+            };
+            Assumption {
+                piece: engine::piece_name(a),
+                assumed,
+                source: AssumptionSource::Chosen,
+                ambiguity_id: Some(a.id.clone()),
+                option_id: Some(option_id),
+                options: choices(a, Some(p)),
+                confidence: Some(1.0),
+                reasoning: "You chose this when Clarion asked.".to_owned(),
+            }
+        })
+        .collect()
+}
+
 /// Badges for the remembered custom values the engine applied (it reports them as
 /// answers, since they reach it as resolutions): "your saved definition", like a
 /// remembered option. Ambiguities answered in this conversation are not badges.

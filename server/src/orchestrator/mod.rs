@@ -201,6 +201,15 @@ struct RoundState {
     llm_pieces: Vec<LlmPiece>,
 }
 
+/// Option counts of some questions: per question, per option; how many counts came back
+/// in time, how many were wanted, how many were unchanged since last counted.
+struct Previews {
+    per_question: Vec<Vec<convert::Preview>>,
+    known: usize,
+    wanted: usize,
+    reused: usize,
+}
+
 /// What a history entry needs for a re-run or a revision (its `clarifications_json`).
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 struct HistoryResume {
@@ -1515,6 +1524,29 @@ impl Orchestrator {
             let own = understand(&first.with_preferences(&plain).with_resolutions(&resolutions));
             convert::offer_alternatives(&mut assumptions, &own);
         }
+        // What the user chose in this question's rounds is a badge too (F29), first:
+        // changeable on the answer through `revise`, each option with its count (the
+        // round's own statements, so usually unchanged since it was asked).
+        let chosen: Vec<&str> = job
+            .chosen
+            .iter()
+            .map(|c| c.0.as_str())
+            .filter(|id| resolutions.answers.contains_key(*id))
+            .filter(|id| !job.llm_pieces.iter().any(|p| p.ambiguity_id == *id))
+            .collect();
+        if !chosen.is_empty() {
+            let mut open = resolutions.clone();
+            for id in &chosen {
+                open.answers.remove(*id);
+            }
+            let asked = first.with_resolutions(&open);
+            let own = understand(&asked);
+            let ambiguities: Vec<&Ambiguity> = chosen.iter().filter_map(|id| own.ambiguity(id)).collect();
+            let counted = self.previews(&asked, &ambiguities, &loaded).await;
+            let badges =
+                convert::chosen_badges(&ambiguities, &counted.per_question, &resolutions, &job.chosen);
+            assumptions.splice(0..0, badges);
+        }
         assumptions.extend(convert::scope_badges(&loaded.access, &scoped.outside));
         assumptions.extend(convert::saved_custom_assumptions(
             &u,
@@ -1606,17 +1638,10 @@ impl Orchestrator {
         }))
     }
 
-    async fn ask_round(
-        &self,
-        mut job: Job,
-        input: &EngineInput<'_>,
-        u: &engine::Understanding,
-        questions: &[&Ambiguity],
-        loaded: &Loaded,
-        scoped_lists: &BTreeMap<String, Vec<String>>,
-    ) -> Result<QueryOutcome, OrchestratorError> {
+    /// How many records each option of `questions` would match (F6): at most
+    /// `preview_cap` statements, in parallel with a time limit, kept per data version.
+    async fn previews(&self, input: &EngineInput<'_>, questions: &[&Ambiguity], loaded: &Loaded) -> Previews {
         let inner = &*self.inner;
-        let t = Instant::now();
         let mut statements = Vec::new();
         let mut slots = Vec::new();
         for (qi, a) in questions.iter().enumerate() {
@@ -1653,6 +1678,31 @@ impl Orchestrator {
             known += usize::from(count.is_some());
             per_question[qi][oi] = convert::Preview { count, entity };
         }
+        Previews {
+            per_question,
+            known,
+            wanted,
+            reused,
+        }
+    }
+
+    async fn ask_round(
+        &self,
+        mut job: Job,
+        input: &EngineInput<'_>,
+        u: &engine::Understanding,
+        questions: &[&Ambiguity],
+        loaded: &Loaded,
+        scoped_lists: &BTreeMap<String, Vec<String>>,
+    ) -> Result<QueryOutcome, OrchestratorError> {
+        let inner = &*self.inner;
+        let t = Instant::now();
+        let Previews {
+            per_question,
+            known,
+            wanted,
+            reused,
+        } = self.previews(input, questions, loaded).await;
         job.thinking.push(convert::step(
             "Counted the records each option matches",
             if reused > 0 {
