@@ -406,20 +406,12 @@ fn question_view(
         custom_view(name.clone(), input, st, err_id.clone(), has_error.clone())
     });
 
-    // how much a wrong guess would matter (the API's `priority`)
-    let (tone, priority) = match q.priority.as_str() {
-        "critical" => ("bg-red-50 text-red-800 ring-red-200", "Critical"),
-        "important" => ("bg-amber-50 text-amber-900 ring-amber-200", "Important"),
-        _ => ("bg-slate-50 text-slate-700 ring-slate-200", "Helpful"),
-    };
     view! {
         <li>
             <fieldset aria-describedby=err_ref>
                 <legend id=legend_id class="text-sm font-semibold text-slate-900">
                     {format!("{}. {}", i + 1, q.text)}
-                    <span class=format!("ml-2 rounded-full px-2 py-0.5 align-middle text-xs font-medium ring-1 ring-inset {tone}") data-testid="question-priority">
-                        {priority}
-                    </span>
+                    <span data-priority=q.priority.clone() data-testid="question-priority">{q.priority.clone()}</span>
                 </legend>
                 {best.map(|b| if read_back {
                     view! {
