@@ -472,8 +472,14 @@ pub struct Answer {
 pub enum AssumptionSource {
     /// Clarion's best guess (or "I don't know").
     Default,
+    /// What the user chose when Clarion asked ("you chose"); changeable like the rest.
+    Chosen,
     /// The user's remembered choice ("your saved definition").
     SavedDefinition,
+    /// The user's usual answer, applied without asking by the learning rule: given at
+    /// least 3 times for this term on this entity, successful, confidence above 0.8
+    /// ("your usual definition"; the numbers are configuration, see README).
+    UsualDefinition,
     /// A piece of the question matched with less than full confidence.
     LowConfidence,
     /// A reading proposed by the language model and checked against the model (F24).
@@ -499,6 +505,18 @@ pub struct Assumption {
     /// The alternatives, for changing the assumption (empty when there are none).
     #[serde(default)]
     pub options: Vec<Choice>,
+    /// How sure Clarion is of this piece, in [0, 1]: 1 for what the user chose or
+    /// remembered, the best guess's confidence for a default, the link's for a loose match.
+    /// Server side only, like `reasoning`: the browser does not read them (the wasm
+    /// bundle has a size budget and serde skips fields a struct does not name).
+    #[cfg(feature = "ssr")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub confidence: Option<f64>,
+    /// One line on why this was assumed ("The Glossary's default for “large” (1 of 3
+    /// readings); not asked because a wrong guess changes little here").
+    #[cfg(feature = "ssr")]
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub reasoning: String,
 }
 
 impl Assumption {
@@ -574,6 +592,15 @@ pub struct Question {
     pub options: Vec<Choice>,
     /// What a custom value may be.
     pub custom: CustomInput,
+    /// How much a wrong guess would matter: `critical` (it changes the cohort; always
+    /// asked), `important` (likely to change the answer), `helpful` (a finer reading).
+    #[serde(default)]
+    pub priority: String,
+    /// Clarion's confidence in its best guess (the preselected option), in [0, 1].
+    /// Server side only (the panel shows the priority, not the number).
+    #[cfg(feature = "ssr")]
+    #[serde(default)]
+    pub confidence: f64,
 }
 
 /// One radio option.
@@ -943,7 +970,7 @@ pub struct CreatedApiToken {
 }
 
 /// One learned preference (F12, F13).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct PreferenceItem {
     /// Id (for `DELETE /api/v1/preferences/{id}`).
@@ -961,6 +988,16 @@ pub struct PreferenceItem {
     pub remembered: bool,
     /// Offered as the preselected default (given 3 times or more).
     pub offered_as_default: bool,
+    /// Applied without asking as "your usual definition" (the learning rule: given 3
+    /// times or more, successful, confidence above 0.8).
+    #[serde(default)]
+    pub usual: bool,
+    /// How many of those answers were successful (a thumbs-up, or kept without edits).
+    #[serde(default)]
+    pub successes: i64,
+    /// This answer's share of the user's answers to the same question, in [0, 1].
+    #[serde(default)]
+    pub confidence: f64,
 }
 
 // =====================================================================================

@@ -160,6 +160,9 @@ test.describe('Clarification panel', () => {
     await expect(p).toBeFocused();
     await expect(p.getByRole('heading', { name: 'A quick question before I answer' })).toBeVisible();
     await expect(p.getByTestId('understood-so-far')).not.toBeEmpty();
+    // a wrong guess about "serious" changes the cohort: the question says so
+    await expect(p.getByTestId('question-priority')).toHaveText('critical');
+    await expect(p.getByTestId('question-priority')).toHaveCSS('text-transform', 'capitalize');
     await expect(p).toContainText('It looks like you mean Full-thickness depth — is that right?');
     // Nothing (the composer pinned to the bottom) covers the panel's Submit when it sits
     // at the bottom edge of the view.
@@ -176,6 +179,8 @@ test.describe('Clarification panel', () => {
     const infected = p.getByTestId('clarification-option').filter({ hasText: 'Signs of infection at the latest assessment' });
     const countText = (await infected.getByTestId('option-count').textContent())!; // "36 wounds"
     const count = Number(countText.replace(/[^0-9]/g, ''));
+    const fullText = (await p.getByTestId('clarification-option').filter({ hasText: 'Full-thickness depth' }).getByTestId('option-count').textContent())!;
+    const fullCount = Number(fullText.replace(/[^0-9]/g, ''));
     expect(countText).toMatch(/^[\d,]+ wounds?$/);
     await expect(p.getByRole('button', { name: 'Submit' })).toBeEnabled();
     await shot(page, 'ask-panel');
@@ -189,10 +194,22 @@ test.describe('Clarification panel', () => {
     await expect(answer).toBeVisible();
     await expect(answer.getByTestId('row-count')).toHaveText(count === 1 ? '1 row' : `${count} rows`);
     // the one assumption left is the status scope (any status, or open wounds only)
-    await expect(answer.getByTestId('assumption')).toHaveCount(1);
-    await expect(answer.getByTestId('assumption')).toContainText('Any status');
-    await expect(page.getByTestId('chosen')).toContainText('“serious”: Infected');
+    await expect(answer.locator('[data-testid=assumption][data-source=Default]')).toHaveCount(1);
+    await expect(answer.locator('[data-testid=assumption][data-source=Default]')).toContainText('Any status');
+    // the choice itself is a badge: changed on the answer, with each option's count (F29)
+    const choice = answer.locator('[data-testid=assumption][data-source=Chosen]');
+    await expect(choice).toContainText('You chose: serious = Infected');
     await shot(page, 'ask-panel-answer');
+    await choice.getByRole('button').click();
+    const full = choice.getByTestId('assumption-option').filter({ hasText: 'Full-thickness depth' });
+    await expect(full).toContainText(fullText);
+    await shot(page, 'ask-chosen-badge-open');
+    await full.click();
+    const revised = page.getByTestId('answer').last();
+    await expect(revised.locator('[data-testid=assumption][data-source=Chosen]')).toContainText('serious = Full-thickness depth');
+    // (an answer lists at most 1,000 rows)
+    const listed = Math.min(fullCount, 1000);
+    await expect(revised.getByTestId('row-count')).toHaveText(listed === 1 ? '1 row' : `${listed.toLocaleString('en-US')} rows`);
     expect(problems).toEqual([]);
   });
 
@@ -241,7 +258,7 @@ test.describe('Clarification panel', () => {
     await p.getByRole('button', { name: 'Submit' }).click();
     const answer = page.getByTestId('answer');
     await expect(answer).toBeVisible();
-    await expect(page.getByTestId('chosen')).toContainText('stalling');
+    await expect(answer.locator('[data-testid=assumption][data-source=Chosen]')).toContainText('You chose: stalling');
     await shot(page, 'ask-unknown-word-answer');
   });
 
@@ -288,7 +305,7 @@ test.describe('Clarification panel', () => {
     await shot(page, 'ask-panel-keyboard');
     await page.keyboard.press('Enter');
     await expect(page.getByTestId('answer')).toBeVisible();
-    await expect(page.getByTestId('chosen')).toContainText('Infected');
+    await expect(page.locator('[data-testid=assumption][data-source=Chosen]')).toContainText('serious = Infected');
     await expect(box).toBeFocused();
   });
 
@@ -304,7 +321,7 @@ test.describe('Clarification panel', () => {
       await expect(p.getByRole('heading', { name: 'One more question' })).toBeVisible();
       await expect(p).toContainText('Round 2 of 2');
       await expect(p).toBeFocused();
-      await expect(page.getByTestId('chosen')).toContainText('“serious”: Full-thickness depth');
+      await expect(p.getByTestId('understood-so-far')).toContainText(/full.thickness/i);
       await shot(page, 'ask-round-2');
       await p.getByRole('button', { name: 'Submit' }).click();
       const answer = page.getByTestId('answer');
@@ -335,6 +352,11 @@ test.describe('Clarification panel', () => {
       await expect(badge).toHaveCount(1);
       await expect(badge).toContainText('serious = Infected');
       await expect(badge).toHaveAttribute('data-source', 'SavedDefinition');
+      // a saved definition is changeable on the answer like any assumption
+      const change = badge.getByRole('button', { name: /serious = Infected/ });
+      await change.click();
+      await expect(change).toHaveAttribute('aria-expanded', 'true');
+      await expect(badge.getByTestId('assumption-option').filter({ hasText: 'Full-thickness depth' })).toBeVisible();
       await shot(page, 'ask-saved-definition');
     } finally {
       const prefs = await (await page.request.get('/api/v1/preferences')).json();

@@ -176,8 +176,93 @@ async fn an_ambiguous_question_gets_one_round_with_counts_and_the_chosen_count_i
         assert_eq!(a.body["rounds"], 1);
         assert_eq!(a.body["table"]["truncated"], false);
         assert_eq!(a.body["table"]["row_count"].as_i64().unwrap(), shown, "the preview counted the answer's rows");
-        assert!(assumption(&a.body, SERIOUS).is_none(), "an answered question is not an assumption");
+        let chosen = assumption(&a.body, SERIOUS).expect("the answered question is a badge");
+        assert_eq!(chosen["source"], "chosen", "answered, not assumed: {chosen}");
         assert_eq!(a.body["thread_id"], r.body["thread_id"]);
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn each_question_says_its_priority_and_each_assumption_its_confidence_and_why() {
+    each_backend(test_config(), async |api| {
+        // "serious" changes the cohort: critical, and the best guess is far from sure.
+        let r = api.ask(json!({"question": "show me serious wounds"})).await;
+        assert_eq!(r.status, StatusCode::ACCEPTED, "{}", r.body);
+        let q = question(&r.body, SERIOUS);
+        assert_eq!(q["priority"], "critical", "{q}");
+        let c = q["confidence"].as_f64().expect("confidence");
+        assert!(c > 0.0 && c < 0.6, "a critical best guess is not confident: {c}");
+
+        // "large" is answered with its default: the badge says how sure and why.
+        let a = api.ask(json!({"question": "patients with large wounds"})).await;
+        assert_eq!(a.status, StatusCode::OK, "{}", a.body);
+        let badge = assumption(&a.body, "term:large@wounds").expect("a badge for large");
+        let c = badge["confidence"].as_f64().expect("confidence");
+        assert!(c > 0.5 && c < 1.0, "{badge}");
+        let why = badge["reasoning"].as_str().unwrap();
+        assert!(why.contains("“large”") && why.contains("readings"), "{why}");
+
+        // Asked with more questions, it is not critical: a finer reading.
+        set_settings(api, &api.alice, false, "more").await;
+        let r = api.ask(json!({"question": "patients with large wounds"})).await;
+        assert_eq!(r.status, StatusCode::ACCEPTED, "{}", r.body);
+        let p = question(&r.body, "term:large@wounds")["priority"].clone();
+        assert!(p == "important" || p == "helpful", "{p}");
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_choice_made_in_a_round_is_a_badge_with_counts_and_changing_it_keeps_the_rest() {
+    each_backend(test_config(), async |api| {
+        let r = api.ask(json!({"question": "show me serious wounds in elderly patients"})).await;
+        assert_eq!(r.status, StatusCode::ACCEPTED, "{}", r.body);
+        let answers: Vec<Value> = r.body["questions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|q| {
+                let pick = if q["id"] == SERIOUS {
+                    json!("infected")
+                } else {
+                    q["options"].as_array().unwrap().iter().find(|o| o["default"] == true).unwrap()["id"].clone()
+                };
+                json!({"question_id": q["id"], "option_id": pick})
+            })
+            .collect();
+        let a = api.clarify(json!({"clarification_id": r.body["clarification_id"], "answers": answers})).await;
+        assert_eq!(a.status, StatusCode::OK, "{}", a.body);
+        let badge = assumption(&a.body, SERIOUS).expect("the choice is a badge").clone();
+        assert_eq!((badge["source"].clone(), badge["option_id"].clone()), (json!("chosen"), json!("infected")), "{badge}");
+        let options = badge["options"].as_array().unwrap();
+        assert!(options.len() > 1 && options.iter().all(|o| o["count"].is_i64()), "options with counts: {badge}");
+        let full = options.iter().find(|o| o["id"] == "full_thickness").expect("full thickness offered");
+        let elsewhere: Vec<Value> = a.body["assumptions"].as_array().unwrap().iter().filter(|x| x["ambiguity_id"] != SERIOUS).cloned().collect();
+
+        // Changing it re-runs through revise: that option's count is the answer, the rest stays.
+        let revised = api
+            .call(
+                &api.alice,
+                Method::POST,
+                "/api/v1/query/revise",
+                Some(json!({"history_id": a.body["history_id"], "ambiguity_id": SERIOUS, "option_id": "full_thickness"})),
+            )
+            .await;
+        assert_eq!(revised.status, StatusCode::OK, "{}", revised.body);
+        assert_eq!(revised.body["table"]["row_count"], full["count"], "the count shown is the answer's");
+        let now = assumption(&revised.body, SERIOUS).unwrap();
+        assert_eq!((now["source"].clone(), now["option_id"].clone()), (json!("chosen"), json!("full_thickness")), "{now}");
+        let kept: Vec<Value> = revised.body["assumptions"].as_array().unwrap().iter().filter(|x| x["ambiguity_id"] != SERIOUS).cloned().collect();
+        assert_eq!(
+            kept.iter().map(|x| (&x["ambiguity_id"], &x["option_id"])).collect::<Vec<_>>(),
+            elsewhere.iter().map(|x| (&x["ambiguity_id"], &x["option_id"])).collect::<Vec<_>>(),
+            "every other choice kept"
+        );
+        // History shows the edited version.
+        let h = api.call(&api.alice, Method::GET, "/api/v1/history", None).await;
+        let chosen = h.body[0]["chosen"].to_string();
+        assert!(chosen.contains("Full-thickness") && !chosen.contains("Infected"), "{chosen}");
     })
     .await;
 }
@@ -320,6 +405,9 @@ async fn remember_my_choice_resolves_the_next_question_as_your_saved_definition(
         let badge = assumption(&next.body, SERIOUS).expect("saved definition badge");
         assert_eq!(badge["source"], "saved_definition");
         assert_eq!(badge["option_id"], "infected");
+        assert!(badge["options"].as_array().unwrap().len() > 1, "changeable on the answer: {badge}");
+        assert_eq!(badge["confidence"], 1.0, "{badge}");
+        assert!(badge["reasoning"].as_str().unwrap().contains("remember"), "{badge}");
 
         // bob is not affected
         let theirs = api.call(&api.bob, Method::POST, "/api/v1/query", Some(json!({"question": "how many serious wounds are there"}))).await;
@@ -403,6 +491,72 @@ async fn the_same_answer_three_times_becomes_the_preselected_default() {
         assert_eq!(default["id"], "infected", "offered as the default after three answers");
         let prefs = api.call(&api.alice, Method::GET, "/api/v1/preferences", None).await;
         assert!(prefs.body.as_array().unwrap().iter().any(|p| p["offered_as_default"] == true && p["count"] == 3));
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_usual_answer_that_was_successful_is_applied_without_asking_and_stays_editable() {
+    each_backend(test_config(), async |api| {
+        for _ in 0..3 {
+            let r = api.ask(json!({"question": "show me serious wounds"})).await;
+            assert_eq!(r.status, StatusCode::ACCEPTED, "{}", r.body);
+            let a = api
+                .clarify(json!({"clarification_id": r.body["clarification_id"], "answers": [{"question_id": SERIOUS, "option_id": "infected"}]}))
+                .await;
+            assert_eq!(a.status, StatusCode::OK);
+        }
+        // Three times but never successful: preselected, still asked.
+        let r = api.ask(json!({"question": "list serious wounds at each clinic"})).await;
+        assert_eq!(r.status, StatusCode::ACCEPTED, "no success yet, so asked: {}", r.body);
+        let prefs = api.call(&api.alice, Method::GET, "/api/v1/preferences", None).await;
+        let pref = prefs.body.as_array().unwrap().iter().find(|p| p["option_id"] == "infected").unwrap().clone();
+        assert_eq!((pref["usual"].clone(), pref["successes"].clone()), (json!(false), json!(0)), "{pref}");
+        assert_eq!(pref["confidence"], json!(1.0), "{pref}");
+
+        // One of those answers was successful: the rule holds (3 uses, a success, 3 of 3).
+        api.state
+            .store
+            .add_preference_success(api.alice_id, pref["id"].as_i64().unwrap())
+            .await
+            .unwrap();
+        let next = api.ask(json!({"question": "how many serious wounds are there"})).await;
+        assert_eq!(next.status, StatusCode::OK, "applied without asking: {}", next.body);
+        let badge = assumption(&next.body, SERIOUS).expect("usual definition badge");
+        assert_eq!(badge["source"], "usual_definition", "{badge}");
+        assert!(badge["reasoning"].as_str().unwrap().contains("usual answer"), "{badge}");
+        assert_eq!(badge["option_id"], "infected", "{badge}");
+        assert!(badge["options"].as_array().unwrap().len() > 1, "editable like any assumption: {badge}");
+        let loaded = next.body["thinking"].as_array().unwrap().iter().find(|s| s["name"] == "Loaded your context").unwrap();
+        assert!(loaded["detail"].as_str().unwrap().contains("1 usual definition"), "{loaded}");
+
+        // Changing it on the answer goes through revise like every badge.
+        let revised = api
+            .call(
+                &api.alice,
+                Method::POST,
+                "/api/v1/query/revise",
+                Some(json!({"history_id": next.body["history_id"], "ambiguity_id": SERIOUS, "option_id": "full_thickness"})),
+            )
+            .await;
+        assert_eq!(revised.status, StatusCode::OK, "{}", revised.body);
+        assert_ne!(revised.body["sql"], next.body["sql"], "{}", revised.body);
+
+        let prefs = api.call(&api.alice, Method::GET, "/api/v1/preferences", None).await;
+        assert!(prefs.body.as_array().unwrap().iter().any(|p| p["usual"] == true && p["remembered"] == false), "{}", prefs.body);
+        // Only alice's: bob is still asked.
+        let theirs = api.call(&api.bob, Method::POST, "/api/v1/query", Some(json!({"question": "how many serious wounds are there"}))).await;
+        assert_eq!(theirs.status, StatusCode::ACCEPTED);
+        // A stricter rule (from the environment in a deployment) asks again.
+        let strict = OrchestratorConfig {
+            learning: server::orchestrator::learning::LearningRule { min_uses: 4, ..Default::default() },
+            ..test_config()
+        };
+        let replica = api.replica(strict).await;
+        let asked = api
+            .send_to(&replica, &api.alice, Method::POST, "/api/v1/query", json!({"question": "how many serious wounds are there"}))
+            .await;
+        assert_eq!(asked.status, StatusCode::ACCEPTED, "{}", asked.body);
     })
     .await;
 }
@@ -574,7 +728,7 @@ async fn revising_an_assumption_changes_only_that_choice() {
             .as_array()
             .unwrap()
             .iter()
-            .find(|b| b["options"].as_array().is_some_and(|o| o.len() > 1))
+            .find(|b| b["source"] == "default" && b["options"].as_array().is_some_and(|o| o.len() > 1))
             .expect("an assumption with alternatives")
             .clone();
         let id = badge["ambiguity_id"].as_str().unwrap();
@@ -599,13 +753,17 @@ async fn revising_an_assumption_changes_only_that_choice() {
             revised.body["sql"], a.body["sql"],
             "the changed choice changes the query"
         );
-        assert!(
-            assumption(&revised.body, id).is_none(),
-            "the revised choice is confirmed now"
+        let now = assumption(&revised.body, id).expect("the revised choice");
+        assert_eq!(
+            (&now["source"], &now["option_id"]),
+            (&json!("chosen"), &other),
+            "the revised choice is the user's own now: {now}"
         );
-        assert!(
-            assumption(&revised.body, SERIOUS).is_none(),
-            "the confirmed choice is kept, not re-assumed"
+        let kept = assumption(&revised.body, SERIOUS).expect("the round's choice");
+        assert_eq!(
+            (&kept["source"], &kept["option_id"]),
+            (&json!("chosen"), &json!("infected")),
+            "the confirmed choice is kept, not re-assumed: {kept}"
         );
         let before = a.body["restatement"].as_str().unwrap().to_lowercase();
         let after = revised.body["restatement"].as_str().unwrap().to_lowercase();
@@ -859,7 +1017,7 @@ async fn a_second_round_asks_only_new_questions_and_then_clarion_answers() {
         assert_eq!(done.body["rounds"], 2);
         for id in asked_first.iter().chain(&ids(&second.body)) {
             assert!(
-                assumption(&done.body, id).is_none(),
+                assumption(&done.body, id).is_none_or(|a| a["source"] == "chosen"),
                 "{id} was answered, not assumed"
             );
         }

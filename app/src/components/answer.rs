@@ -104,9 +104,14 @@ pub fn AssumptionBadge(
     #[prop(into)] disabled: Signal<bool>,
 ) -> impl IntoView {
     let open = RwSignal::new(false);
-    let saved = a.source == AssumptionSource::SavedDefinition;
+    let saved = matches!(
+        a.source,
+        AssumptionSource::SavedDefinition | AssumptionSource::UsualDefinition | AssumptionSource::Chosen
+    );
     let kind = match a.source {
+        AssumptionSource::Chosen => "You chose",
         AssumptionSource::SavedDefinition => "Your saved definition",
+        AssumptionSource::UsualDefinition => "Your usual definition",
         AssumptionSource::Default => "Assumed",
         AssumptionSource::LowConfidence => "Read as",
         AssumptionSource::LanguageModel => "Proposed by the language model",

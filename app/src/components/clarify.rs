@@ -411,6 +411,7 @@ fn question_view(
             <fieldset aria-describedby=err_ref>
                 <legend id=legend_id class="text-sm font-semibold text-slate-900">
                     {format!("{}. {}", i + 1, q.text)}
+                    <span data-priority=q.priority.clone() data-testid="question-priority">{q.priority.clone()}</span>
                 </legend>
                 {best.map(|b| if read_back {
                     view! {

@@ -48,8 +48,6 @@ struct Live {
     id: u32,
     question: StoredValue<String>,
     stage: RwSignal<Stage>,
-    /// What the user chose in earlier rounds ("serious = infected").
-    chosen: RwSignal<Vec<String>>,
     /// The last failed clarify/revise, shown in the card.
     error: RwSignal<Option<String>>,
     busy: RwSignal<bool>,
@@ -155,44 +153,6 @@ fn reveal(id: u32) {
             el.scroll_into_view_with_bool(true);
         }
     });
-}
-
-/// How the user's answers to a round read ("serious: Infected").
-fn summarize(round: &ClarificationRound, answers: &[ClarifyAnswer]) -> String {
-    round
-        .questions
-        .iter()
-        .zip(answers)
-        .map(|(q, a)| {
-            let chosen = if a.dont_know {
-                let best = q
-                    .options
-                    .iter()
-                    .find(|o| o.default)
-                    .map(|o| o.label.as_str())
-                    .unwrap_or("");
-                format!("best guess ({best})")
-            } else if let Some(c) = a.custom.as_ref().or(a.in_own_words.as_ref()) {
-                c.clone()
-            } else {
-                a.option_id
-                    .as_ref()
-                    .and_then(|id| q.options.iter().find(|o| &o.id == id))
-                    .map(|o| o.label.clone())
-                    .unwrap_or_default()
-            };
-            let term = if q.span_text.is_empty() {
-                q.text.clone()
-            } else {
-                format!("“{}”", q.span_text)
-            };
-            format!(
-                "{term}: {chosen}{}",
-                if a.remember { " (remembered)" } else { "" }
-            )
-        })
-        .collect::<Vec<_>>()
-        .join(" · ")
 }
 
 /// Loads a stored thread with each answer's rows as they were shown: opening a thread
@@ -343,7 +303,6 @@ fn AskThread(
             id,
             question: StoredValue::new(question.clone()),
             stage: RwSignal::new(Stage::Working),
-            chosen: RwSignal::new(Vec::new()),
             error: RwSignal::new(None),
             busy: RwSignal::new(true),
         };
@@ -404,7 +363,6 @@ fn AskThread(
         ex.error.set(None);
         ex.busy.set(true);
         running.set(true);
-        let summary = summarize(&round, &answers);
         spawn_local(async move {
             let res = clarify(ClarifyRequest {
                 clarification_id: round.clarification_id.clone(),
@@ -415,11 +373,6 @@ fn AskThread(
             ex.busy.set(false);
             match res {
                 Ok(outcome) => {
-                    // A free-text answer read back is the same round again: nothing chosen yet.
-                    let read_back = matches!(&outcome, Outcome::NeedsClarification(r) if r.clarification_id == round.clarification_id);
-                    if !read_back {
-                        ex.chosen.update(|c| c.push(summary));
-                    }
                     let answered = matches!(outcome, Outcome::Answered(_));
                     apply(ex, outcome);
                     if answered {
@@ -532,14 +485,6 @@ fn AskThread(
                     <p class="min-w-0 flex-1 whitespace-pre-wrap break-words text-sm text-slate-900" data-testid="exchange-question">{question}</p>
                 </div>
                 <div class="flex flex-col gap-3 px-5 py-4">
-                    {move || {
-                        let chosen = ex.chosen.get();
-                        (!chosen.is_empty()).then(|| view! {
-                            <ul class="flex flex-col gap-1 text-xs text-slate-600" data-testid="chosen">
-                                {chosen.into_iter().map(|c| view! { <li>"You chose: "{c}</li> }).collect_view()}
-                            </ul>
-                        })
-                    }}
                     {body}
                     {move || ex.error.get().filter(|_| !matches!(ex.stage.get(), Stage::Clarify(_))).map(|m| view! {
                         <p class="text-sm font-medium text-rose-700" role="alert">{m}</p>

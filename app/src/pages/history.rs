@@ -114,9 +114,12 @@ fn HistoryRow(item: HistoryItem) -> impl IntoView {
                                     <span class="ml-1">"(you chose)"</span>
                                 </li>
                             }).collect_view()}
-                            {item.assumptions.iter().map(|a| {
+                            // the choices are listed above ("you chose"), not again as badges
+                            {item.assumptions.iter().filter(|a| a.source != AssumptionSource::Chosen).map(|a| {
                                 let (tone, note) = match a.source {
                                     AssumptionSource::SavedDefinition => ("border-teal-200 bg-teal-50 text-teal-900", "your saved definition"),
+                                    AssumptionSource::Chosen => ("border-teal-200 bg-teal-50 text-teal-900", "you chose"),
+                                    AssumptionSource::UsualDefinition => ("border-teal-200 bg-teal-50 text-teal-900", "your usual definition"),
                                     AssumptionSource::Default => ("border-amber-200 bg-amber-50 text-amber-900", "best guess"),
                                     AssumptionSource::LowConfidence => ("border-slate-200 bg-slate-50 text-slate-800", "close match"),
                                     AssumptionSource::LanguageModel => ("border-violet-200 bg-violet-50 text-violet-900", "proposed by the language model"),

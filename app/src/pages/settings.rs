@@ -56,7 +56,7 @@ pub fn SettingsPage() -> impl IntoView {
                 </Card>
                 <Card
                     title="Remembered choices"
-                    description="How you answered Clarion's questions. Remembered choices are applied automatically and shown as “your saved definition”; an answer given three times is preselected as the default."
+                    description="How you answered Clarion's questions. Remembered choices are applied automatically and shown as “your saved definition”. An answer given three times is preselected; once one of those answers was successful (a thumbs-up, or kept without edits) and it is more than 80 % of your answers to that question, it is applied without asking as “your usual definition”, which you can change on the answer or forget here."
                 >
                     <Suspense fallback=|| view! { <div class="h-24 animate-pulse rounded-lg bg-slate-100"></div> }>
                         {move || Suspend::new(async move {
@@ -348,6 +348,8 @@ fn PreferenceRow(
 ) -> impl IntoView {
     let (status, status_class) = if pref.remembered {
         ("Remembered", "bg-teal-50 text-teal-800 ring-teal-200")
+    } else if pref.usual {
+        ("Your usual definition", "bg-teal-50 text-teal-800 ring-teal-200")
     } else if pref.offered_as_default {
         ("Offered as default", "bg-amber-50 text-amber-900 ring-amber-200")
     } else {

@@ -49,6 +49,10 @@ pub struct OrchestratorConfig {
     pub thread_retention: Option<Duration>,
     /// The optional language model (`CLARION_LLM_URL` and friends; none = off).
     pub llm: Option<crate::llm::LlmConfig>,
+    /// When a past answer is preselected or applied as "your usual definition"
+    /// (`CLARION_LEARN_MIN_USES`, default 3; `CLARION_LEARN_MIN_SUCCESSES`, default 1;
+    /// `CLARION_LEARN_MIN_CONFIDENCE`, default 0.8).
+    pub learning: super::learning::LearningRule,
 }
 
 impl Default for OrchestratorConfig {
@@ -69,6 +73,7 @@ impl Default for OrchestratorConfig {
             round_retention: Duration::from_secs(7 * 86_400),
             thread_retention: None,
             llm: None,
+            learning: super::learning::LearningRule::default(),
         }
     }
 }
@@ -135,6 +140,21 @@ impl OrchestratorConfig {
                 )),
             },
             llm: crate::llm::LlmConfig::from_lookup(get)?,
+            learning: super::learning::LearningRule {
+                min_uses: number("CLARION_LEARN_MIN_USES", 3, 1, 1000)? as i64,
+                min_successes: number("CLARION_LEARN_MIN_SUCCESSES", 1, 0, 1000)? as i64,
+                min_confidence: match get("CLARION_LEARN_MIN_CONFIDENCE") {
+                    None => d.learning.min_confidence,
+                    Some(v) => v
+                        .parse::<f64>()
+                        .ok()
+                        .filter(|c| (0.0..1.0).contains(c))
+                        .ok_or_else(|| StartupError::BadConfig {
+                            name: "CLARION_LEARN_MIN_CONFIDENCE",
+                            reason: format!("{v:?} is not a number from 0 up to (not including) 1"),
+                        })?,
+                },
+            },
         })
     }
 
@@ -146,5 +166,39 @@ impl OrchestratorConfig {
             preview_timeout: self.preview_timeout,
             max_concurrent: self.warehouse_connections,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn from(vars: &[(&str, &str)]) -> Result<OrchestratorConfig, StartupError> {
+        OrchestratorConfig::from_lookup(&|k: &str| {
+            vars.iter().find(|(n, _)| *n == k).map(|(_, v)| (*v).to_owned())
+        })
+    }
+
+    #[test]
+    fn the_learning_rules_numbers_come_from_the_environment() {
+        assert_eq!(
+            from(&[]).unwrap().learning,
+            super::super::learning::LearningRule::default()
+        );
+        let c = from(&[
+            ("CLARION_LEARN_MIN_USES", "5"),
+            ("CLARION_LEARN_MIN_SUCCESSES", "0"),
+            ("CLARION_LEARN_MIN_CONFIDENCE", "0.6"),
+        ])
+        .unwrap();
+        assert_eq!((c.learning.min_uses, c.learning.min_successes), (5, 0));
+        assert!((c.learning.min_confidence - 0.6).abs() < 1e-9);
+        for bad in ["1", "1.5", "-0.1", "most", "NaN"] {
+            let e = from(&[("CLARION_LEARN_MIN_CONFIDENCE", bad)])
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains("CLARION_LEARN_MIN_CONFIDENCE"), "{bad}: {e}");
+        }
+        assert!(from(&[("CLARION_LEARN_MIN_USES", "0")]).is_err());
     }
 }

@@ -55,7 +55,22 @@ pub fn question(
         span_text: a.text.clone(),
         options: choices(a, previews),
         custom: custom_input(model, &a.custom, allowed),
+        priority: priority(a.severity).to_owned(),
+        confidence: rounded(a.confidence),
     }
+}
+
+/// A question's priority as the panel shows it.
+pub fn priority(s: engine::Severity) -> &'static str {
+    match s {
+        engine::Severity::Critical => "critical",
+        engine::Severity::High => "important",
+        engine::Severity::Medium | engine::Severity::Low => "helpful",
+    }
+}
+
+fn rounded(c: f64) -> f64 {
+    (c.clamp(0.0, 1.0) * 100.0).round() / 100.0
 }
 
 /// What custom value a question takes, for the input's type and hint.
@@ -119,6 +134,8 @@ pub fn scope_badges(access: &super::Access, outside: &[String]) -> Vec<Assumptio
         ambiguity_id: None,
         option_id: None,
         options: Vec::new(),
+        confidence: Some(1.0),
+        reasoning: "Your account may see only these clinics (an administrator sets this).".into(),
     };
     let mut out = Vec::new();
     if access.scope.ids().is_some() {
@@ -144,26 +161,161 @@ pub fn scope_badges(access: &super::Access, outside: &[String]) -> Vec<Assumptio
     out
 }
 
-/// The engine's assumptions as badges, each with its alternatives when still open.
+/// The engine's assumptions as badges, each with its alternatives when still open, its
+/// confidence and a line on why it was assumed.
 pub fn assumptions(u: &engine::Understanding) -> Vec<Assumption> {
     u.assumptions
         .iter()
-        .map(|a| Assumption {
-            piece: a.piece.clone(),
-            assumed: a.assumed.clone(),
-            source: match a.source {
-                engine::AssumptionSource::Default => AssumptionSource::Default,
-                engine::AssumptionSource::SavedDefinition => AssumptionSource::SavedDefinition,
-                engine::AssumptionSource::LowConfidenceLink => AssumptionSource::LowConfidence,
-            },
-            ambiguity_id: a.ambiguity_id.clone(),
-            option_id: a.option_id.clone(),
-            options: a
-                .ambiguity_id
-                .as_deref()
-                .and_then(|id| u.ambiguity(id))
-                .map(|amb| choices(amb, None))
-                .unwrap_or_default(),
+        .map(|a| {
+            let amb = a.ambiguity_id.as_deref().and_then(|id| u.ambiguity(id));
+            let (confidence, reasoning) = why(u, a, amb);
+            Assumption {
+                piece: a.piece.clone(),
+                assumed: a.assumed.clone(),
+                source: match a.source {
+                    engine::AssumptionSource::Default => AssumptionSource::Default,
+                    engine::AssumptionSource::SavedDefinition => AssumptionSource::SavedDefinition,
+                    engine::AssumptionSource::LowConfidenceLink => AssumptionSource::LowConfidence,
+                },
+                ambiguity_id: a.ambiguity_id.clone(),
+                option_id: a.option_id.clone(),
+                options: amb.map(|amb| choices(amb, None)).unwrap_or_default(),
+                confidence,
+                reasoning,
+            }
+        })
+        .collect()
+}
+
+/// An assumption's confidence and its one-line reasoning, from what the engine measured.
+fn why(u: &engine::Understanding, a: &engine::Assumption, amb: Option<&Ambiguity>) -> (Option<f64>, String) {
+    match (a.source, amb) {
+        (engine::AssumptionSource::SavedDefinition, _) => (
+            Some(1.0),
+            format!(
+                "You chose this for “{}” and asked Clarion to remember it.",
+                a.piece
+            ),
+        ),
+        (engine::AssumptionSource::Default, Some(amb)) => {
+            let why_not_asked = match amb.severity {
+                engine::Severity::Critical | engine::Severity::High => {
+                    "not asked because of your clarification settings or the rounds already used"
+                }
+                _ => "not asked because a different reading changes the answer little",
+            };
+            (
+                Some(rounded(amb.confidence)),
+                format!(
+                    "The usual meaning of “{}” (1 of {} readings), {why_not_asked}.",
+                    a.piece,
+                    amb.options.len()
+                ),
+            )
+        }
+        (engine::AssumptionSource::Default, None) => {
+            (None, format!("Clarion's best guess for “{}”.", a.piece))
+        }
+        (engine::AssumptionSource::LowConfidenceLink, _) => {
+            let link = u
+                .pieces
+                .iter()
+                .filter(|p| a.span.is_some() && p.span == a.span)
+                .map(|p| p.confidence)
+                .reduce(f64::min);
+            (
+                link.map(rounded),
+                match link {
+                    Some(c) => format!(
+                        "“{}” was read with {:.0} % confidence (a close spelling, a similar word or a reading the data cannot express exactly).",
+                        a.piece,
+                        c * 100.0
+                    ),
+                    None => format!(
+                        "“{}” could not be read exactly; this is the closest reading.",
+                        a.piece
+                    ),
+                },
+            )
+        }
+    }
+}
+
+/// Marks the badges of choices the learning rule applied (the engine reports them as
+/// remembered ones) as "your usual definition".
+pub fn mark_usual(assumptions: &mut [Assumption], usual: &std::collections::BTreeMap<String, String>) {
+    for a in assumptions.iter_mut() {
+        if a.source == AssumptionSource::SavedDefinition
+            && let (Some(amb), Some(opt)) = (a.ambiguity_id.as_deref(), a.option_id.as_deref())
+            && super::learning::usual_for(usual, amb) == Some(opt)
+        {
+            a.source = AssumptionSource::UsualDefinition;
+            a.reasoning = format!(
+                "Your usual answer for “{}”: given often enough, successfully, and almost every time you were asked.",
+                a.piece
+            );
+        }
+    }
+}
+
+/// A remembered or usual choice's badge that has no alternatives to change it to.
+pub fn needs_alternatives(a: &Assumption) -> bool {
+    matches!(
+        a.source,
+        AssumptionSource::SavedDefinition | AssumptionSource::UsualDefinition
+    ) && a.options.is_empty()
+        && a.ambiguity_id.is_some()
+        && a.option_id.as_deref() != Some("custom")
+}
+
+/// Gives those badges the options of their ambiguity as `own` (a reading without the
+/// remembered choices) would have asked it.
+pub fn offer_alternatives(assumptions: &mut [Assumption], own: &engine::Understanding) {
+    for a in assumptions.iter_mut().filter(|a| needs_alternatives(a)) {
+        if let Some(amb) = a.ambiguity_id.as_deref().and_then(|id| own.ambiguity(id)) {
+            a.options = choices(amb, None);
+        }
+    }
+}
+
+/// The choices made in a question's rounds as badges ("You chose"), with the options of
+/// each (and their counts) to change it on the answer. `chosen` holds how each reads in
+/// the thread ("serious: Infected"), for a typed value.
+pub fn chosen_badges(
+    ambiguities: &[&Ambiguity],
+    previews: &[Vec<Preview>],
+    resolutions: &engine::Resolutions,
+    chosen: &[(String, String)],
+) -> Vec<Assumption> {
+    ambiguities
+        .iter()
+        .zip(previews)
+        .map(|(a, p)| {
+            let typed = || {
+                chosen
+                    .iter()
+                    .find(|c| c.0 == a.id)
+                    .and_then(|c| c.1.split_once(": "))
+                    .map(|(_, v)| v.to_owned())
+                    .unwrap_or_default()
+            };
+            let (option_id, assumed) = match resolutions.answers.get(&a.id) {
+                Some(engine::Resolution::Option { id }) => (
+                    id.clone(),
+                    a.option(id).map(|o| o.label.clone()).unwrap_or_else(typed),
+                ),
+                _ => ("custom".to_owned(), typed()),
+            };
+            Assumption {
+                piece: engine::piece_name(a),
+                assumed,
+                source: AssumptionSource::Chosen,
+                ambiguity_id: Some(a.id.clone()),
+                option_id: Some(option_id),
+                options: choices(a, Some(p)),
+                confidence: Some(1.0),
+                reasoning: "You chose this when Clarion asked.".to_owned(),
+            }
         })
         .collect()
 }
@@ -192,6 +344,8 @@ pub fn saved_custom_assumptions(
                 ambiguity_id: Some(c.ambiguity_id.clone()),
                 option_id: Some("custom".to_owned()),
                 options: Vec::new(),
+                confidence: Some(1.0),
+                reasoning: "The value you typed and asked Clarion to remember.".to_owned(),
             })
         })
         .collect()

@@ -69,6 +69,12 @@ pub fn badges(u: &Understanding, resolutions: &Resolutions, pieces: &[LlmPiece])
                     .unwrap_or_default(),
             )
             .collect(),
+            // the model's own certainty is not comparable with Clarion's: none is claimed
+            confidence: None,
+            reasoning: format!(
+                "Clarion's own reading could not place “{}”; the language model proposed this, and it was checked against the data model.",
+                p.word
+            ),
         })
         .collect()
 }

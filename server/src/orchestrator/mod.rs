@@ -26,6 +26,7 @@ mod answers;
 pub mod config;
 mod convert;
 mod fallback;
+pub mod learning;
 mod own_words;
 pub mod scope;
 mod scope_options;
@@ -58,9 +59,6 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-
-/// How many times the same answer must be given before it is preselected (F12).
-pub const OFFER_AS_DEFAULT_AFTER: i64 = 3;
 
 /// Said on an answer to a round whose time had run out.
 pub const EXPIRED_NOTICE: &str =
@@ -203,6 +201,15 @@ struct RoundState {
     llm_pieces: Vec<LlmPiece>,
 }
 
+/// Option counts of some questions: per question, per option; how many counts came back
+/// in time, how many were wanted, how many were unchanged since last counted.
+struct Previews {
+    per_question: Vec<Vec<convert::Preview>>,
+    known: usize,
+    wanted: usize,
+    reused: usize,
+}
+
 /// What a history entry needs for a re-run or a revision (its `clarifications_json`).
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 struct HistoryResume {
@@ -272,7 +279,10 @@ struct Job {
 /// The user's side of the engine input, loaded once per request.
 struct Loaded {
     settings: Settings,
+    /// Remembered choices and, among them, the learned ones (`usual`).
     preferences: Preferences,
+    /// Signature → option applied by the learning rule without asking.
+    usual: BTreeMap<String, String>,
     /// Remembered custom values, applied like answers (F12).
     saved_customs: std::collections::BTreeMap<String, answers::SavedCustom>,
     allowed: AllowedValuesSnapshot,
@@ -1221,18 +1231,27 @@ impl Orchestrator {
     /// `GET /api/v1/preferences`: what the user answered, how often, what is remembered.
     pub async fn preferences(&self, user_id: i64) -> Result<Vec<PreferenceItem>, OrchestratorError> {
         let prefs = self.inner.store.preferences(user_id).await?;
-        let offered = offered_defaults(&prefs);
+        let learned = self.inner.config.learning.learn(&prefs);
+        let confidences: Vec<f64> = prefs
+            .iter()
+            .map(|p| learning::LearningRule::confidence(p, &prefs))
+            .collect();
         Ok(prefs
             .into_iter()
-            .map(|p| {
+            .zip(confidences)
+            .map(|(p, confidence)| {
                 let option_id = match &p.choice {
                     PreferenceChoice::Option(o) => Some(o.clone()),
                     PreferenceChoice::Custom(_) => None,
                 };
+                let is = |m: &BTreeMap<String, String>| {
+                    option_id.as_ref().is_some_and(|o| m.get(&p.signature) == Some(o))
+                };
                 PreferenceItem {
-                    offered_as_default: option_id
-                        .as_ref()
-                        .is_some_and(|o| offered.get(&p.signature) == Some(o)),
+                    offered_as_default: is(&learned.offered),
+                    usual: is(&learned.usual),
+                    successes: p.successes,
+                    confidence: (confidence * 1000.0).round() / 1000.0,
                     id: p.id,
                     signature: p.signature,
                     option_id,
@@ -1290,8 +1309,15 @@ impl Orchestrator {
                 preferences.remembered.insert(p.signature.clone(), o.clone());
             }
         }
-        preferences.offered_defaults = offered_defaults(&prefs);
+        // the learning rule (learning.rs): a usual answer is applied like a remembered
+        // one, and its badge says "your usual definition"
+        let learned = self.inner.config.learning.learn(&prefs);
+        preferences.offered_defaults = learned.offered;
+        for (signature, option) in &learned.usual {
+            preferences.remembered.insert(signature.clone(), option.clone());
+        }
         Ok(Loaded {
+            usual: learned.usual,
             settings: settings?,
             preferences,
             saved_customs: answers::saved_customs(&prefs),
@@ -1326,8 +1352,9 @@ impl Orchestrator {
         job.thinking.push(convert::step(
             "Loaded your context",
             format!(
-                "settings, {} saved definition(s), {} allowed-value list(s){}",
-                loaded.preferences.remembered.len() + loaded.saved_customs.len(),
+                "settings, {} saved definition(s), {} usual definition(s), {} allowed-value list(s){}",
+                loaded.preferences.remembered.len() - loaded.usual.len() + loaded.saved_customs.len(),
+                loaded.usual.len(),
                 loaded.allowed.iter().count(),
                 if job.context.previous.is_some() {
                     ", the previous question"
@@ -1484,6 +1511,42 @@ impl Orchestrator {
         };
         let table = convert::table(&rendered, rows, model, &scoped.plan);
         let mut assumptions = convert::assumptions(&u);
+        convert::mark_usual(&mut assumptions, &loaded.usual);
+        if assumptions.iter().any(convert::needs_alternatives) {
+            // A remembered or usual choice settled its ambiguity before it was asked, so
+            // its badge has no alternatives yet: one more sub-millisecond reading without
+            // them gives the ambiguity as it would have been asked, to change it on the
+            // answer like any assumption.
+            let plain = Preferences {
+                remembered: BTreeMap::new(),
+                offered_defaults: loaded.preferences.offered_defaults.clone(),
+            };
+            let own = understand(&first.with_preferences(&plain).with_resolutions(&resolutions));
+            convert::offer_alternatives(&mut assumptions, &own);
+        }
+        // What the user chose in this question's rounds is a badge too (F29), first:
+        // changeable on the answer through `revise`, each option with its count (the
+        // round's own statements, so usually unchanged since it was asked).
+        let chosen: Vec<&str> = job
+            .chosen
+            .iter()
+            .map(|c| c.0.as_str())
+            .filter(|id| resolutions.answers.contains_key(*id))
+            .filter(|id| !job.llm_pieces.iter().any(|p| p.ambiguity_id == *id))
+            .collect();
+        if !chosen.is_empty() {
+            let mut open = resolutions.clone();
+            for id in &chosen {
+                open.answers.remove(*id);
+            }
+            let asked = first.with_resolutions(&open);
+            let own = understand(&asked);
+            let ambiguities: Vec<&Ambiguity> = chosen.iter().filter_map(|id| own.ambiguity(id)).collect();
+            let counted = self.previews(&asked, &ambiguities, &loaded).await;
+            let badges =
+                convert::chosen_badges(&ambiguities, &counted.per_question, &resolutions, &job.chosen);
+            assumptions.splice(0..0, badges);
+        }
         assumptions.extend(convert::scope_badges(&loaded.access, &scoped.outside));
         assumptions.extend(convert::saved_custom_assumptions(
             &u,
@@ -1575,17 +1638,10 @@ impl Orchestrator {
         }))
     }
 
-    async fn ask_round(
-        &self,
-        mut job: Job,
-        input: &EngineInput<'_>,
-        u: &engine::Understanding,
-        questions: &[&Ambiguity],
-        loaded: &Loaded,
-        scoped_lists: &BTreeMap<String, Vec<String>>,
-    ) -> Result<QueryOutcome, OrchestratorError> {
+    /// How many records each option of `questions` would match (F6): at most
+    /// `preview_cap` statements, in parallel with a time limit, kept per data version.
+    async fn previews(&self, input: &EngineInput<'_>, questions: &[&Ambiguity], loaded: &Loaded) -> Previews {
         let inner = &*self.inner;
-        let t = Instant::now();
         let mut statements = Vec::new();
         let mut slots = Vec::new();
         for (qi, a) in questions.iter().enumerate() {
@@ -1622,6 +1678,31 @@ impl Orchestrator {
             known += usize::from(count.is_some());
             per_question[qi][oi] = convert::Preview { count, entity };
         }
+        Previews {
+            per_question,
+            known,
+            wanted,
+            reused,
+        }
+    }
+
+    async fn ask_round(
+        &self,
+        mut job: Job,
+        input: &EngineInput<'_>,
+        u: &engine::Understanding,
+        questions: &[&Ambiguity],
+        loaded: &Loaded,
+        scoped_lists: &BTreeMap<String, Vec<String>>,
+    ) -> Result<QueryOutcome, OrchestratorError> {
+        let inner = &*self.inner;
+        let t = Instant::now();
+        let Previews {
+            per_question,
+            known,
+            wanted,
+            reused,
+        } = self.previews(input, questions, loaded).await;
         job.thinking.push(convert::step(
             "Counted the records each option matches",
             if reused > 0 {
@@ -1718,20 +1799,6 @@ impl Orchestrator {
             expires_at: expires_at.to_rfc3339(),
         }))
     }
-}
-
-/// Signature → the option given at least [`OFFER_AS_DEFAULT_AFTER`] times (most often
-/// first; the store lists each signature's choices by count).
-fn offered_defaults(prefs: &[crate::store::Preference]) -> std::collections::BTreeMap<String, String> {
-    let mut out = std::collections::BTreeMap::new();
-    for p in prefs {
-        if let PreferenceChoice::Option(o) = &p.choice
-            && p.count >= OFFER_AS_DEFAULT_AFTER
-        {
-            out.entry(p.signature.clone()).or_insert_with(|| o.clone());
-        }
-    }
-    out
 }
 
 /// A stored history entry as the API and the History page show it.

@@ -329,6 +329,8 @@ mod tests {
             ambiguity_id: Some("term:large@wounds".into()),
             option_id: Some("gt10".into()),
             options: vec![choice()],
+            confidence: Some(1.0),
+            reasoning: "You chose this for “large” and asked Clarion to remember it.".into(),
         }
     }
 
@@ -401,6 +403,8 @@ mod tests {
                 unit: Some("cm²".into()),
                 allowed_values: vec!["x".into()],
             },
+            priority: "important".into(),
+            confidence: 0.55,
         };
         let round = ClarificationRound {
             clarification_id: "c".into(),
@@ -492,6 +496,9 @@ mod tests {
                     count: 3,
                     remembered: true,
                     offered_as_default: true,
+                    usual: true,
+                    successes: 2,
+                    confidence: 0.75,
                 }),
             ),
             (
