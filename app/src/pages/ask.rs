@@ -229,6 +229,8 @@ pub fn AskPage() -> impl IntoView {
     let query = use_query_map();
     let thread = params.read_untracked().get("id");
     let q = query.read_untracked().get("q");
+    // The answer's feedback form comes back here (a fixed flag, never text from the URL).
+    let feedback_sent = thread.is_some() && query.read_untracked().get("feedback").as_deref() == Some("sent");
     let key = thread.clone();
     let loaded = Resource::new_blocking(
         move || key.clone(),
@@ -241,6 +243,11 @@ pub fn AskPage() -> impl IntoView {
     );
     view! {
         <Title text="Ask" />
+        {feedback_sent.then(|| view! {
+            <p role="status" class="mb-4 rounded-lg bg-emerald-50 px-4 py-3 text-sm text-emerald-900" data-testid="feedback-sent">
+                "Thanks — your feedback on the answer was saved. You can change your vote at any time."
+            </p>
+        })}
         <Suspense fallback=|| view! { <div class="h-40 animate-pulse rounded-xl bg-slate-100"></div> }>
             {move || {
                 let (thread, q) = (thread.clone(), q.clone());
@@ -883,6 +890,9 @@ fn RestoredAnswer(
             </div>
         };
         let sql = history.as_ref().map(|h| view! { <SqlBlock sql=h.sql.clone() /> });
+        let feedback = history
+            .as_ref()
+            .map(|h| view! { <div inner_html=crate::components::feedback::answer_html(&h.id)></div> });
         view! {
             <div class="flex flex-col gap-3" data-testid="restored-answer">
                 <p class="text-base leading-relaxed text-slate-900" data-testid="restatement">{restatement.clone()}</p>
@@ -890,6 +900,7 @@ fn RestoredAnswer(
                 {meta.map(|m| view! { <p class="text-xs text-slate-500" data-testid="row-count">{m}</p> })}
                 {results}
                 {again}
+                {feedback}
                 {sql}
             </div>
         }
