@@ -923,10 +923,13 @@ pub struct HistoryItem {
     /// When (RFC 3339).
     pub created_at: String,
     /// `answered`, `refused` (Clarion declined it) or `failed` (time limit, fault).
+    /// (Not read in the browser bundle: a thread only holds answered questions.)
     #[serde(default)]
+    #[cfg_attr(all(feature = "hydrate", not(feature = "ssr")), serde(skip))]
     pub status: HistoryStatus,
     /// What the user was told, for a refused or failed question.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(all(feature = "hydrate", not(feature = "ssr")), serde(skip))]
     pub message: Option<String>,
 }
 

@@ -20,7 +20,7 @@ test.describe('Feedback', () => {
     await box.press('Enter');
     const panel = page.getByTestId('clarification-panel');
     await expect(panel).toBeVisible();
-    const rate = page.getByTestId('round-feedback');
+    const rate = panel.locator('form.fb-r');
     await expect(rate).toContainText('Was this question helpful?');
     await rate.getByRole('button', { name: 'Yes' }).click();
     const frame = page.frameLocator('iframe[title="Feedback confirmation"]').last();
@@ -28,27 +28,41 @@ test.describe('Feedback', () => {
     await expect(panel).toBeVisible();
 
     // Answer it, then vote thumbs down with a reason and a comment.
-    await panel.getByRole('radio', { name: /^Infected/ }).click();
+    await panel.getByTestId('clarification-option').filter({ hasText: 'Signs of infection at the latest assessment' }).click();
     await panel.getByRole('button', { name: 'Submit' }).click();
     const answer = page.getByTestId('answer');
     await expect(answer).toBeVisible();
-    const form = answer.getByTestId('answer-feedback');
-    const yes = form.getByTestId('thumbs-up');
-    const no = form.getByTestId('thumbs-down');
-    await expect(yes).toBeVisible();
-    await no.click();
-    await form.getByLabel('What was wrong? (optional)').selectOption('wrong_cohort');
-    await form.getByLabel('Comment (optional)').fill('It counted healed wounds too.');
-    // "No" stays on the line of "Yes" with its reasons open (never wrapped under it).
-    const [y, n] = [await yes.boundingBox(), await no.boundingBox()];
-    expect(Math.abs(y!.y - n!.y)).toBeLessThan(4);
-    expect(n!.x).toBeGreaterThan(y!.x + y!.width);
+    const form = answer.locator('form.fb');
+    await expect(form).toContainText('Was this answer right?');
+    const yes = form.getByRole('button', { name: '👍 Yes' });
+    const no = form.getByRole('button', { name: '👎 No' });
+    // "No" sits on the line of "Yes" (never wrapped under it), on a phone too.
+    for (const width of [1280, 390]) {
+      await page.setViewportSize({ width, height: 800 });
+      const [y, n] = [await yes.boundingBox(), await no.boundingBox()];
+      expect(Math.abs(y!.y - n!.y)).toBeLessThan(4);
+      expect(n!.x).toBeGreaterThan(y!.x + y!.width);
+    }
+    // Tall enough that the whole answer shows above the composer pinned to the bottom.
+    await page.setViewportSize({ width: 1280, height: 1800 });
+    await page.evaluate(() => window.scrollTo(0, 0));
     await shot(page, 'answer-feedback');
     if (SHOTS) await answer.screenshot({ path: `${SHOTS}/loop-answer-feedback.png` });
-    await form.getByTestId('send-thumbs-down').click();
+    await page.setViewportSize({ width: 1280, height: 800 });
+
+    // Thumbs down: back on the thread, noted, with the optional reason and comment.
+    await no.click();
+    await expect(page).toHaveURL(/\/threads\/[0-9a-f]{32}\?feedback=down&answer=[0-9a-f]{32}$/);
+    const reason = page.getByTestId('feedback-reason');
+    await expect(reason).toContainText('Thanks — noted 👎. What was wrong?');
+    await reason.getByLabel('Reason').selectOption('wrong_cohort');
+    await reason.getByLabel(/^Comment/).fill('It counted healed wounds too.');
+    await shot(page, 'answer-feedback-reason');
+    if (SHOTS) await page.screenshot({ path: `${SHOTS}/loop-answer-feedback-reason.png`, clip: { x: 0, y: 0, width: 1280, height: 620 } });
+    await reason.getByRole('button', { name: 'Send reason' }).click();
     await expect(page).toHaveURL(/\/threads\/[0-9a-f]{32}\?feedback=sent$/);
     await expect(page.getByTestId('feedback-sent')).toContainText('your feedback on the answer was saved');
-    await expect(page.getByTestId('restored-answer').getByTestId('answer-feedback')).toBeVisible();
+    await expect(page.getByTestId('restored-answer').locator('form.fb')).toBeVisible();
 
     // Stored as sent (the API reads the same row).
     const hist = await (await page.request.get('/api/v1/history?limit=1')).json();

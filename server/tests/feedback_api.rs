@@ -242,7 +242,7 @@ async fn the_feedback_forms_post_and_confirm() {
             "the thread confirms the vote"
         );
         assert!(
-            html.contains("data-testid=\"answer-feedback\""),
+            html.contains("action=/feedback class=fb>"),
             "and still offers the form"
         );
         let stored = api
@@ -254,7 +254,8 @@ async fn the_feedback_forms_post_and_confirm() {
             .unwrap();
         assert_eq!(stored.reason, Some(server::store::FeedbackReason::WrongNumbers));
         assert_eq!(stored.comment.as_deref(), Some("too high"));
-        // The empty "Choose a reason" option is no reason.
+        // A bare thumbs down (the empty "Choose a reason" is no reason): the thread says it
+        // was noted and offers the optional reason form (server markup).
         let (_, _, location) = api
             .page(
                 &api.alice,
@@ -263,7 +264,45 @@ async fn the_feedback_forms_post_and_confirm() {
                 Some(&format!("history_id={hid}&rating=down&reason=&comment=")),
             )
             .await;
+        let location = location.unwrap();
+        assert_eq!(location, format!("/threads/{thread}?feedback=down&answer={hid}"));
+        let (_, html, _) = api.page(&api.alice, Method::GET, &location, None).await;
+        assert!(
+            html.contains("data-testid=\"feedback-reason\""),
+            "the reason form"
+        );
+        assert!(html.contains(&format!("value=\"{hid}\"")), "for that answer");
+        // Only a hex id is taken from the address.
+        let (_, html, _) = api
+            .page(
+                &api.alice,
+                Method::GET,
+                &format!("/threads/{thread}?feedback=down&answer=%22%3E%3Cb%3Ehi"),
+                None,
+            )
+            .await;
+        assert!(!html.contains("feedback-reason") && !html.contains("<b>hi"));
+        // A reason with "👍 Yes" (not in the form, but posted anyway) is ignored.
+        let (_, _, location) = api
+            .page(
+                &api.alice,
+                Method::POST,
+                "/feedback",
+                Some(&format!("history_id={hid}&rating=up&reason=other&comment=x")),
+            )
+            .await;
         assert_eq!(location.unwrap(), format!("/threads/{thread}?feedback=sent"));
+        let up = api
+            .state
+            .store
+            .answer_feedback(api.alice_id, &server::store::HistoryId::new(hid.to_owned()))
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            (up.rating, up.reason, up.comment),
+            (server::store::Rating::Up, None, None)
+        );
         // Bob's vote on alice's answer, or a made-up rating: History explains.
         let (_, _, location) = api
             .page(

@@ -4,7 +4,9 @@
 //!
 //! - An answer's vote (`history_id`, `rating`, `reason`, `comment`) is stored and the
 //!   browser goes back to the answer's thread with `?feedback=sent`, which shows a
-//!   confirmation (303). A refused vote goes to History with an error code the page
+//!   confirmation (303); a thumbs down without a reason goes back with
+//!   `?feedback=down&answer=<id>`, which says it was noted and offers the optional
+//!   reason and comment (posting them replaces the vote). A refused vote goes to History with an error code the page
 //!   turns into a message (never text from the address).
 //! - A round's vote (`clarification_id`, `helpful=yes|no`) is posted into the small
 //!   frame beside its buttons, so the open panel stays as it is; the frame shows the
@@ -13,7 +15,7 @@
 use crate::orchestrator::OrchestratorError;
 use crate::state::AppState;
 use app::backend::AuthUser;
-use app::protocol::{AnswerFeedbackRequest, ErrorCode};
+use app::protocol::{AnswerFeedbackRequest, ErrorCode, FeedbackRating};
 use axum::Form;
 use axum::extract::State;
 use axum::http::{HeaderValue, StatusCode, header};
@@ -85,16 +87,29 @@ pub async fn feedback(
         };
     }
     let history_id = form.history_id.unwrap_or_default();
+    let rating = form.rating.unwrap_or_default();
+    // The answer's one form sends "👍 Yes" with whatever sits in its closed "No" part:
+    // a reason and comment count only with thumbs down.
+    let up = rating.trim() == "up";
     let req = AnswerFeedbackRequest {
-        rating: form.rating.unwrap_or_default(),
-        reason: form.reason,
-        comment: form.comment,
+        rating,
+        reason: if up { None } else { form.reason },
+        comment: if up { None } else { form.comment },
     };
     match state
         .orchestrator
         .answer_feedback(user.id, history_id.trim(), &req)
         .await
     {
+        // A bare thumbs down: the thread asks for the optional reason.
+        Ok((v, Some(thread)))
+            if v.reason.is_none() && v.comment.is_none() && v.rating == FeedbackRating::Down =>
+        {
+            see_other(&format!(
+                "/threads/{thread}?feedback=down&answer={}",
+                v.history_id
+            ))
+        }
         Ok((_, Some(thread))) => see_other(&format!("/threads/{thread}?feedback=sent")),
         Ok((_, None)) => see_other("/history?feedback=sent"),
         Err(e) => {
