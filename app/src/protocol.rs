@@ -923,7 +923,8 @@ pub struct HistoryItem {
     /// When (RFC 3339).
     pub created_at: String,
     /// `answered`, `refused` (Clarion declined it) or `failed` (time limit, fault).
-    /// (Not read in the browser bundle: a thread only holds answered questions.)
+    // Not read in the browser bundle (a thread only holds answered questions): skipped
+    // there, so the wasm carries no decoder for it.
     #[serde(default)]
     #[cfg_attr(all(feature = "hydrate", not(feature = "ssr")), serde(skip))]
     pub status: HistoryStatus,
