@@ -26,6 +26,7 @@ test.describe('Feedback', () => {
     const frame = page.frameLocator('iframe[title="Feedback confirmation"]').last();
     await expect(frame.getByTestId('round-feedback-sent')).toHaveText('✓ Thanks — noted as helpful.');
     await expect(panel).toBeVisible();
+    if (SHOTS) await rate.screenshot({ path: `${SHOTS}/loop-panel-helpful.png` });
 
     // Answer it, then vote thumbs down with a reason and a comment.
     await panel.getByTestId('clarification-option').filter({ hasText: 'Signs of infection at the latest assessment' }).click();
