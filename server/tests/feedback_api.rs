@@ -439,6 +439,10 @@ async fn refused_questions_are_in_history_with_their_message_and_filterable() {
             assert_eq!(status, StatusCode::OK);
             assert_eq!(html.contains("data-testid=\"history-message\""), shown, "{path}");
         }
+        let (_, html, _) = api
+            .page(&api.alice, Method::GET, "/history?show=failed", None)
+            .await;
+        assert!(html.contains("No failed questions."), "an empty filter says so");
         // The refused question is not an answer in Analytics' counts.
         let counts = api
             .state

@@ -98,6 +98,17 @@ pub fn HistoryPage() -> impl IntoView {
         <Transition fallback=|| view! { <div class="h-64 animate-pulse rounded-xl bg-slate-100"></div> }>
             {move || Suspend::new(async move {
                 match history.await {
+                    // A filter that matches nothing says so (the history itself may not be empty).
+                    Ok(items) if items.is_empty() && show != HistoryShow::All => view! {
+                        <p class="rounded-lg border border-dashed border-slate-300 bg-white px-4 py-3 text-sm text-slate-600" data-testid="history-none">
+                            {match show {
+                                HistoryShow::Answered => "No answered questions.",
+                                HistoryShow::Refused => "No refused questions: Clarion has answered or asked about everything you asked.",
+                                _ => "No failed questions.",
+                            }}
+                        </p>
+                    }
+                        .into_any(),
                     Ok(items) if items.is_empty() => view! {
                         <EmptyState
                             title="No questions yet"
