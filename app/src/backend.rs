@@ -75,8 +75,13 @@ pub trait Backend: Send + Sync + 'static {
         user: &AuthUser,
         history_id: String,
     ) -> Result<crate::protocol::ResultTable, BackendError>;
-    /// The user's past questions, newest first.
-    async fn history(&self, user: &AuthUser, limit: i64) -> Result<Vec<HistoryItem>, BackendError>;
+    /// The user's past questions (answered, refused or failed, as `show` says), newest first.
+    async fn history(
+        &self,
+        user: &AuthUser,
+        limit: i64,
+        show: crate::protocol::HistoryShow,
+    ) -> Result<Vec<HistoryItem>, BackendError>;
     /// The user's learned and remembered choices.
     async fn preferences(&self, user: &AuthUser) -> Result<Vec<PreferenceItem>, BackendError>;
     /// Forgets one remembered choice.

@@ -726,6 +726,12 @@ pub enum ErrorCode {
     BadPhrasings,
     /// 400: any other bad input (sign-in fields, settings, tokens …).
     BadInput,
+    /// 400: feedback's `rating` is not `up` or `down`.
+    BadRating,
+    /// 400: feedback's `reason` is not one of the listed reasons.
+    BadReason,
+    /// 400: feedback's comment is longer than 1,000 characters.
+    CommentTooLong,
     /// 401: nobody is signed in (no session, or the token is unknown or expired).
     Unauthenticated,
     /// 403: needs an administrator account.
@@ -764,6 +770,8 @@ pub enum ErrorCode {
     CannotAnswer,
     /// 422: only about clinics outside the asker's access.
     OutsideScope,
+    /// 422: a reason or comment sent with thumbs up (they explain a thumbs down).
+    ReasonWithThumbsUp,
     /// 429: too many questions running at once for this user.
     TooManyQueries,
     /// 429: too many sign-in (or password) attempts: wait and try again.
@@ -790,7 +798,10 @@ impl ErrorCode {
             | BadLimit
             | BadName
             | BadPhrasings
-            | BadInput => 400,
+            | BadInput
+            | BadRating
+            | BadReason
+            | CommentTooLong => 400,
             Unauthenticated => 401,
             Forbidden | CrossOrigin => 403,
             NotFound => 404,
@@ -798,7 +809,7 @@ impl ErrorCode {
             BodyTooLarge => 413,
             UnknownQuestion | UnknownOption | DuplicateAnswer | MissingAnswer | InvalidAnswer
             | InvalidCustomValue | UnknownAssumption | BadScope | OutOfDomain | DataChange
-            | Unintelligible | CannotAnswer | OutsideScope => 422,
+            | Unintelligible | CannotAnswer | OutsideScope | ReasonWithThumbsUp => 422,
             TooManyQueries | TooManyAttempts => 429,
             Internal => 500,
             Busy => 503,
@@ -938,6 +949,144 @@ pub struct HistoryItem {
     pub duration_ms: i64,
     /// When (RFC 3339).
     pub created_at: String,
+    /// `answered`, `refused` (Clarion declined it) or `failed` (time limit, fault).
+    // Not read in the browser bundle (a thread only holds answered questions): skipped
+    // there, so the wasm carries no decoder for it.
+    #[serde(default)]
+    #[cfg_attr(all(feature = "hydrate", not(feature = "ssr")), serde(skip))]
+    pub status: HistoryStatus,
+    /// What the user was told, for a refused or failed question.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(all(feature = "hydrate", not(feature = "ssr")), serde(skip))]
+    pub message: Option<String>,
+}
+
+/// Which past questions History lists (`show=`): `answered` by default.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum HistoryShow {
+    /// Every question: answered, refused and failed.
+    All,
+    /// Answered questions only.
+    #[default]
+    Answered,
+    /// Questions Clarion declined.
+    Refused,
+    /// Questions that failed (time limit, fault).
+    Failed,
+}
+
+impl HistoryShow {
+    /// Reads `show=` (`all`, `answered`, `refused`, `failed`).
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "all" => Some(HistoryShow::All),
+            "answered" => Some(HistoryShow::Answered),
+            "refused" => Some(HistoryShow::Refused),
+            "failed" => Some(HistoryShow::Failed),
+            _ => None,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            HistoryShow::All => "all",
+            HistoryShow::Answered => "answered",
+            HistoryShow::Refused => "refused",
+            HistoryShow::Failed => "failed",
+        }
+    }
+}
+
+/// How a past question ended.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum HistoryStatus {
+    /// Answered with rows.
+    #[default]
+    Answered,
+    /// Clarion declined it (a data change, another subject, too little understood …).
+    Refused,
+    /// It failed (past its time limit, a fault).
+    Failed,
+}
+
+/// Thumbs up or down on an answer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum FeedbackRating {
+    Up,
+    Down,
+}
+
+/// Why an answer was not right (thumbs down only).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum FeedbackReason {
+    /// It counted the wrong patients or wounds.
+    WrongCohort,
+    /// The figures are wrong.
+    WrongNumbers,
+    /// Clarion asked too many questions first.
+    TooManyQuestions,
+    /// Something else (say what in `comment`).
+    Other,
+}
+
+/// `PUT /api/v1/history/{id}/feedback`: your vote on one of your answers (a later vote
+/// replaces the earlier). `reason` and `comment` go with `down` only.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+pub struct AnswerFeedbackRequest {
+    /// `up` or `down` (anything else: 400 `bad_rating`).
+    #[cfg_attr(feature = "ssr", schema(value_type = FeedbackRating))]
+    pub rating: String,
+    /// Why it was not right (anything else: 400 `bad_reason`; with `up`: 422
+    /// `reason_with_thumbs_up`).
+    #[serde(default)]
+    #[cfg_attr(feature = "ssr", schema(value_type = Option<FeedbackReason>))]
+    pub reason: Option<String>,
+    /// Free text, at most 1,000 characters (longer: 400 `comment_too_long`; with `up`:
+    /// 422 `reason_with_thumbs_up`). Blank is the same as absent.
+    #[serde(default)]
+    #[cfg_attr(feature = "ssr", schema(max_length = 1000))]
+    pub comment: Option<String>,
+}
+
+/// A stored vote on an answer.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+pub struct AnswerFeedbackView {
+    /// The answer's history entry.
+    pub history_id: String,
+    pub rating: FeedbackRating,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<FeedbackReason>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub comment: Option<String>,
+    /// Preferences this vote counted as successful (a thumbs-up counts the answer's
+    /// choices once; 0 when it had already counted, or for thumbs down).
+    pub successes_counted: u64,
+}
+
+/// `PUT /api/v1/clarifications/{id}/feedback`: was this round's question helpful?
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+pub struct ClarificationFeedbackRequest {
+    pub helpful: bool,
+}
+
+/// A stored vote on a clarification round.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+pub struct ClarificationFeedbackView {
+    /// The round.
+    pub clarification_id: String,
+    pub helpful: bool,
 }
 
 /// One of the user's API tokens, as listed in Settings (never the secret).
@@ -1047,6 +1196,25 @@ pub struct Analytics {
     /// The verified questions in force, with how often each has answered a question.
     #[serde(default)]
     pub verified: Vec<VerifiedUse>,
+    /// Feedback given in the window (issue 15, point 3).
+    #[serde(default)]
+    pub feedback: FeedbackSummary,
+}
+
+/// Feedback figures over the Analytics window.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+pub struct FeedbackSummary {
+    /// Answers voted thumbs up.
+    pub thumbs_up: i64,
+    /// Answers voted thumbs down.
+    pub thumbs_down: i64,
+    /// Thumbs-down reasons with how often each was given, in a fixed order.
+    pub reasons: Vec<(FeedbackReason, i64)>,
+    /// Clarification questions voted helpful.
+    pub helpful_yes: i64,
+    /// Clarification questions voted not helpful.
+    pub helpful_no: i64,
 }
 
 /// A verified question in force and its use, for Analytics.
@@ -1059,6 +1227,12 @@ pub struct VerifiedUse {
     pub verified_by: String,
     /// Questions it has answered since it was verified.
     pub uses: i64,
+    /// Thumbs up on the answers it gave.
+    #[serde(default)]
+    pub thumbs_up: i64,
+    /// Thumbs down on the answers it gave.
+    #[serde(default)]
+    pub thumbs_down: i64,
 }
 
 /// The language model's calls on one day (UTC): never what was sent or received.

@@ -193,10 +193,16 @@ pub async fn replay(history_id: String) -> Result<crate::protocol::ResultTable, 
 
 /// The signed-in user's past questions, newest first (F19).
 #[server(endpoint = "history", output = Reply)]
-pub async fn get_history(limit: Option<i64>) -> Result<Vec<crate::protocol::HistoryItem>, ServerFnError> {
+pub async fn get_history(
+    limit: Option<i64>,
+    show: Option<crate::protocol::HistoryShow>,
+) -> Result<Vec<crate::protocol::HistoryItem>, ServerFnError> {
     let user = ssr::require_user()?;
     let limit = limit.unwrap_or(50).clamp(1, 500);
-    ssr::backend()?.history(&user, limit).await.map_err(ssr::to_sfe)
+    ssr::backend()?
+        .history(&user, limit, show.unwrap_or_default())
+        .await
+        .map_err(ssr::to_sfe)
 }
 
 /// The signed-in user's learned and remembered choices (F12).

@@ -58,7 +58,9 @@ test.describe('Verified questions', () => {
     await admin.goto('/analytics');
     const row = admin.getByTestId('verified-uses').locator('tr').filter({ hasText: 'Serious wounds at Lakeview' });
     await expect(row).toContainText('Alex Morgan');
-    expect(Number(await row.locator('td').last().textContent())).toBeGreaterThanOrEqual(1);
+    // Cells after the name: verified by, questions answered, 👍, 👎.
+    expect(Number(await row.locator('td').nth(1).textContent())).toBeGreaterThanOrEqual(1);
+    await expect(row.getByTestId('verified-down')).toHaveText('0');
 
     // Retired, it no longer answers (and no other spec sees it).
     await admin.goto('/admin/verified');

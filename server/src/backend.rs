@@ -123,9 +123,14 @@ impl Backend for ServerBackend {
             .map_err(from_orchestrator)
     }
 
-    async fn history(&self, user: &AuthUser, limit: i64) -> Result<Vec<HistoryItem>, BackendError> {
+    async fn history(
+        &self,
+        user: &AuthUser,
+        limit: i64,
+        show: app::protocol::HistoryShow,
+    ) -> Result<Vec<HistoryItem>, BackendError> {
         self.orchestrator
-            .history(user.id, limit)
+            .history_filtered(user.id, show, limit.clamp(1, 500))
             .await
             .map_err(from_orchestrator)
     }
@@ -233,18 +238,30 @@ impl Backend for ServerBackend {
                 mean_latency_ms: d.mean_latency_ms,
             })
             .collect();
+        let votes = self.store.verified_feedback().await.map_err(internal)?;
         view.verified = self
             .store
             .active_verified()
             .await
             .map_err(internal)?
             .into_iter()
-            .map(|v| app::protocol::VerifiedUse {
-                name: v.name,
-                verified_by: v.verified_by_name,
-                uses: v.use_count,
+            .map(|v| {
+                let f = votes.iter().find(|f| f.verified_id == v.id);
+                app::protocol::VerifiedUse {
+                    name: v.name,
+                    verified_by: v.verified_by_name,
+                    uses: v.use_count,
+                    thumbs_up: f.map_or(0, |f| f.thumbs_up),
+                    thumbs_down: f.map_or(0, |f| f.thumbs_down),
+                }
             })
             .collect();
+        let feedback = self
+            .store
+            .feedback_counts(counts.since, now + chrono::Duration::seconds(1))
+            .await
+            .map_err(internal)?;
+        view.feedback = feedback_view(&feedback);
         Ok(view)
     }
 
@@ -375,5 +392,31 @@ pub fn analytics_view(
         terms,
         model_calls: Vec::new(),
         verified: Vec::new(),
+        feedback: Default::default(),
+    }
+}
+
+/// The store's feedback figures as Analytics shows them.
+pub fn feedback_view(c: &crate::store::FeedbackCounts) -> app::protocol::FeedbackSummary {
+    use crate::store::FeedbackReason as R;
+    use app::protocol::FeedbackReason as P;
+    app::protocol::FeedbackSummary {
+        thumbs_up: c.thumbs_up,
+        thumbs_down: c.thumbs_down,
+        reasons: c
+            .reasons
+            .iter()
+            .map(|(r, n)| {
+                let r = match r {
+                    R::WrongCohort => P::WrongCohort,
+                    R::WrongNumbers => P::WrongNumbers,
+                    R::TooManyQuestions => P::TooManyQuestions,
+                    R::Other => P::Other,
+                };
+                (r, *n)
+            })
+            .collect(),
+        helpful_yes: c.helpful_yes,
+        helpful_no: c.helpful_no,
     }
 }

@@ -56,6 +56,7 @@ impl Seed<'_> {
                     row_count: 3,
                     duration_ms: 4,
                     result_json: None,
+                    verified_id: None,
                 },
                 at,
             )

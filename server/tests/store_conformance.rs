@@ -9,9 +9,9 @@ mod common;
 use app::protocol::{Sensitivity, Settings};
 use chrono::{DateTime, Duration, TimeZone, Utc};
 use server::store::{
-    AnswerChoice, AuditOutcome, ClinicScope, HistoryId, MessageRole, NewAnswer, NewAuditEntry,
-    NewHistoryEntry, NewMessage, NewRound, PreferenceChoice, PreferenceEvidence, Role, Round, RoundId,
-    RoundStatus, Store, StoreError, Thread, ThreadId, User,
+    AnswerChoice, AuditOutcome, ClinicScope, FeedbackReason, HistoryId, MessageRole, NewAnswer,
+    NewAuditEntry, NewHistoryEntry, NewMessage, NewRound, PreferenceChoice, PreferenceEvidence, Rating, Role,
+    Round, RoundId, RoundStatus, Store, StoreError, Thread, ThreadId, User,
 };
 
 fn t0() -> DateTime<Utc> {
@@ -1029,6 +1029,7 @@ async fn history_is_private_newest_first_and_keeps_what_is_needed_to_rerun() {
             row_count: 1,
             duration_ms: 12,
             result_json: None,
+            verified_id: None,
         };
         let first = store
             .add_history(a.id, entry("How many serious wounds?"), t0())
@@ -1193,6 +1194,395 @@ async fn a_clinic_scope_is_all_by_default_then_exactly_the_clinics_set_and_per_u
             store.set_clinic_scope(999_999, &ClinicScope::All).await
         ));
         assert!(not_found!(store.clinic_scope(999_999).await));
+    })
+    .await;
+}
+
+// ---------------------------------------------------------------- feedback (issue 15, points 3 and 7)
+
+#[tokio::test]
+async fn refused_and_failed_questions_are_kept_apart_from_answers_with_their_message() {
+    use server::store::HistoryStatus;
+    each_backend(async |t| {
+        let (b, store, a, other) = users_on(t).await;
+        let answered = store
+            .add_history(
+                a.id,
+                NewHistoryEntry {
+                    thread_id: None,
+                    question: "how many wounds",
+                    plan_json: "{}",
+                    sql: "SELECT 1",
+                    clarifications_json: "{}",
+                    assumptions_json: "[]",
+                    row_count: 1,
+                    duration_ms: 3,
+                    result_json: None,
+                    verified_id: None,
+                },
+                t0(),
+            )
+            .await
+            .unwrap();
+        assert_eq!(answered.status, HistoryStatus::Answered, "{b:?}");
+        let refused = store
+            .add_unanswered(
+                a.id,
+                "delete all wounds",
+                HistoryStatus::Refused,
+                "Clarion only reads data.",
+                2,
+                t0() + Duration::minutes(1),
+            )
+            .await
+            .unwrap();
+        let failed = store
+            .add_unanswered(
+                a.id,
+                "every assessment ever",
+                HistoryStatus::Failed,
+                "The query took longer than 5000 ms and was stopped.",
+                5001,
+                t0() + Duration::minutes(2),
+            )
+            .await
+            .unwrap();
+        assert_eq!(refused.message.as_deref(), Some("Clarion only reads data."));
+        assert_eq!((refused.thread_id.as_ref(), refused.sql.as_str()), (None, ""));
+        // An answered entry cannot be written without its plan.
+        assert!(matches!(
+            store
+                .add_unanswered(a.id, "x", HistoryStatus::Answered, "m", 1, t0())
+                .await,
+            Err(StoreError::Conflict(_))
+        ));
+
+        // The plain history (re-run, revise, the default list) holds answers only.
+        let plain: Vec<_> = store.history(a.id, 10).await.unwrap();
+        assert_eq!(
+            plain.iter().map(|h| &h.id).collect::<Vec<_>>(),
+            [&answered.id],
+            "{b:?}"
+        );
+        let all = store
+            .history_with(
+                a.id,
+                &[
+                    HistoryStatus::Answered,
+                    HistoryStatus::Refused,
+                    HistoryStatus::Failed,
+                ],
+                10,
+            )
+            .await
+            .unwrap();
+        assert_eq!(
+            all.iter()
+                .map(|h| (h.question.as_str(), h.status))
+                .collect::<Vec<_>>(),
+            [
+                ("every assessment ever", HistoryStatus::Failed),
+                ("delete all wounds", HistoryStatus::Refused),
+                ("how many wounds", HistoryStatus::Answered)
+            ],
+            "{b:?}"
+        );
+        let only_refused = store
+            .history_with(a.id, &[HistoryStatus::Refused], 10)
+            .await
+            .unwrap();
+        assert_eq!(only_refused, vec![refused.clone()], "{b:?}");
+        assert_eq!(
+            store
+                .history_with(a.id, &[HistoryStatus::Failed], 10)
+                .await
+                .unwrap(),
+            vec![failed.clone()]
+        );
+        // Not re-runnable, not votable, and nobody else's.
+        assert!(not_found!(store.history_entry(a.id, &refused.id).await));
+        assert!(not_found!(
+            store
+                .set_answer_feedback(a.id, &refused.id, Rating::Down, None, None, t0())
+                .await
+        ));
+        assert!(
+            store
+                .history_with(other.id, &[HistoryStatus::Refused, HistoryStatus::Failed], 10)
+                .await
+                .unwrap()
+                .is_empty()
+        );
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn answer_feedback_is_one_row_per_user_and_answer_and_a_later_vote_replaces_it() {
+    each_backend(async |t| {
+        let WithRound {
+            b,
+            store,
+            a,
+            other,
+            thread,
+            round,
+        } = with_round(t).await;
+        let entry = store
+            .add_history(
+                a.id,
+                NewHistoryEntry {
+                    thread_id: Some(&thread.id),
+                    question: "serious wounds",
+                    plan_json: "{}",
+                    sql: "SELECT 1",
+                    clarifications_json: "{}",
+                    assumptions_json: "[]",
+                    row_count: 1,
+                    duration_ms: 3,
+                    result_json: None,
+                    verified_id: None,
+                },
+                t0(),
+            )
+            .await
+            .unwrap();
+        assert_eq!(store.answer_feedback(a.id, &entry.id).await.unwrap(), None);
+        let up = store
+            .set_answer_feedback(a.id, &entry.id, Rating::Up, None, None, t0())
+            .await
+            .unwrap();
+        assert_eq!((up.rating, up.reason), (Rating::Up, None), "{b:?}");
+        let down = store
+            .set_answer_feedback(
+                a.id,
+                &entry.id,
+                Rating::Down,
+                Some(FeedbackReason::WrongCohort),
+                Some("counted healed wounds; it's \"wrong\"'); DROP TABLE users;--"),
+                t0() + Duration::minutes(5),
+            )
+            .await
+            .unwrap();
+        let stored = store.answer_feedback(a.id, &entry.id).await.unwrap().unwrap();
+        assert_eq!(stored, down, "{b:?}");
+        assert_eq!(
+            (stored.rating, stored.reason, stored.updated_at),
+            (
+                Rating::Down,
+                Some(FeedbackReason::WrongCohort),
+                t0() + Duration::minutes(5)
+            )
+        );
+        assert!(stored.comment.unwrap().contains("DROP TABLE"));
+        // Thumbs up again clears the reason and comment.
+        store
+            .set_answer_feedback(
+                a.id,
+                &entry.id,
+                Rating::Up,
+                None,
+                None,
+                t0() + Duration::minutes(6),
+            )
+            .await
+            .unwrap();
+        let again = store.answer_feedback(a.id, &entry.id).await.unwrap().unwrap();
+        assert_eq!(
+            (again.rating, again.reason, again.comment),
+            (Rating::Up, None, None)
+        );
+        // A reason with thumbs up is refused before anything is written.
+        assert!(matches!(
+            store
+                .set_answer_feedback(
+                    a.id,
+                    &entry.id,
+                    Rating::Up,
+                    Some(FeedbackReason::Other),
+                    None,
+                    t0()
+                )
+                .await,
+            Err(StoreError::Conflict(_))
+        ));
+        // Someone else's answer or an unknown id: not found, nothing written.
+        assert!(not_found!(
+            store
+                .set_answer_feedback(other.id, &entry.id, Rating::Down, None, None, t0())
+                .await
+        ));
+        assert_eq!(store.answer_feedback(other.id, &entry.id).await.unwrap(), None);
+        assert!(not_found!(
+            store
+                .set_answer_feedback(a.id, &HistoryId::random(), Rating::Up, None, None, t0())
+                .await
+        ));
+
+        // The round's "helpful?" vote: same rules.
+        let thread_of = store
+            .set_clarification_feedback(a.id, &round.id, true, t0())
+            .await
+            .unwrap();
+        assert_eq!(thread_of, thread.id.as_str());
+        store
+            .set_clarification_feedback(a.id, &round.id, false, t0() + Duration::minutes(1))
+            .await
+            .unwrap();
+        assert_eq!(
+            store.clarification_feedback(a.id, &round.id).await.unwrap(),
+            Some(false)
+        );
+        assert!(not_found!(
+            store
+                .set_clarification_feedback(other.id, &round.id, true, t0())
+                .await
+        ));
+        assert_eq!(
+            store.clarification_feedback(other.id, &round.id).await.unwrap(),
+            None
+        );
+        assert!(not_found!(
+            store
+                .set_clarification_feedback(a.id, &RoundId::random(), true, t0())
+                .await
+        ));
+
+        // Analytics: one vote each, as it stands now, inside the window only.
+        let c = store
+            .feedback_counts(t0() - Duration::days(1), t0() + Duration::days(1))
+            .await
+            .unwrap();
+        assert_eq!(
+            (c.thumbs_up, c.thumbs_down, c.helpful_yes, c.helpful_no),
+            (1, 0, 0, 1),
+            "{b:?}"
+        );
+        assert_eq!(c.reasons.len(), 4);
+        let later = store
+            .feedback_counts(t0() + Duration::days(1), t0() + Duration::days(2))
+            .await
+            .unwrap();
+        assert_eq!((later.thumbs_up, later.helpful_no), (0, 0));
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_success_is_counted_once_per_answer_on_the_preferences_it_used() {
+    each_backend(async |t| {
+        let (b, store, a, other) = users_on(t).await;
+        let infected = PreferenceChoice::Option("infected".into());
+        let deep = PreferenceChoice::Option("full_thickness".into());
+        for choice in [&infected, &deep] {
+            store
+                .record_preference(
+                    a.id,
+                    PreferenceEvidence {
+                        signature: "term:serious@wounds",
+                        choice,
+                        label: "serious = …",
+                        remember: false,
+                        success: false,
+                    },
+                    t0(),
+                )
+                .await
+                .unwrap();
+        }
+        let entry = store
+            .add_history(
+                a.id,
+                NewHistoryEntry {
+                    thread_id: None,
+                    question: "serious wounds",
+                    plan_json: "{}",
+                    sql: "SELECT 1",
+                    clarifications_json: "{}",
+                    assumptions_json: "[]",
+                    row_count: 1,
+                    duration_ms: 3,
+                    result_json: None,
+                    verified_id: None,
+                },
+                t0(),
+            )
+            .await
+            .unwrap();
+        let used = vec![("term:serious@wounds".to_owned(), infected.key())];
+        assert!(not_found!(store.count_success(other.id, &entry.id, &used).await));
+        assert_eq!(
+            store.count_success(a.id, &entry.id, &used).await.unwrap(),
+            1,
+            "{b:?}"
+        );
+        assert_eq!(
+            store.count_success(a.id, &entry.id, &used).await.unwrap(),
+            0,
+            "{b:?}"
+        );
+        let prefs = store.preferences_for(a.id, "term:serious@wounds").await.unwrap();
+        let successes = |c: &PreferenceChoice| prefs.iter().find(|p| &p.choice == c).unwrap().successes;
+        assert_eq!((successes(&infected), successes(&deep)), (1, 0), "{b:?}");
+        assert!(not_found!(
+            store.count_success(a.id, &HistoryId::random(), &used).await
+        ));
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn verified_feedback_counts_the_votes_on_each_verified_questions_answers() {
+    use server::store::NewVerified;
+    each_backend(async |t| {
+        let (b, store, a, other) = users_on(t).await;
+        let v = store
+            .add_verified(
+                NewVerified {
+                    name: "Serious wounds",
+                    question: "serious wounds",
+                    phrasings: &["serious wounds".to_owned()],
+                    definition_json: "{}",
+                    plan_json: "{}",
+                    verified_by: a.id,
+                },
+                t0(),
+            )
+            .await
+            .unwrap();
+        for (u, rating) in [(&a, Rating::Up), (&other, Rating::Down), (&other, Rating::Up)] {
+            let e = store
+                .add_history(
+                    u.id,
+                    NewHistoryEntry {
+                        thread_id: None,
+                        question: "serious wounds",
+                        plan_json: "{}",
+                        sql: "SELECT 1",
+                        clarifications_json: "{}",
+                        assumptions_json: "[]",
+                        row_count: 1,
+                        duration_ms: 3,
+                        result_json: None,
+                        verified_id: Some(v.id),
+                    },
+                    t0(),
+                )
+                .await
+                .unwrap();
+            assert_eq!(e.verified_id, Some(v.id));
+            store
+                .set_answer_feedback(u.id, &e.id, rating, None, None, t0())
+                .await
+                .unwrap();
+        }
+        let f = store.verified_feedback().await.unwrap();
+        assert_eq!(f.len(), 1, "{b:?}");
+        assert_eq!(
+            (f[0].verified_id, f[0].thumbs_up, f[0].thumbs_down),
+            (v.id, 2, 1),
+            "{b:?}"
+        );
     })
     .await;
 }

@@ -295,6 +295,7 @@ pub fn AnswerCard(
         view! { <ul class="flex flex-wrap items-start gap-2" aria-label="Assumptions">{list}</ul> }
     });
     let file_name = format!("clarion-{history_id}");
+    let feedback = super::feedback::answer_view(&history_id);
     let results = if empty {
         view! {
             <div class="rounded-lg border border-dashed border-slate-300 bg-slate-50 px-4 py-5" data-testid="empty-result">
@@ -340,6 +341,7 @@ pub fn AnswerCard(
                     label=if empty { "Try instead:" } else { "Follow up:" }
                 />
             })}
+            {feedback}
             <SqlBlock sql=sql param_count=param_count />
             <ThinkingSteps steps=thinking />
         </div>

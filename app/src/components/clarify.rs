@@ -231,6 +231,7 @@ pub fn ClarificationPanel(
         "A quick question before I answer".to_string()
     };
     let heading_id = format!("panel-{cid}");
+    let round_feedback = super::feedback::round_view(&cid);
     let heading_ref = heading_id.clone();
 
     let questions = round.with_value(|r| {
@@ -320,6 +321,7 @@ pub fn ClarificationPanel(
                     </button>
                 </div>
             </form>
+            {round_feedback}
         </section>
     }
 }

@@ -3,6 +3,7 @@
 pub mod answer;
 pub mod chart;
 pub mod clarify;
+pub mod feedback;
 pub mod layout;
 pub mod results;
 pub mod tokens;

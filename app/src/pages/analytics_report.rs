@@ -3,7 +3,9 @@
 //! is compiled into the browser bundle.
 
 use crate::components::ui::Card;
-use crate::protocol::{Analytics, AnalyticsDay, AnalyticsTerm, ModelCallsDay, VerifiedUse};
+use crate::protocol::{
+    Analytics, AnalyticsDay, AnalyticsTerm, FeedbackReason, FeedbackSummary, ModelCallsDay, VerifiedUse,
+};
 use leptos::prelude::*;
 
 /// The report as HTML.
@@ -104,14 +106,83 @@ fn AnalyticsBody(a: Analytics) -> impl IntoView {
             </Card>
         </div>
         <div class="mt-6">
+            <Card title="Feedback" description="Thumbs up and down on answers, the reasons given with thumbs down, and whether clarification questions were helpful, in this period (a changed vote counts once, as it stands).">
+                <Feedback f=a.feedback.clone() />
+            </Card>
+        </div>
+        <div class="mt-6">
             <Card title="Language model calls" description="Calls to the optional language model (only made for words Clarion's own reader could not read), per day: failures fall back to Clarion's own question. What was sent is never stored.">
                 <ModelCalls days=a.model_calls.clone() />
             </Card>
         </div>
         <div class="mt-6">
-            <Card title="Verified questions" description="Questions an administrator verified (on the Verified questions page), and how many questions each has answered as defined, with no clarification.">
+            <Card title="Verified questions" description="Questions an administrator verified (on the Verified questions page), how many questions each has answered as defined, with no clarification, and the thumbs up and down on those answers.">
                 <VerifiedUses list=a.verified.clone() />
             </Card>
+        </div>
+    }
+}
+
+fn reason_label(r: FeedbackReason) -> &'static str {
+    match r {
+        FeedbackReason::WrongCohort => "Wrong patients or wounds",
+        FeedbackReason::WrongNumbers => "Wrong numbers",
+        FeedbackReason::TooManyQuestions => "Too many questions",
+        FeedbackReason::Other => "Other",
+    }
+}
+
+#[component]
+fn Feedback(f: FeedbackSummary) -> impl IntoView {
+    let votes = f.thumbs_up + f.thumbs_down;
+    let ratio = (votes > 0).then(|| f.thumbs_up as f64 / votes as f64);
+    let helpful_votes = f.helpful_yes + f.helpful_no;
+    let helpful = (helpful_votes > 0).then(|| f.helpful_yes as f64 / helpful_votes as f64);
+    let figures = [
+        ("👍 Thumbs up", f.thumbs_up.to_string(), "feedback-up"),
+        ("👎 Thumbs down", f.thumbs_down.to_string(), "feedback-down"),
+        ("Share thumbs up", percent(ratio), "feedback-ratio"),
+        (
+            "Clarification helpful (yes / no)",
+            format!("{} / {}", f.helpful_yes, f.helpful_no),
+            "feedback-helpful",
+        ),
+        ("Share helpful", percent(helpful), "feedback-helpful-ratio"),
+    ];
+    let most = f.reasons.iter().map(|r| r.1).max().unwrap_or(0).max(1);
+    view! {
+        <div class="flex flex-col gap-5" data-testid="feedback-card">
+            <dl class="grid grid-cols-2 gap-4 sm:grid-cols-5">
+                {figures
+                    .into_iter()
+                    .map(|(name, value, testid)| view! {
+                        <div>
+                            <dt class="text-xs font-medium text-slate-600">{name}</dt>
+                            <dd class="mt-1 text-2xl font-semibold tabular-nums text-slate-900" data-testid=testid>{value}</dd>
+                        </div>
+                    })
+                    .collect_view()}
+            </dl>
+            <div>
+                <h3 class="text-sm font-medium text-slate-700">"Reasons given with thumbs down"</h3>
+                <ul class="mt-2 flex flex-col gap-1.5" data-testid="feedback-reasons">
+                    {f.reasons
+                        .into_iter()
+                        .map(|(r, n)| {
+                            let width = format!("width: {}%", n * 100 / most);
+                            view! {
+                                <li class="grid grid-cols-[12rem_1fr_3rem] items-center gap-3 text-sm">
+                                    <span class="text-slate-700">{reason_label(r)}</span>
+                                    <span class="h-3 rounded bg-slate-100" aria-hidden="true">
+                                        <span class="block h-3 rounded bg-rose-400" style=width></span>
+                                    </span>
+                                    <span class="text-right tabular-nums text-slate-900" data-testid="feedback-reason-count">{n}</span>
+                                </li>
+                            }
+                        })
+                        .collect_view()}
+                </ul>
+            </div>
         </div>
     }
 }
@@ -136,6 +207,8 @@ fn VerifiedUses(list: Vec<VerifiedUse>) -> impl IntoView {
                         <th scope="col" class="px-3 py-2 text-left font-medium text-slate-600">"Name"</th>
                         <th scope="col" class="px-3 py-2 text-left font-medium text-slate-600">"Verified by"</th>
                         <th scope="col" class="px-3 py-2 text-right font-medium text-slate-600">"Questions answered"</th>
+                        <th scope="col" class="px-3 py-2 text-right font-medium text-slate-600">"👍 Up"</th>
+                        <th scope="col" class="px-3 py-2 text-right font-medium text-slate-600">"👎 Down"</th>
                     </tr>
                 </thead>
                 <tbody>
@@ -146,6 +219,8 @@ fn VerifiedUses(list: Vec<VerifiedUse>) -> impl IntoView {
                                 <th scope="row" class="px-3 py-2 text-left font-normal text-slate-900">{v.name}</th>
                                 <td class="px-3 py-2 text-slate-700">{v.verified_by}</td>
                                 <td class="px-3 py-2 text-right tabular-nums text-slate-900">{v.uses}</td>
+                                <td class="px-3 py-2 text-right tabular-nums text-slate-900" data-testid="verified-up">{v.thumbs_up}</td>
+                                <td class="px-3 py-2 text-right tabular-nums text-slate-900" data-testid="verified-down">{v.thumbs_down}</td>
                             </tr>
                         })
                         .collect_view()}

@@ -189,6 +189,10 @@ pub fn AskPage() -> impl IntoView {
     let query = use_query_map();
     let thread = params.read_untracked().get("id");
     let q = query.read_untracked().get("q");
+    // The answer's feedback form comes back here (a fixed flag, never text from the URL).
+    let feedback = thread
+        .as_ref()
+        .and_then(|_| FeedbackBanner::read(&query.read_untracked()));
     let key = thread.clone();
     let loaded = Resource::new_blocking(
         move || key.clone(),
@@ -201,6 +205,7 @@ pub fn AskPage() -> impl IntoView {
     );
     view! {
         <Title text="Ask" />
+        {feedback.map(|f| f.view())}
         <Suspense fallback=|| view! { <div class="h-40 animate-pulse rounded-xl bg-slate-100"></div> }>
             {move || {
                 let (thread, q) = (thread.clone(), q.clone());
@@ -210,6 +215,78 @@ pub fn AskPage() -> impl IntoView {
                 })
             }}
         </Suspense>
+    }
+}
+
+/// What a thread shows after its answer's feedback form was posted (server markup only:
+/// none of this is in the browser bundle). `?feedback=sent`: a confirmation;
+/// `?feedback=down&answer=<id>`: "noted", and the optional reason and comment for that
+/// thumbs down. Only fixed words and a hex id are taken from the address.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum FeedbackBanner {
+    Sent,
+    Down(String),
+}
+
+impl FeedbackBanner {
+    fn read(q: &leptos_router::params::ParamsMap) -> Option<Self> {
+        match q.get("feedback").as_deref() {
+            Some("sent") => Some(FeedbackBanner::Sent),
+            Some("down") => q
+                .get("answer")
+                .filter(|a| a.len() == 32 && a.bytes().all(|b| b.is_ascii_hexdigit()))
+                .map(FeedbackBanner::Down),
+            _ => None,
+        }
+    }
+
+    fn view(self) -> impl IntoView {
+        const FIELD: &str = "rounded-lg border border-slate-300 bg-white px-2 py-1 text-sm";
+        match self {
+            FeedbackBanner::Sent => view! {
+                <p role="status" class="mb-4 rounded-lg bg-emerald-50 px-4 py-3 text-sm text-emerald-900" data-testid="feedback-sent">
+                    "Thanks — your feedback on the answer was saved. You can change your vote at any time."
+                </p>
+            }
+            .into_any(),
+            FeedbackBanner::Down(history_id) => view! {
+                <form
+                    method="post"
+                    action="/feedback"
+                    class="mb-4 flex flex-col gap-3 rounded-lg border border-amber-200 bg-amber-50 px-4 py-3 text-sm text-slate-800"
+                    data-testid="feedback-reason"
+                >
+                    <p role="status" class="font-medium text-amber-900">
+                        "Thanks — noted 👎. What was wrong? (optional, helps Clarion improve)"
+                    </p>
+                    <input type="hidden" name="history_id" value=history_id />
+                    <input type="hidden" name="rating" value="down" />
+                    <div class="flex flex-wrap items-end gap-3">
+                        <label class="flex flex-col gap-1">
+                            "Reason"
+                            <select name="reason" class=FIELD>
+                                <option value="">"Choose a reason"</option>
+                                <option value="wrong_cohort">"Wrong patients or wounds counted"</option>
+                                <option value="wrong_numbers">"Wrong numbers"</option>
+                                <option value="too_many_questions">"Too many questions first"</option>
+                                <option value="other">"Other (say what below)"</option>
+                            </select>
+                        </label>
+                        <label class="flex min-w-64 flex-1 flex-col gap-1">
+                            "Comment (optional, up to 1,000 characters)"
+                            <textarea name="comment" maxlength="1000" rows="2" class=FIELD></textarea>
+                        </label>
+                        <button
+                            type="submit"
+                            class="rounded-lg bg-teal-700 px-3 py-2 font-semibold text-white hover:bg-teal-800 focus:outline-none focus-visible:ring-2 focus-visible:ring-teal-600 focus-visible:ring-offset-2"
+                        >
+                            "Send reason"
+                        </button>
+                    </div>
+                </form>
+            }
+            .into_any(),
+        }
     }
 }
 
@@ -828,6 +905,9 @@ fn RestoredAnswer(
             </div>
         };
         let sql = history.as_ref().map(|h| view! { <SqlBlock sql=h.sql.clone() /> });
+        let feedback = history
+            .as_ref()
+            .map(|h| crate::components::feedback::answer_view(&h.id));
         view! {
             <div class="flex flex-col gap-3" data-testid="restored-answer">
                 <p class="text-base leading-relaxed text-slate-900" data-testid="restatement">{restatement.clone()}</p>
@@ -835,6 +915,7 @@ fn RestoredAnswer(
                 {meta.map(|m| view! { <p class="text-xs text-slate-500" data-testid="row-count">{m}</p> })}
                 {results}
                 {again}
+                {feedback}
                 {sql}
             </div>
         }

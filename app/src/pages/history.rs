@@ -5,7 +5,7 @@
 
 use crate::components::ui::error_text;
 use crate::components::ui::{EmptyState, PageHeader};
-use crate::protocol::{AssumptionSource, HistoryItem};
+use crate::protocol::{AssumptionSource, HistoryItem, HistoryShow, HistoryStatus};
 use crate::server_fns::get_history;
 use leptos::prelude::*;
 use leptos_meta::Title;
@@ -18,9 +18,16 @@ const SHOWN: i64 = 100;
 /// The History page.
 #[component]
 pub fn HistoryPage() -> impl IntoView {
-    let history = Resource::new(|| (), |_| get_history(Some(SHOWN)));
+    let query = use_query_map();
+    // `?show=` filters on the server; the page shows every question by default.
+    let show = query
+        .read_untracked()
+        .get("show")
+        .and_then(|s| HistoryShow::parse(&s))
+        .unwrap_or(HistoryShow::All);
+    let history = Resource::new(move || show, |show| get_history(Some(SHOWN), Some(show)));
     // A failed re-run comes back here with a code (never text from the address).
-    let rerun_error = use_query_map()
+    let rerun_error = query
         .read_untracked()
         .get("rerun_error")
         .map(|code| match code.as_str() {
@@ -29,6 +36,27 @@ pub fn HistoryPage() -> impl IntoView {
             "unanswerable" => "That question can no longer be answered as it was (the data or its definitions changed). Ask it again on the Ask page.",
             _ => "The question could not be run again. Please try again.",
         });
+    // So does a feedback vote that could not be saved (or one on an answer without a thread).
+    let feedback_error = query
+        .read_untracked()
+        .get("feedback_error")
+        .map(|code| match code.as_str() {
+            "not_found" => "That answer is no longer in your history, so the vote was not saved.",
+            "comment_too_long" => {
+                "The comment is longer than 1,000 characters; the vote was not saved. Please shorten it."
+            }
+            "bad_input" => {
+                "That vote could not be read (a reason goes with thumbs down only). Please try again."
+            }
+            _ => "Your vote could not be saved. Please try again.",
+        });
+    let feedback_sent = query.read_untracked().get("feedback").as_deref() == Some("sent");
+    let filters = [
+        (HistoryShow::All, "All"),
+        (HistoryShow::Answered, "Answered"),
+        (HistoryShow::Refused, "Refused"),
+        (HistoryShow::Failed, "Failed"),
+    ];
     view! {
         <Title text="History" />
         <PageHeader
@@ -38,9 +66,49 @@ pub fn HistoryPage() -> impl IntoView {
         {rerun_error.map(|m| view! {
             <p role="alert" class="mb-4 rounded-lg bg-red-50 px-4 py-3 text-sm text-red-800" data-testid="rerun-error">{m}</p>
         })}
+        {feedback_error.map(|m| view! {
+            <p role="alert" class="mb-4 rounded-lg bg-red-50 px-4 py-3 text-sm text-red-800" data-testid="feedback-error">{m}</p>
+        })}
+        {feedback_sent.then(|| view! {
+            <p role="status" class="mb-4 rounded-lg bg-emerald-50 px-4 py-3 text-sm text-emerald-900" data-testid="feedback-sent">
+                "Thanks — your feedback on the answer was saved."
+            </p>
+        })}
+        <nav aria-label="Show" class="mb-4 flex flex-wrap gap-2 text-sm" data-testid="history-filter">
+            {filters
+                .into_iter()
+                .map(|(f, label)| {
+                    let current = f == show;
+                    view! {
+                        <a
+                            href=format!("/history?show={}", f.as_str())
+                            aria-current=current.then_some("page")
+                            class=if current {
+                                "rounded-full bg-teal-700 px-3 py-1 font-medium text-white"
+                            } else {
+                                "rounded-full border border-slate-300 bg-white px-3 py-1 font-medium text-slate-700 hover:bg-slate-50"
+                            }
+                        >
+                            {label}
+                        </a>
+                    }
+                })
+                .collect_view()}
+        </nav>
         <Transition fallback=|| view! { <div class="h-64 animate-pulse rounded-xl bg-slate-100"></div> }>
             {move || Suspend::new(async move {
                 match history.await {
+                    // A filter that matches nothing says so (the history itself may not be empty).
+                    Ok(items) if items.is_empty() && show != HistoryShow::All => view! {
+                        <p class="rounded-lg border border-dashed border-slate-300 bg-white px-4 py-3 text-sm text-slate-600" data-testid="history-none">
+                            {match show {
+                                HistoryShow::Answered => "No answered questions.",
+                                HistoryShow::Refused => "No refused questions: Clarion has answered or asked about everything you asked.",
+                                _ => "No failed questions.",
+                            }}
+                        </p>
+                    }
+                        .into_any(),
                     Ok(items) if items.is_empty() => view! {
                         <EmptyState
                             title="No questions yet"
@@ -78,6 +146,9 @@ pub fn HistoryPage() -> impl IntoView {
 
 #[component]
 fn HistoryRow(item: HistoryItem) -> impl IntoView {
+    if item.status != HistoryStatus::Answered {
+        return view! { <UnansweredRow item /> }.into_any();
+    }
     // Re-run posts (a link must never run a query); threads live at `/threads/{id}`.
     let history_id = item.id.clone();
     let open = item
@@ -157,6 +228,47 @@ fn HistoryRow(item: HistoryItem) -> impl IntoView {
                             "Open thread"
                         </a>
                     })}
+                </div>
+            </div>
+        </li>
+    }
+    .into_any()
+}
+
+/// A question Clarion refused, or one that failed, with the message the user saw.
+#[component]
+fn UnansweredRow(item: HistoryItem) -> impl IntoView {
+    let when = format_when(&item.created_at);
+    let (badge, tone) = match item.status {
+        HistoryStatus::Failed => ("Failed", "bg-red-100 text-red-900"),
+        _ => ("Refused", "bg-amber-100 text-amber-900"),
+    };
+    let again = format!("/?q={}", percent_encode(&item.question));
+    let again_label = format!("Ask again: “{}”", item.question);
+    view! {
+        <li class="rounded-xl border border-slate-200 bg-white p-4 shadow-sm sm:p-5" data-testid="history-item" data-status=badge.to_lowercase()>
+            <div class="flex flex-col gap-3 md:flex-row md:items-start md:justify-between">
+                <div class="min-w-0 flex-1">
+                    <p class="text-base font-medium text-slate-900 break-words" data-testid="history-question">
+                        {item.question.clone()}
+                    </p>
+                    <p class="mt-1 flex flex-wrap items-center gap-x-3 gap-y-1 text-xs text-slate-500">
+                        <span class=format!("rounded-full px-2 py-0.5 font-semibold {tone}") data-testid="history-status">{badge}</span>
+                        <time datetime=item.created_at.clone()>{when}</time>
+                    </p>
+                    <p class="mt-2 text-sm text-slate-700" data-testid="history-message">
+                        {item.message.clone().unwrap_or_default()}
+                    </p>
+                </div>
+                <div class="flex shrink-0 gap-2">
+                    <a
+                        href=again
+                        aria-label=again_label
+                        title="Put the question back in the composer to rephrase it (nothing runs until you send it)"
+                        class="inline-flex items-center rounded-lg border border-slate-300 bg-white px-3 py-2 text-sm font-semibold text-slate-800 shadow-sm hover:bg-slate-50 focus:outline-none focus-visible:ring-2 focus-visible:ring-teal-600 focus-visible:ring-offset-2"
+                    >
+                        "Ask again"
+                    </a>
                 </div>
             </div>
         </li>

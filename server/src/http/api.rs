@@ -37,6 +37,8 @@ fn api() -> OpenApiRouter<AppState> {
         .routes(routes!(thread))
         .routes(routes!(history))
         .routes(routes!(history_rows))
+        .routes(routes!(answer_feedback))
+        .routes(routes!(clarification_feedback))
         .routes(routes!(settings, save_settings))
         .routes(routes!(preferences))
         .routes(routes!(delete_preference))
@@ -221,7 +223,10 @@ async fn thread(
     path = "/api/v1/history",
     operation_id = "history",
     summary = "Your past questions, newest first",
-    params(("limit" = Option<i64>, Query, minimum = 1, maximum = 500, description = "How many entries (default 50)")),
+    params(
+        ("limit" = Option<i64>, Query, minimum = 1, maximum = 500, description = "How many entries (default 50)"),
+        ("show" = Option<protocol::HistoryShow>, Query, description = "Which questions: `answered` (default), `refused`, `failed` or `all`")
+    ),
     responses(
         (status = 200, description = "History", body = Vec<protocol::HistoryItem>),
         (status = 400, description = "Bad input: the message says what is wrong", body = app::protocol::ApiError),
@@ -251,8 +256,73 @@ async fn history(
             .filter(|n| (1..=HISTORY_MAX).contains(n))
             .ok_or_else(bad)?,
     };
-    let items = state.orchestrator.history(user.id, limit).await?;
+    let show = match q.get("show").map(|v| v.trim()) {
+        None => protocol::HistoryShow::Answered,
+        Some(v) => protocol::HistoryShow::parse(v).ok_or_else(|| {
+            ApiError::new(
+                ErrorCode::BadParameter,
+                "show must be one of all, answered, refused, failed.",
+            )
+        })?,
+    };
+    let items = state.orchestrator.history_filtered(user.id, show, limit).await?;
     Ok(Json(items).into_response())
+}
+
+/// Your vote on one of your answers: thumbs up, or down with an optional reason.
+#[utoipa::path(
+    put,
+    path = "/api/v1/history/{id}/feedback",
+    operation_id = "answer_feedback",
+    summary = "Thumbs up or down on one of your answers (a later vote replaces the earlier; a thumbs-up counts the choices it used as successful)",
+    params(("id" = String, Path, description = "The answer's `history_id`")),
+    request_body = protocol::AnswerFeedbackRequest,
+    responses(
+        (status = 200, description = "The vote as stored", body = protocol::AnswerFeedbackView),
+        (status = 422, description = "A reason or comment with thumbs up (`reason_with_thumbs_up`)", body = app::protocol::ApiError),
+        openapi::Signed,
+        openapi::WithBody,
+        openapi::ById
+    )
+)]
+#[tracing::instrument(skip_all)]
+async fn answer_feedback(
+    State(state): State<AppState>,
+    CurrentUser(user): CurrentUser,
+    Path(id): Path<String>,
+    ApiJson(req): ApiJson<protocol::AnswerFeedbackRequest>,
+) -> Result<Response, ApiError> {
+    let (view, _) = state.orchestrator.answer_feedback(user.id, &id, &req).await?;
+    Ok(Json(view).into_response())
+}
+
+/// Whether one of your rounds' questions was helpful.
+#[utoipa::path(
+    put,
+    path = "/api/v1/clarifications/{id}/feedback",
+    operation_id = "clarification_feedback",
+    summary = "Was this clarification question helpful? (a later vote replaces the earlier)",
+    params(("id" = String, Path, description = "The round's `clarification_id`")),
+    request_body = protocol::ClarificationFeedbackRequest,
+    responses(
+        (status = 200, description = "The vote as stored", body = protocol::ClarificationFeedbackView),
+        openapi::Signed,
+        openapi::WithBody,
+        openapi::ById
+    )
+)]
+#[tracing::instrument(skip_all)]
+async fn clarification_feedback(
+    State(state): State<AppState>,
+    CurrentUser(user): CurrentUser,
+    Path(id): Path<String>,
+    ApiJson(req): ApiJson<protocol::ClarificationFeedbackRequest>,
+) -> Result<Response, ApiError> {
+    let (view, _) = state
+        .orchestrator
+        .clarification_feedback(user.id, &id, req.helpful)
+        .await?;
+    Ok(Json(view).into_response())
 }
 
 /// Most history entries one request returns (the documented maximum).

@@ -6,7 +6,8 @@
 //!   origin, `style="…"` attributes allowed (the charts' bar widths; an attribute
 //!   cannot run code), no `<style>` elements; no plugins, no `<base>`,
 //!   forms post only here, and no framing (`frame-ancestors 'none'`, with
-//!   `X-Frame-Options: DENY` for older browsers).
+//!   `X-Frame-Options: DENY` for older browsers) — except the one-line confirmation of
+//!   a clarification-feedback vote, which only this site may frame.
 //! - `X-Content-Type-Options: nosniff`, `Referrer-Policy: same-origin`.
 //! - `Strict-Transport-Security` when the request came over TLS.
 //! - `Cache-Control: no-store` on everything but the hashed static bundle under
@@ -39,10 +40,14 @@ impl Default for CspNonce {
 
 /// The policy for a response rendered with `nonce`.
 pub fn content_security_policy(nonce: &str) -> String {
+    policy(nonce, "'none'")
+}
+
+fn policy(nonce: &str, ancestors: &str) -> String {
     format!(
         "default-src 'self'; script-src 'self' 'nonce-{nonce}' 'wasm-unsafe-eval'; \
          style-src 'self'; style-src-attr 'unsafe-inline'; img-src 'self' data:; font-src 'self'; connect-src 'self'; \
-         object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+         object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors {ancestors}"
     )
 }
 
@@ -54,11 +59,20 @@ pub async fn security_headers(mut req: Request, next: Next) -> Response {
     let tls = super::super::auth::cookie::came_over_tls(req.headers(), req.uri());
     req.extensions_mut().insert(nonce.clone());
     let mut res = next.run(req).await;
+    // Only the round-feedback confirmation may be framed, and only by this site.
+    let framable = res
+        .extensions()
+        .get::<super::feedback_form::FramableBySelf>()
+        .is_some();
     let h = res.headers_mut();
-    if let Ok(v) = HeaderValue::from_str(&content_security_policy(&nonce.0)) {
+    let ancestors = if framable { "'self'" } else { "'none'" };
+    if let Ok(v) = HeaderValue::from_str(&policy(&nonce.0, ancestors)) {
         h.insert(header::CONTENT_SECURITY_POLICY, v);
     }
-    h.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
+    h.insert(
+        header::X_FRAME_OPTIONS,
+        HeaderValue::from_static(if framable { "SAMEORIGIN" } else { "DENY" }),
+    );
     h.insert(
         header::X_CONTENT_TYPE_OPTIONS,
         HeaderValue::from_static("nosniff"),

@@ -8,6 +8,7 @@
 pub mod access_page;
 pub mod api;
 pub mod auth;
+pub mod feedback_form;
 pub mod headers;
 pub mod rerun;
 pub mod verified_page;
@@ -55,6 +56,7 @@ pub fn router(state: AppState) -> Router {
     Router::new()
         .route("/healthz", get(healthz))
         .route("/history/rerun", axum::routing::post(rerun::rerun))
+        .route("/feedback", axum::routing::post(feedback_form::feedback))
         .route(access_page::PATH, get(access_page::page).post(access_page::save))
         .route(
             verified_page::PATH,

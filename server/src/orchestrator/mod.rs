@@ -26,6 +26,7 @@ mod answers;
 pub mod config;
 mod convert;
 mod fallback;
+mod feedback;
 pub mod learning;
 mod own_words;
 pub mod scope;
@@ -88,6 +89,9 @@ pub enum OrchestratorError {
     /// A fault (500); logged with its cause chain, shown only as a reference.
     #[error("internal error")]
     Internal(#[source] Box<dyn std::error::Error + Send + Sync>),
+    /// An error already turned into what the user sees (and logged, for a fault).
+    #[error("{0}")]
+    Reported(ApiError),
 }
 
 impl OrchestratorError {
@@ -112,6 +116,7 @@ impl OrchestratorError {
             OrchestratorError::Timeout(_) => ErrorCode::QueryTimeout,
             OrchestratorError::Busy(_) => ErrorCode::TooManyQueries,
             OrchestratorError::Internal(_) => ErrorCode::Internal,
+            OrchestratorError::Reported(e) => e.code,
         }
     }
 
@@ -129,14 +134,30 @@ impl OrchestratorError {
                 code,
                 format!("That clarification can no longer be answered: {why}."),
             ),
-            OrchestratorError::Timeout(d) => ApiError::new(
-                code,
-                format!(
-                    "The query took longer than {} ms and was stopped. Try narrowing the question.",
-                    d.as_millis()
-                ),
-            ),
+            OrchestratorError::Timeout(d) => ApiError::new(code, timeout_message(d)),
             OrchestratorError::Internal(cause) => crate::error::internal_fault(cause.as_ref()),
+            OrchestratorError::Reported(e) => e,
+        }
+    }
+}
+
+/// What the user is told when a query ran past its time limit.
+fn timeout_message(d: Duration) -> String {
+    format!(
+        "The query took longer than {} ms and was stopped. Try narrowing the question.",
+        d.as_millis()
+    )
+}
+
+impl OrchestratorError {
+    /// The message a refused or timed-out question shows (other errors: their text).
+    fn to_public_message(&self) -> String {
+        match self {
+            OrchestratorError::Refused { message, .. } | OrchestratorError::BadInput { message, .. } => {
+                message.clone()
+            }
+            OrchestratorError::Timeout(d) => timeout_message(*d),
+            other => other.to_string(),
         }
     }
 }
@@ -536,6 +557,12 @@ impl Orchestrator {
         self.post_user_message(user_id, &thread_id, question, &Payload::Question, now)
             .await?;
         let new_thread = req.thread_id.is_none().then(|| thread_id.clone());
+        // The answer this question follows up on, if any (counted as used once this
+        // question is answered).
+        let previous = match &req.thread_id {
+            Some(_) => self.last_answer(user_id, &thread_id).await,
+            None => None,
+        };
         // A question one of whose phrasings an administrator verified is answered by
         // that definition and asks nothing; any other new question may still match one
         // by its plan (checked once it is understood).
@@ -577,7 +604,17 @@ impl Orchestrator {
         {
             tracing::warn!(error = %e, "could not delete the thread of a refused question");
         }
-        outcome
+        match outcome {
+            Ok(o) => {
+                // A follow-up asked on an answer used it as it was (F12: success).
+                if let Some(h) = previous {
+                    self.count_used(user_id, &h).await;
+                }
+                Ok(o)
+            }
+            // Refused and failed questions go to History with the message shown.
+            Err(e) => Err(self.record_unanswered(user_id, question, started, e).await),
+        }
     }
 
     /// `POST /api/v1/query/clarify`: applies the answers to a round and continues.
@@ -1590,6 +1627,7 @@ impl Orchestrator {
                     row_count,
                     duration_ms: job.started.elapsed().as_millis() as i64,
                     result_json: Some(&result_json),
+                    verified_id: job.verified.as_ref().map(|v| v.id),
                 },
                 now,
             )
@@ -1815,6 +1853,12 @@ fn history_item(e: crate::store::HistoryEntry) -> HistoryItem {
         row_count: e.row_count,
         duration_ms: e.duration_ms,
         created_at: e.created_at.to_rfc3339(),
+        status: match e.status {
+            crate::store::HistoryStatus::Answered => app::protocol::HistoryStatus::Answered,
+            crate::store::HistoryStatus::Refused => app::protocol::HistoryStatus::Refused,
+            crate::store::HistoryStatus::Failed => app::protocol::HistoryStatus::Failed,
+        },
+        message: e.message,
     }
 }
 

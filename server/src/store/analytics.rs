@@ -10,7 +10,8 @@
 //! Definitions (one question is counted once):
 //! - a *clarified question* is a first round (`round_number = 1`), counted on
 //!   the day it was asked;
-//! - an *answer* is a history entry that is not a repeat of an earlier entry
+//! - an *answer* is an answered history entry (refused and failed questions are
+//!   not answers) that is not a repeat of an earlier entry
 //!   with the same question in the same thread (revisions of an assumption
 //!   re-run the same question in its thread and are not new questions);
 //! - an answer *needed a round* when a round for the same question exists in
@@ -147,8 +148,8 @@ impl Store {
              EXISTS (SELECT 1 FROM clarification_rounds r WHERE r.thread_id = h.thread_id \
                      AND r.question = h.question AND r.created_at <= h.created_at) AS after_round \
              FROM query_history h \
-             WHERE h.created_at >= $1 AND h.created_at < $2 \
-             AND NOT EXISTS (SELECT 1 FROM query_history e WHERE e.thread_id = h.thread_id \
+             WHERE h.created_at >= $1 AND h.created_at < $2 AND h.status = 'answered' \
+             AND NOT EXISTS (SELECT 1 FROM query_history e WHERE e.thread_id = h.thread_id AND e.status = 'answered' \
                      AND e.question = h.question \
                      AND (e.created_at < h.created_at OR (e.created_at = h.created_at AND e.id < h.id)))";
         let answers: Vec<AnswerRow> = on_pool!(&self.db, |p| sqlx::query_as(answers_sql)

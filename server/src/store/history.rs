@@ -30,6 +30,38 @@ pub struct NewHistoryEntry<'a> {
     /// The rows as shown (the answer's table, as JSON text), kept so that opening
     /// the thread later shows them without running the query again.
     pub result_json: Option<&'a str>,
+    /// The verified question that answered it, if any.
+    pub verified_id: Option<i64>,
+}
+
+/// How a question in the history ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HistoryStatus {
+    /// Answered (an answer with rows).
+    Answered,
+    /// Clarion declined it (a data change, another subject, too little understood …).
+    Refused,
+    /// It failed (past its time limit, a fault).
+    Failed,
+}
+
+impl HistoryStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            HistoryStatus::Answered => "answered",
+            HistoryStatus::Refused => "refused",
+            HistoryStatus::Failed => "failed",
+        }
+    }
+
+    fn parse(s: &str) -> Result<Self, StoreError> {
+        match s {
+            "answered" => Ok(HistoryStatus::Answered),
+            "refused" => Ok(HistoryStatus::Refused),
+            "failed" => Ok(HistoryStatus::Failed),
+            other => Err(StoreError::Corrupt(format!("history status {other:?}"))),
+        }
+    }
 }
 
 /// A stored history entry.
@@ -46,6 +78,12 @@ pub struct HistoryEntry {
     pub row_count: i64,
     pub duration_ms: i64,
     pub created_at: DateTime<Utc>,
+    /// Answered, refused or failed.
+    pub status: HistoryStatus,
+    /// What the user was told, for a refused or failed question.
+    pub message: Option<String>,
+    /// The verified question that answered it, if any.
+    pub verified_id: Option<i64>,
 }
 
 #[derive(sqlx::FromRow)]
@@ -61,14 +99,19 @@ struct HistoryRow {
     row_count: i64,
     duration_ms: i64,
     created_at: Ts,
+    status: String,
+    message: Option<String>,
+    verified_id: Option<i64>,
 }
 
 const HISTORY_COLUMNS: &str = "id, user_id, thread_id, question, plan_json, sql_text, clarifications_json, \
-     assumptions_json, row_count, duration_ms, created_at";
+     assumptions_json, row_count, duration_ms, created_at, status, message, verified_id";
 
-impl From<HistoryRow> for HistoryEntry {
-    fn from(r: HistoryRow) -> Self {
-        HistoryEntry {
+impl TryFrom<HistoryRow> for HistoryEntry {
+    type Error = StoreError;
+
+    fn try_from(r: HistoryRow) -> Result<Self, StoreError> {
+        Ok(HistoryEntry {
             id: HistoryId::new(r.id),
             user_id: r.user_id,
             thread_id: r.thread_id.map(ThreadId::new),
@@ -80,8 +123,15 @@ impl From<HistoryRow> for HistoryEntry {
             row_count: r.row_count,
             duration_ms: r.duration_ms,
             created_at: r.created_at.0,
-        }
+            status: HistoryStatus::parse(&r.status)?,
+            message: r.message,
+            verified_id: r.verified_id,
+        })
     }
+}
+
+fn entries(rows: Vec<HistoryRow>) -> Result<Vec<HistoryEntry>, StoreError> {
+    rows.into_iter().map(HistoryEntry::try_from).collect()
 }
 
 /// How a statement ended.
@@ -195,7 +245,8 @@ impl Store {
         let id = HistoryId::random();
         let sql = format!(
             "INSERT INTO query_history ({HISTORY_COLUMNS}, result_json) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING {HISTORY_COLUMNS}"
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, 'answered', NULL, $13, $12) \
+             RETURNING {HISTORY_COLUMNS}"
         );
         let row: HistoryRow = on_pool!(&self.db, |p| sqlx::query_as(&sql)
             .bind(id.as_str())
@@ -210,9 +261,42 @@ impl Store {
             .bind(entry.duration_ms)
             .bind(Ts::of(now))
             .bind(entry.result_json)
+            .bind(entry.verified_id)
             .fetch_one(p)
             .await)?;
-        Ok(row.into())
+        row.try_into()
+    }
+
+    /// Records a question that was not answered (refused or failed) with the message
+    /// the user saw. It has no plan, SQL or thread.
+    pub async fn add_unanswered(
+        &self,
+        user_id: i64,
+        question: &str,
+        status: HistoryStatus,
+        message: &str,
+        duration_ms: i64,
+        now: DateTime<Utc>,
+    ) -> Result<HistoryEntry, StoreError> {
+        if status == HistoryStatus::Answered {
+            return Err(StoreError::Conflict("an answered question needs its plan"));
+        }
+        let id = HistoryId::random();
+        let sql = format!(
+            "INSERT INTO query_history ({HISTORY_COLUMNS}) \
+             VALUES ($1, $2, NULL, $3, '', '', '{{}}', '[]', 0, $4, $5, $6, $7, NULL) RETURNING {HISTORY_COLUMNS}"
+        );
+        let row: HistoryRow = on_pool!(&self.db, |p| sqlx::query_as(&sql)
+            .bind(id.as_str())
+            .bind(user_id)
+            .bind(question)
+            .bind(duration_ms)
+            .bind(Ts::of(now))
+            .bind(status.as_str())
+            .bind(message)
+            .fetch_one(p)
+            .await)?;
+        row.try_into()
     }
 
     /// The answers of one of the user's threads, oldest first, each with its stored
@@ -230,43 +314,77 @@ impl Store {
         }
         let sql = format!(
             "SELECT {HISTORY_COLUMNS}, result_json FROM query_history \
-             WHERE thread_id = $1 AND user_id = $2 ORDER BY created_at, id"
+             WHERE thread_id = $1 AND user_id = $2 AND status = 'answered' ORDER BY created_at, id"
         );
         let rows: Vec<WithResult> = on_pool!(&self.db, |p| sqlx::query_as(&sql)
             .bind(thread_id.as_str())
             .bind(user_id)
             .fetch_all(p)
             .await)?;
-        Ok(rows
-            .into_iter()
-            .map(|r| (HistoryEntry::from(r.entry), r.result_json))
-            .collect())
+        rows.into_iter()
+            .map(|r| Ok((HistoryEntry::try_from(r.entry)?, r.result_json)))
+            .collect()
     }
 
-    /// The user's history, newest first.
+    /// The latest answer of one of the user's threads (`None`: none, or not theirs).
+    pub async fn last_answer_in(
+        &self,
+        user_id: i64,
+        thread_id: &ThreadId,
+    ) -> Result<Option<HistoryId>, StoreError> {
+        let sql = "SELECT id FROM query_history WHERE thread_id = $1 AND user_id = $2 AND status = 'answered' \
+                   ORDER BY created_at DESC, id DESC LIMIT 1";
+        let row: Option<(String,)> = on_pool!(&self.db, |p| sqlx::query_as(sql)
+            .bind(thread_id.as_str())
+            .bind(user_id)
+            .fetch_optional(p)
+            .await)?;
+        Ok(row.map(|r| HistoryId::new(r.0)))
+    }
+
+    /// The user's answered questions, newest first.
     pub async fn history(&self, user_id: i64, limit: i64) -> Result<Vec<HistoryEntry>, StoreError> {
+        self.history_with(user_id, &[HistoryStatus::Answered], limit)
+            .await
+    }
+
+    /// The user's history entries with one of `statuses`, newest first.
+    pub async fn history_with(
+        &self,
+        user_id: i64,
+        statuses: &[HistoryStatus],
+        limit: i64,
+    ) -> Result<Vec<HistoryEntry>, StoreError> {
+        let has = |s: HistoryStatus| statuses.contains(&s);
+        // Three fixed flags, bound: the statement is the same whatever is asked for.
         let sql = format!(
             "SELECT {HISTORY_COLUMNS} FROM query_history WHERE user_id = $1 \
+             AND ((status = 'answered' AND $3) OR (status = 'refused' AND $4) OR (status = 'failed' AND $5)) \
              ORDER BY created_at DESC, id LIMIT $2"
         );
         let rows: Vec<HistoryRow> = on_pool!(&self.db, |p| sqlx::query_as(&sql)
             .bind(user_id)
             .bind(limit)
+            .bind(has(HistoryStatus::Answered))
+            .bind(has(HistoryStatus::Refused))
+            .bind(has(HistoryStatus::Failed))
             .fetch_all(p)
             .await)?;
-        Ok(rows.into_iter().map(HistoryEntry::from).collect())
+        entries(rows)
     }
 
     /// One of the user's history entries (for re-running it); `NotFound` if
     /// missing or someone else's.
     pub async fn history_entry(&self, user_id: i64, id: &HistoryId) -> Result<HistoryEntry, StoreError> {
-        let sql = format!("SELECT {HISTORY_COLUMNS} FROM query_history WHERE id = $1 AND user_id = $2");
+        let sql = format!(
+            "SELECT {HISTORY_COLUMNS} FROM query_history WHERE id = $1 AND user_id = $2 AND status = 'answered'"
+        );
         let row: Option<HistoryRow> = on_pool!(&self.db, |p| sqlx::query_as(&sql)
             .bind(id.as_str())
             .bind(user_id)
             .fetch_optional(p)
             .await)?;
-        row.map(HistoryEntry::from).ok_or(StoreError::NotFound)
+        row.ok_or(StoreError::NotFound)?.try_into()
     }
 
     /// Records an executed statement. Returns the record's id.
@@ -325,24 +443,24 @@ impl Store {
             .collect();
         let sql = format!(
             "SELECT {}, u.display_name AS asker FROM query_history h JOIN users u ON u.id = h.user_id \
-             ORDER BY h.created_at DESC, h.id LIMIT $1",
+             WHERE h.status = 'answered' ORDER BY h.created_at DESC, h.id LIMIT $1",
             columns.join(", ")
         );
         let rows: Vec<WithAsker> =
             on_pool!(&self.db, |p| sqlx::query_as(&sql).bind(limit).fetch_all(p).await)?;
-        Ok(rows
-            .into_iter()
-            .map(|r| (HistoryEntry::from(r.entry), r.asker))
-            .collect())
+        rows.into_iter()
+            .map(|r| Ok((HistoryEntry::try_from(r.entry)?, r.asker)))
+            .collect()
     }
 
     /// Anyone's history entry by id; `NotFound` if missing.
     pub async fn any_history_entry(&self, id: &HistoryId) -> Result<HistoryEntry, StoreError> {
-        let sql = format!("SELECT {HISTORY_COLUMNS} FROM query_history WHERE id = $1");
+        let sql =
+            format!("SELECT {HISTORY_COLUMNS} FROM query_history WHERE id = $1 AND status = 'answered'");
         let row: Option<HistoryRow> = on_pool!(&self.db, |p| sqlx::query_as(&sql)
             .bind(id.as_str())
             .fetch_optional(p)
             .await)?;
-        row.map(HistoryEntry::from).ok_or(StoreError::NotFound)
+        row.ok_or(StoreError::NotFound)?.try_into()
     }
 }

@@ -1,6 +1,7 @@
 //! Clarion's own tables on SQLite or PostgreSQL: users, sessions and API tokens,
 //! threads and messages, clarification rounds and their answers, learned
-//! preferences, settings, query history and the audit log.
+//! preferences, settings, query history (answered, refused and failed questions),
+//! feedback on answers and rounds, and the audit log.
 //!
 //! One [`Store`] over both backends. Every statement uses `$n` placeholders,
 //! which both accept, and [`on_pool!`] runs the same statement on whichever pool
@@ -29,6 +30,7 @@ mod time;
 
 mod analytics;
 mod auth_tables;
+mod feedback;
 mod history;
 mod llm_calls;
 mod preferences;
@@ -41,7 +43,8 @@ mod verified;
 
 pub use analytics::{AmbiguityCounts, AnalyticsCounts, ChoiceCount, DayCounts};
 pub use auth_tables::ApiToken;
-pub use history::{AuditEntry, AuditOutcome, HistoryEntry, NewAuditEntry, NewHistoryEntry};
+pub use feedback::{AnswerFeedback, FeedbackCounts, FeedbackReason, Rating, VerifiedFeedback};
+pub use history::{AuditEntry, AuditOutcome, HistoryEntry, HistoryStatus, NewAuditEntry, NewHistoryEntry};
 pub use ids::{HistoryId, RoundId, ThreadId};
 pub use llm_calls::{LlmDay, NewLlmCall};
 pub use preferences::{Preference, PreferenceChoice, PreferenceEvidence};

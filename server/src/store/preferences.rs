@@ -21,7 +21,7 @@ pub enum PreferenceChoice {
 
 impl PreferenceChoice {
     /// The uniqueness key: one row per distinct choice.
-    fn key(&self) -> String {
+    pub fn key(&self) -> String {
         match self {
             PreferenceChoice::Option(o) => format!("option:{o}"),
             PreferenceChoice::Custom(c) => format!("custom:{c}"),

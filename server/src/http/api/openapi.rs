@@ -20,6 +20,8 @@ pub const ENDPOINTS: &[(&str, &str)] = &[
     ("get", "/api/v1/threads/{id}"),
     ("get", "/api/v1/history"),
     ("post", "/api/v1/history/{id}/rows"),
+    ("put", "/api/v1/history/{id}/feedback"),
+    ("put", "/api/v1/clarifications/{id}/feedback"),
     ("get", "/api/v1/settings"),
     ("put", "/api/v1/settings"),
     ("get", "/api/v1/preferences"),
@@ -100,7 +102,7 @@ pub enum Runs {
     ),
     modifiers(&Security),
     security(("bearer" = []), ("session" = [])),
-    components(schemas(app::protocol::ErrorCode))
+    components(schemas(app::protocol::ErrorCode, app::protocol::HistoryShow))
 )]
 pub struct ApiDoc;
 
@@ -141,6 +143,18 @@ fn links() -> Vec<(&'static str, &'static str, &'static str, Value)> {
         out.push((op, "200", "OpenThread", thread.clone()));
         out.push((op, "200", "RowsAgain", rows.clone()));
         out.push((op, "200", "Revise", revise.clone()));
+        out.push((
+            op,
+            "200",
+            "Feedback",
+            json!({"operationId": "answer_feedback", "parameters": {"id": "$response.body#/history_id"}}),
+        ));
+        out.push((
+            op,
+            "202",
+            "RoundFeedback",
+            json!({"operationId": "clarification_feedback", "parameters": {"id": "$response.body#/clarification_id"}}),
+        ));
     }
     out.push((
         "preferences",
@@ -346,6 +360,8 @@ mod tests {
             row_count: 3,
             duration_ms: 4,
             created_at: "2026-11-01T00:00:00Z".into(),
+            status: HistoryStatus::Refused,
+            message: Some("Clarion only reads data.".into()),
         }
     }
 
@@ -544,6 +560,35 @@ mod tests {
                 to(&crate::http::api::verified::VerifiedEdit {
                     name: "n".into(),
                     phrasings: vec!["p".into()],
+                }),
+            ),
+            (
+                "AnswerFeedbackRequest",
+                to(&AnswerFeedbackRequest {
+                    rating: "down".into(),
+                    reason: Some("wrong_cohort".into()),
+                    comment: Some("counted healed wounds".into()),
+                }),
+            ),
+            (
+                "AnswerFeedbackView",
+                to(&AnswerFeedbackView {
+                    history_id: "h".into(),
+                    rating: FeedbackRating::Down,
+                    reason: Some(FeedbackReason::Other),
+                    comment: Some("c".into()),
+                    successes_counted: 0,
+                }),
+            ),
+            (
+                "ClarificationFeedbackRequest",
+                to(&ClarificationFeedbackRequest { helpful: true }),
+            ),
+            (
+                "ClarificationFeedbackView",
+                to(&ClarificationFeedbackView {
+                    clarification_id: "c".into(),
+                    helpful: false,
                 }),
             ),
             (
