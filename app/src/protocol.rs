@@ -505,15 +505,15 @@ pub struct Assumption {
     /// The alternatives, for changing the assumption (empty when there are none).
     #[serde(default)]
     pub options: Vec<Choice>,
+    // Server side only, like `reasoning`: the browser does not read them (the wasm
+    // bundle has a size budget, and serde skips fields a struct does not name).
     /// How sure Clarion is of this piece, in [0, 1]: 1 for what the user chose or
     /// remembered, the best guess's confidence for a default, the link's for a loose match.
-    /// Server side only, like `reasoning`: the browser does not read them (the wasm
-    /// bundle has a size budget and serde skips fields a struct does not name).
     #[cfg(feature = "ssr")]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub confidence: Option<f64>,
-    /// One line on why this was assumed ("The Glossary's default for “large” (1 of 3
-    /// readings); not asked because a wrong guess changes little here").
+    /// One line on why this was assumed ("The usual meaning of “large” (1 of 3
+    /// readings), not asked because a different reading changes the answer little.").
     #[cfg(feature = "ssr")]
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub reasoning: String,
@@ -596,8 +596,8 @@ pub struct Question {
     /// asked), `important` (likely to change the answer), `helpful` (a finer reading).
     #[serde(default)]
     pub priority: String,
+    // Server side only: the panel shows the priority, not the number.
     /// Clarion's confidence in its best guess (the preselected option), in [0, 1].
-    /// Server side only (the panel shows the priority, not the number).
     #[cfg(feature = "ssr")]
     #[serde(default)]
     pub confidence: f64,
