@@ -737,6 +737,9 @@ pub enum ErrorCode {
     CannotAnswer,
     /// 422: only about clinics outside the asker's access.
     OutsideScope,
+    /// 422: a saved question whose definition no longer applies (a value gone from
+    /// the data, a retired verified definition …); the message says what changed.
+    NoLongerApplies,
     /// 429: too many questions running at once for this user.
     TooManyQueries,
     /// 429: too many sign-in (or password) attempts: wait and try again.
@@ -771,7 +774,7 @@ impl ErrorCode {
             BodyTooLarge => 413,
             UnknownQuestion | UnknownOption | DuplicateAnswer | MissingAnswer | InvalidAnswer
             | InvalidCustomValue | UnknownAssumption | BadScope | OutOfDomain | DataChange
-            | Unintelligible | CannotAnswer | OutsideScope => 422,
+            | Unintelligible | CannotAnswer | OutsideScope | NoLongerApplies => 422,
             TooManyQueries | TooManyAttempts => 429,
             Internal => 500,
             Busy => 503,
@@ -911,6 +914,58 @@ pub struct HistoryItem {
     pub duration_ms: i64,
     /// When (RFC 3339).
     pub created_at: String,
+}
+
+/// One of the user's saved questions (F27): re-run with exactly the clarifications it
+/// was answered with, never asking again.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+pub struct SavedQuestion {
+    /// Its id (32 hex characters).
+    pub id: String,
+    /// The name its owner gave it.
+    pub name: String,
+    /// The question as asked.
+    pub question: String,
+    /// What was chosen in its clarification rounds ("serious: Infected"), in order.
+    pub chosen: Vec<String>,
+    /// Answered by this verified question ("Verified by … · name"), if one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verified: Option<String>,
+    /// False when its definition no longer applies to today's data or model: running
+    /// it is refused (`no_longer_applies`) and it should be asked afresh.
+    pub applies: bool,
+    /// What no longer applies, one sentence each (empty when `applies`).
+    pub changes: Vec<String>,
+    /// How many times it was run from the saved list.
+    pub run_count: i64,
+    /// When it was saved (RFC 3339).
+    pub created_at: String,
+    /// When it was last run (RFC 3339).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_run_at: Option<String>,
+}
+
+/// `POST /api/v1/saved`: save one of your answers under a name.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct SaveRequest {
+    /// The answer to save (its `history_id`).
+    pub history_id: String,
+    /// Its name (1–120 characters, not only spaces).
+    #[cfg_attr(feature = "ssr", schema(min_length = 1, max_length = 120, pattern = r"\S"))]
+    pub name: String,
+}
+
+/// `PATCH /api/v1/saved/{id}`: rename a saved question.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct SavedRename {
+    /// Its new name (1–120 characters, not only spaces).
+    #[cfg_attr(feature = "ssr", schema(min_length = 1, max_length = 120, pattern = r"\S"))]
+    pub name: String,
 }
 
 /// One of the user's API tokens, as listed in Settings (never the secret).

@@ -10,6 +10,7 @@ pub mod api;
 pub mod auth;
 pub mod headers;
 pub mod rerun;
+pub mod saved_page;
 pub mod verified_page;
 
 use crate::auth::extract::{ProtectedPages, require_session_for_pages, resolve_user};
@@ -55,6 +56,7 @@ pub fn router(state: AppState) -> Router {
     Router::new()
         .route("/healthz", get(healthz))
         .route("/history/rerun", axum::routing::post(rerun::rerun))
+        .route(saved_page::PATH, axum::routing::post(saved_page::action))
         .route(access_page::PATH, get(access_page::page).post(access_page::save))
         .route(
             verified_page::PATH,

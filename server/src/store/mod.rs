@@ -1,6 +1,6 @@
 //! Clarion's own tables on SQLite or PostgreSQL: users, sessions and API tokens,
 //! threads and messages, clarification rounds and their answers, learned
-//! preferences, settings, query history and the audit log.
+//! preferences, settings, query history, saved questions and the audit log.
 //!
 //! One [`Store`] over both backends. Every statement uses `$n` placeholders,
 //! which both accept, and [`on_pool!`] runs the same statement on whichever pool
@@ -33,6 +33,7 @@ mod history;
 mod llm_calls;
 mod preferences;
 mod rounds;
+mod saved;
 mod scope;
 mod settings;
 mod threads;
@@ -42,10 +43,11 @@ mod verified;
 pub use analytics::{AmbiguityCounts, AnalyticsCounts, ChoiceCount, DayCounts};
 pub use auth_tables::ApiToken;
 pub use history::{AuditEntry, AuditOutcome, HistoryEntry, NewAuditEntry, NewHistoryEntry};
-pub use ids::{HistoryId, RoundId, ThreadId};
+pub use ids::{HistoryId, RoundId, SavedId, ThreadId};
 pub use llm_calls::{LlmDay, NewLlmCall};
 pub use preferences::{Preference, PreferenceChoice, PreferenceEvidence};
 pub use rounds::{Answer, AnswerChoice, NewAnswer, NewRound, Round, RoundStatus};
+pub use saved::{NewSaved, Saved, SavedCounts};
 pub use scope::ClinicScope;
 pub use threads::{Message, MessageRole, NewMessage, Thread};
 pub use users::{Role, User};
