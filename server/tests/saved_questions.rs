@@ -377,6 +377,15 @@ async fn a_value_gone_from_the_data_makes_a_saved_question_no_longer_apply_and_i
             "nothing ran"
         );
 
+        // History's re-run of the same answer is refused the same way, not run with
+        // another cohort (the History page shows its "can no longer be answered" note).
+        let hid = r.body["history_id"].as_str().unwrap();
+        let (status, _, location) = api
+            .page(&api.alice, Method::POST, "/history/rerun", Some(&format!("history_id={hid}")))
+            .await;
+        assert_eq!(status, StatusCode::SEE_OTHER);
+        assert_eq!(location.as_deref(), Some("/history?rerun_error=unanswerable"));
+
         // The page says so and offers to ask afresh instead of running it.
         let (_, html, _) = api.page(&api.alice, Method::GET, "/saved", None).await;
         assert!(html.contains("No longer applies"), "{html}");

@@ -941,7 +941,8 @@ impl Orchestrator {
 
     /// History's "Re-run" (F19): the entry's question asked again, in a new
     /// thread, with exactly the clarifications and saved definitions it had, so
-    /// nothing is asked again; the rows are today's. Never asks.
+    /// nothing is asked again; the rows are today's. Never asks. Refused (422
+    /// `no_longer_applies`) when they no longer give the same query (see [`saved`]).
     pub async fn rerun(&self, user_id: i64, history_id: &str) -> Result<Answer, OrchestratorError> {
         let started = Instant::now();
         let _slot = self.slot(user_id)?;
@@ -950,6 +951,12 @@ impl Orchestrator {
             return Err(OrchestratorError::NotFound);
         }
         let entry = self.inner.store.history_entry(user_id, &hid).await?;
+        // Like a saved question: never run with another cohort than the entry's.
+        let cx = self.check_context(user_id).await?;
+        let applies = self.applies_with(&cx, &entry.question, &entry.clarifications_json, &entry.plan_json);
+        if !applies.changes.is_empty() {
+            return Err(saved::no_longer_applies("That question", &applies));
+        }
         let resume: HistoryResume = serde_json::from_str(&entry.clarifications_json).unwrap_or_default();
         self.rerun_resume(user_id, &entry.question, resume, started).await
     }

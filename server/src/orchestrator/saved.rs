@@ -123,7 +123,7 @@ impl Orchestrator {
         Ok(all
             .into_iter()
             .map(|s| {
-                let applies = self.applies_with(&cx, &s);
+                let applies = self.applies_with(&cx, &s.question, &s.definition_json, &s.plan_json);
                 item(s, applies)
             })
             .collect())
@@ -164,14 +164,7 @@ impl Orchestrator {
         let saved = self.inner.store.saved(user_id, &id).await?;
         let applies = self.applies(user_id, &saved).await?;
         if !applies.changes.is_empty() {
-            return Err(OrchestratorError::Refused {
-                code: ErrorCode::NoLongerApplies,
-                message: format!(
-                    "“{}” no longer applies, so it was not run (its records would not be the same ones): {} Ask it afresh to choose again.",
-                    saved.name,
-                    applies.changes.join(" ")
-                ),
-            });
+            return Err(no_longer_applies(&format!("“{}”", saved.name), &applies));
         }
         let resume: HistoryResume =
             serde_json::from_str(&saved.definition_json).map_err(OrchestratorError::internal)?;
@@ -187,10 +180,10 @@ impl Orchestrator {
 
     async fn applies(&self, user_id: i64, saved: &Saved) -> Result<Applies, OrchestratorError> {
         let cx = self.check_context(user_id).await?;
-        Ok(self.applies_with(&cx, saved))
+        Ok(self.applies_with(&cx, &saved.question, &saved.definition_json, &saved.plan_json))
     }
 
-    async fn check_context(&self, user_id: i64) -> Result<CheckContext, OrchestratorError> {
+    pub(super) async fn check_context(&self, user_id: i64) -> Result<CheckContext, OrchestratorError> {
         Ok(CheckContext {
             loaded: self.load(user_id).await?,
             in_force: self.in_force().await?,
@@ -198,16 +191,23 @@ impl Orchestrator {
         })
     }
 
-    /// Reads the saved question again as its run would (same engine input, no query)
-    /// and says what no longer applies.
-    fn applies_with(&self, cx: &CheckContext, saved: &Saved) -> Applies {
-        let Ok(resume) = serde_json::from_str::<HistoryResume>(&saved.definition_json) else {
+    /// Reads a saved question (or a history entry) again as its run would (same engine
+    /// input, no query) and says what no longer applies: `definition_json` is what it
+    /// was answered with, `plan_json` the plan it ran.
+    pub(super) fn applies_with(
+        &self,
+        cx: &CheckContext,
+        question: &str,
+        definition_json: &str,
+        plan_json: &str,
+    ) -> Applies {
+        let Ok(resume) = serde_json::from_str::<HistoryResume>(definition_json) else {
             return Applies {
                 changes: vec!["Its stored definition can no longer be read.".into()],
                 verified: None,
             };
         };
-        let saved_plan: Option<QueryPlan> = serde_json::from_str(&saved.plan_json).ok();
+        let saved_plan: Option<QueryPlan> = serde_json::from_str(plan_json).ok();
         if let Some(vid) = resume.verified {
             return match cx.in_force.iter().find(|v| v.id == vid) {
                 Some(v) => Applies {
@@ -234,7 +234,7 @@ impl Orchestrator {
         let loaded = &cx.loaded;
         let resolutions = answers::with_saved_customs(&resume.resolutions, &loaded.saved_customs);
         let check = RenderCheck { model };
-        let input = EngineInput::new(model, &saved.question, self.today())
+        let input = EngineInput::new(model, question, self.today())
             .with_check(&check)
             .with_allowed(&loaded.allowed)
             .with_context(&resume.context)
@@ -285,21 +285,26 @@ impl Orchestrator {
                 }
             }
         }
-        for a in u.questions() {
-            if !resume.resolutions.answers.contains_key(&a.id) {
-                changes.push(format!("It would now need a new clarification: {}", a.question));
-            }
-        }
         if changes.is_empty()
             && let (Some(before), Some(now)) = (&saved_plan, &u.plan)
         {
             let mut before = before.clone();
             before.today = now.today;
             if &before != now {
-                changes.push(
-                    "It is now read into a different query (a value, a definition or one of your remembered choices changed)."
-                        .into(),
-                );
+                // say why when a new question explains it
+                let new: Vec<String> = u
+                    .questions()
+                    .filter(|a| !resume.resolutions.answers.contains_key(&a.id))
+                    .map(|a| format!("It would now need a new clarification: {}", a.question))
+                    .collect();
+                if new.is_empty() {
+                    changes.push(
+                        "It is now read into a different query (a value, a definition or one of your remembered choices changed)."
+                            .into(),
+                    );
+                } else {
+                    changes.extend(new);
+                }
             }
         }
         changes.dedup();
@@ -310,8 +315,19 @@ impl Orchestrator {
     }
 }
 
+/// The refusal of a run whose definition no longer applies.
+pub(super) fn no_longer_applies(what: &str, applies: &Applies) -> OrchestratorError {
+    OrchestratorError::Refused {
+        code: ErrorCode::NoLongerApplies,
+        message: format!(
+            "{what} no longer applies, so it was not run (its records would not be the same ones): {} Ask it afresh to choose again.",
+            applies.changes.join(" ")
+        ),
+    }
+}
+
 /// What checking saved questions needs, loaded once per request.
-struct CheckContext {
+pub(super) struct CheckContext {
     loaded: super::Loaded,
     in_force: Vec<verified::InForce>,
     /// Every verified question, retired or not: (id, name).
