@@ -953,8 +953,12 @@ pub struct SavedQuestion {
 pub struct SaveRequest {
     /// The answer to save (its `history_id`).
     pub history_id: String,
-    /// Its name (1–120 characters, not only spaces).
-    #[cfg_attr(feature = "ssr", schema(min_length = 1, max_length = 120, pattern = r"\S"))]
+    /// Its name (1–120 characters, not only spaces or control characters, which are
+    /// read as spaces).
+    #[cfg_attr(
+        feature = "ssr",
+        schema(min_length = 1, max_length = 120, pattern = r"[^\s\x00-\x1f\x7f-\x9f]")
+    )]
     pub name: String,
 }
 
@@ -963,8 +967,12 @@ pub struct SaveRequest {
 #[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct SavedRename {
-    /// Its new name (1–120 characters, not only spaces).
-    #[cfg_attr(feature = "ssr", schema(min_length = 1, max_length = 120, pattern = r"\S"))]
+    /// Its new name (1–120 characters, not only spaces or control characters, which are
+    /// read as spaces).
+    #[cfg_attr(
+        feature = "ssr",
+        schema(min_length = 1, max_length = 120, pattern = r"[^\s\x00-\x1f\x7f-\x9f]")
+    )]
     pub name: String,
 }
 

@@ -39,11 +39,14 @@ fn code(e: OrchestratorError) -> &'static str {
             code: ErrorCode::BadName,
             ..
         } => "bad_name",
-        OrchestratorError::BadInput { .. } => "full",
         OrchestratorError::Refused {
             code: ErrorCode::NoLongerApplies,
             ..
         } => "stale",
+        OrchestratorError::Refused {
+            code: ErrorCode::Conflict,
+            ..
+        } => "full",
         OrchestratorError::Refused { .. } => "unanswerable",
         _ => {
             // logged with its cause (the user sees only the generic notice)

@@ -75,10 +75,12 @@ impl Orchestrator {
         let store = &self.inner.store;
         let entry = store.history_entry(user_id, &hid).await?;
         if store.saved_count_of(user_id).await? >= MAX_SAVED_PER_USER {
-            return Err(OrchestratorError::bad(
-                ErrorCode::BadInput,
-                format!("You have {MAX_SAVED_PER_USER} saved questions, the most kept: delete one first."),
-            ));
+            return Err(OrchestratorError::Refused {
+                code: ErrorCode::Conflict,
+                message: format!(
+                    "You have {MAX_SAVED_PER_USER} saved questions, the most kept: delete one first."
+                ),
+            });
         }
         let resume: HistoryResume = serde_json::from_str(&entry.clarifications_json).unwrap_or_default();
         let saved = store

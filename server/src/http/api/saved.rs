@@ -39,6 +39,7 @@ pub async fn list(
     request_body = SaveRequest,
     responses(
         (status = 201, description = "The saved question", body = SavedQuestion),
+        (status = 409, description = "You already keep as many saved questions as Clarion allows (500)", body = app::protocol::ApiError),
         openapi::Signed,
         openapi::WithBody,
         openapi::ById
