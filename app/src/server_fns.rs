@@ -199,23 +199,6 @@ pub async fn get_history(limit: Option<i64>) -> Result<Vec<crate::protocol::Hist
     ssr::backend()?.history(&user, limit).await.map_err(ssr::to_sfe)
 }
 
-/// The signed-in user's saved questions (F27), each saying whether it still applies.
-#[server(endpoint = "saved", output = Reply)]
-pub async fn get_saved() -> Result<Vec<crate::protocol::SavedQuestion>, ServerFnError> {
-    let user = ssr::require_user()?;
-    ssr::backend()?.saved_questions(&user).await.map_err(ssr::to_sfe)
-}
-
-/// One of the signed-in user's answers, for the "Save question" form.
-#[server(endpoint = "saved_draft", output = Reply)]
-pub async fn get_saved_draft(history_id: String) -> Result<crate::protocol::HistoryItem, ServerFnError> {
-    let user = ssr::require_user()?;
-    ssr::backend()?
-        .saved_draft(&user, history_id)
-        .await
-        .map_err(ssr::to_sfe)
-}
-
 /// The signed-in user's learned and remembered choices (F12).
 #[server(endpoint = "preferences", output = Reply)]
 pub async fn get_preferences() -> Result<Vec<crate::protocol::PreferenceItem>, ServerFnError> {

@@ -325,7 +325,7 @@ pub fn AnswerCard(
                 </span>
                 <span aria-hidden="true">"·"</span>
                 <span>{duration_text(duration_ms)}</span>
-                <span aria-hidden="true">"·"</span><a href=format!("/saved/new?history={history_id}") class="font-medium text-teal-700 underline hover:text-teal-900" data-testid="save-answer">"Save question"</a>
+                <a href=format!("/saved/new?history={history_id}") class="font-medium text-teal-700 underline">"Save question"</a>
             </p>
             {results}
             {(!suggestions.is_empty()).then(|| view! {
