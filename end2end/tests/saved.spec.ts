@@ -1,19 +1,20 @@
-import { expect, test } from '@playwright/test';
+import AxeBuilder from '@axe-core/playwright';
+import { expect, Page, test } from '@playwright/test';
 import { hydrated, login, shot, watchConsole } from './helpers';
 import { askViaApi, createUser } from './accounts';
-import * as fs from 'fs';
 
 // Saved questions (F27): an answer that needed a clarification is saved under a name
 // from the answer card, listed on /saved, and run from there with exactly its choices:
 // the answer appears with no clarification panel. A saved question whose verified
 // definition was retired says it no longer applies and offers to ask afresh.
 
-/** Also copies a screenshot where the feature's notes point (when that folder exists). */
-async function shotBoth(page: import('@playwright/test').Page, name: string) {
-  await shot(page, name);
-  if (fs.existsSync('/work/shots')) {
-    await page.screenshot({ path: `/work/shots/${name}.png`, fullPage: true });
-  }
+/** No serious or critical WCAG 2.1 A/AA violation (as a11y.spec.ts scans every page). */
+async function scan(page: Page, what: string) {
+  const result = await new AxeBuilder({ page }).withTags(['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa']).analyze();
+  const bad = result.violations
+    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+    .map((v) => `${v.id}: ${v.help} — ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
+  expect(bad, `${what}: serious or critical accessibility violations`).toEqual([]);
 }
 
 test.describe('Saved questions', () => {
@@ -42,6 +43,7 @@ test.describe('Saved questions', () => {
     const form = page.getByTestId('save-form');
     await expect(form).toContainText('show me serious wounds');
     await expect(form).toContainText('serious: Infected');
+    await scan(page, 'the save form');
     await form.getByLabel('Name').fill('Infected wounds — weekly check');
     await form.getByRole('button', { name: 'Save question' }).click();
 
@@ -52,7 +54,8 @@ test.describe('Saved questions', () => {
     await expect(item.getByTestId('saved-name')).toHaveText('Infected wounds — weekly check');
     await expect(item.getByTestId('saved-chosen')).toHaveText([/serious: Infected.*\(you chose\)/]);
     await expect(page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Saved' })).toHaveAttribute('aria-current', 'page');
-    await shotBoth(page, 'saved-list');
+    await shot(page, 'saved-list');
+    await scan(page, 'the Saved list');
 
     // Run: a new thread with the answer, the same rows, and no clarification panel.
     await item.getByRole('button', { name: 'Run “Infected wounds — weekly check”' }).click();
@@ -60,7 +63,7 @@ test.describe('Saved questions', () => {
     await expect(page.getByTestId('restored-answer').getByTestId('restatement')).toHaveText(restatement!);
     await expect(page.getByTestId('restored-answer').getByTestId('row-count')).toHaveText(rows!);
     await expect(page.getByTestId('clarification-panel')).toHaveCount(0);
-    await shotBoth(page, 'saved-run');
+    await shot(page, 'saved-run');
 
     // Rename, then delete.
     await page.goto('/saved');
@@ -104,7 +107,8 @@ test.describe('Saved questions', () => {
     await expect(item.getByTestId('saved-stale')).toContainText('“Serious wounds (infected)” was retired');
     await expect(item.getByRole('button', { name: /^Run/ })).toHaveCount(0);
     await expect(item.getByTestId('saved-afresh')).toHaveAttribute('href', '/?q=' + encodeURIComponent(phrasing));
-    await shotBoth(page, 'saved-no-longer-applies');
+    await shot(page, 'saved-no-longer-applies');
+    await scan(page, 'a saved question that no longer applies');
 
     // The API refuses to run it with another reading.
     const list = await (await page.request.get('/api/v1/saved')).json();
