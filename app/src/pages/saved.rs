@@ -157,7 +157,7 @@ mod ssr {
         let run_label = format!("Run “{}”", item.name);
         let rename_label = format!("New name for “{}”", item.name);
         let delete_label = format!("Delete “{}”", item.name);
-        let afresh_label = format!("Ask “{}” afresh", item.question);
+        let afresh_label = format!("Ask afresh: “{}”", item.question);
         let field = format!("rename-{}", item.id);
         view! {
             <li
