@@ -82,6 +82,13 @@ pub trait Backend: Send + Sync + 'static {
         limit: i64,
         show: crate::protocol::HistoryShow,
     ) -> Result<Vec<HistoryItem>, BackendError>;
+    /// The user's saved questions, newest first, each saying whether it still applies (F27).
+    async fn saved_questions(
+        &self,
+        user: &AuthUser,
+    ) -> Result<Vec<crate::protocol::SavedQuestion>, BackendError>;
+    /// One of the user's answers, as the "Save question" form shows it.
+    async fn saved_draft(&self, user: &AuthUser, history_id: String) -> Result<HistoryItem, BackendError>;
     /// The user's learned and remembered choices.
     async fn preferences(&self, user: &AuthUser) -> Result<Vec<PreferenceItem>, BackendError>;
     /// Forgets one remembered choice.

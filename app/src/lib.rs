@@ -62,6 +62,8 @@ pub fn App() -> impl IntoView {
                     <Route path=path!("/") view=pages::ask::AskPage />
                     <Route path=path!("/threads/:id") view=pages::ask::AskPage />
                     <Route path=path!("/history") view=pages::history::HistoryPage />
+                    <Route path=path!("/saved") view=pages::saved::SavedPage />
+                    <Route path=path!("/saved/new") view=pages::saved::SaveQuestionPage />
                     <Route path=path!("/glossary") view=pages::glossary::GlossaryPage />
                     <Route path=path!("/analytics") view=pages::analytics::AnalyticsPage />
                     <Route path=path!("/settings") view=pages::settings::SettingsPage />

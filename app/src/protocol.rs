@@ -772,6 +772,9 @@ pub enum ErrorCode {
     OutsideScope,
     /// 422: a reason or comment sent with thumbs up (they explain a thumbs down).
     ReasonWithThumbsUp,
+    /// 422: a saved question whose definition no longer applies (a value gone from
+    /// the data, a retired verified definition …); the message says what changed.
+    NoLongerApplies,
     /// 429: too many questions running at once for this user.
     TooManyQueries,
     /// 429: too many sign-in (or password) attempts: wait and try again.
@@ -809,7 +812,7 @@ impl ErrorCode {
             BodyTooLarge => 413,
             UnknownQuestion | UnknownOption | DuplicateAnswer | MissingAnswer | InvalidAnswer
             | InvalidCustomValue | UnknownAssumption | BadScope | OutOfDomain | DataChange
-            | Unintelligible | CannotAnswer | OutsideScope | ReasonWithThumbsUp => 422,
+            | Unintelligible | CannotAnswer | OutsideScope | ReasonWithThumbsUp | NoLongerApplies => 422,
             TooManyQueries | TooManyAttempts => 429,
             Internal => 500,
             Busy => 503,
@@ -1087,6 +1090,66 @@ pub struct ClarificationFeedbackView {
     /// The round.
     pub clarification_id: String,
     pub helpful: bool,
+}
+
+/// One of the user's saved questions (F27): re-run with exactly the clarifications it
+/// was answered with, never asking again.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+pub struct SavedQuestion {
+    /// Its id (32 hex characters).
+    pub id: String,
+    /// The name its owner gave it.
+    pub name: String,
+    /// The question as asked.
+    pub question: String,
+    /// What was chosen in its clarification rounds ("serious: Infected"), in order.
+    pub chosen: Vec<String>,
+    /// Answered by this verified question ("Verified by … · name"), if one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verified: Option<String>,
+    /// False when its definition no longer applies to today's data or model: running
+    /// it is refused (`no_longer_applies`) and it should be asked afresh.
+    pub applies: bool,
+    /// What no longer applies, one sentence each (empty when `applies`).
+    pub changes: Vec<String>,
+    /// How many times it was run from the saved list.
+    pub run_count: i64,
+    /// When it was saved (RFC 3339).
+    pub created_at: String,
+    /// When it was last run (RFC 3339).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_run_at: Option<String>,
+}
+
+/// `POST /api/v1/saved`: save one of your answers under a name.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct SaveRequest {
+    /// The answer to save (its `history_id`).
+    pub history_id: String,
+    /// Its name (1–120 characters, not only spaces or control characters, which are
+    /// read as spaces).
+    #[cfg_attr(
+        feature = "ssr",
+        schema(min_length = 1, max_length = 120, pattern = r"[^\s\x00-\x1f\x7f-\x9f]")
+    )]
+    pub name: String,
+}
+
+/// `PATCH /api/v1/saved/{id}`: rename a saved question.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct SavedRename {
+    /// Its new name (1–120 characters, not only spaces or control characters, which are
+    /// read as spaces).
+    #[cfg_attr(
+        feature = "ssr",
+        schema(min_length = 1, max_length = 120, pattern = r"[^\s\x00-\x1f\x7f-\x9f]")
+    )]
+    pub name: String,
 }
 
 /// One of the user's API tokens, as listed in Settings (never the secret).

@@ -4,6 +4,7 @@ import { hydrated, login, shot, watchConsole } from './helpers';
 const PAGES = [
   { path: '/', heading: 'Ask a question', nav: 'Ask', shot: 'ask' },
   { path: '/history', heading: 'History', nav: 'History', shot: 'history' },
+  { path: '/saved', heading: 'Saved questions', nav: 'Saved', shot: 'saved-empty' },
   { path: '/glossary', heading: 'Glossary', nav: 'Glossary', shot: 'glossary' },
   // Analytics is for administrators: covered in analytics.spec.ts.
   { path: '/settings', heading: 'Settings', nav: 'Settings', shot: 'settings' },

@@ -135,6 +135,23 @@ impl Backend for ServerBackend {
             .map_err(from_orchestrator)
     }
 
+    async fn saved_questions(
+        &self,
+        user: &AuthUser,
+    ) -> Result<Vec<app::protocol::SavedQuestion>, BackendError> {
+        self.orchestrator
+            .saved_questions(user.id)
+            .await
+            .map_err(from_orchestrator)
+    }
+
+    async fn saved_draft(&self, user: &AuthUser, history_id: String) -> Result<HistoryItem, BackendError> {
+        self.orchestrator
+            .saved_draft(user.id, &history_id)
+            .await
+            .map_err(from_orchestrator)
+    }
+
     async fn preferences(&self, user: &AuthUser) -> Result<Vec<PreferenceItem>, BackendError> {
         self.orchestrator
             .preferences(user.id)

@@ -10,8 +10,9 @@ use app::protocol::{Sensitivity, Settings};
 use chrono::{DateTime, Duration, TimeZone, Utc};
 use server::store::{
     AnswerChoice, AuditOutcome, ClinicScope, FeedbackReason, HistoryId, MessageRole, NewAnswer,
-    NewAuditEntry, NewHistoryEntry, NewMessage, NewRound, PreferenceChoice, PreferenceEvidence, Rating, Role,
-    Round, RoundId, RoundStatus, Store, StoreError, Thread, ThreadId, User,
+    NewAuditEntry, NewHistoryEntry, NewMessage, NewRound, NewSaved, PreferenceChoice, PreferenceEvidence,
+    Rating, Role, Round, RoundId, RoundStatus, SavedCounts, SavedId, Store, StoreError, Thread, ThreadId,
+    User,
 };
 
 fn t0() -> DateTime<Utc> {
@@ -1583,6 +1584,82 @@ async fn verified_feedback_counts_the_votes_on_each_verified_questions_answers()
             (v.id, 2, 1),
             "{b:?}"
         );
+    })
+    .await;
+}
+
+// ---------------------------------------------------------------- saved questions
+
+#[tokio::test]
+async fn saved_questions_are_private_renamed_deleted_counted_and_keep_hostile_text_as_data() {
+    each_backend(async |t| {
+        let (b, store, a, other) = users_on(t).await;
+        let saved = |name, clarified| NewSaved {
+            name,
+            question: "show me serious wounds",
+            definition_json: r#"{"resolutions":{"answers":{"term:serious@wounds":{"kind":"option","id":"infected"}}}}"#,
+            plan_json: r#"{"entity":"wounds"}"#,
+            source_history_id: Some("00112233445566778899aabbccddeeff"),
+            clarified,
+        };
+        let first = store.add_saved(a.id, saved("Serious wounds", true), t0()).await.unwrap();
+        let hostile = "Robert'); DROP TABLE saved_questions;-- \u{1F4A9} <script>";
+        let second = store
+            .add_saved(a.id, saved(hostile, false), t0() + Duration::minutes(1))
+            .await
+            .unwrap();
+        assert!(first.id.is_well_formed() && second.id.is_well_formed(), "{b:?}");
+        assert_ne!(first.id, second.id);
+        assert_eq!(
+            (first.run_count, first.last_run_at, first.created_at, first.clarified),
+            (0, None, t0(), true),
+            "{b:?}"
+        );
+        assert_eq!(first.source_history_id.as_deref(), Some("00112233445566778899aabbccddeeff"));
+
+        // Newest first, only the owner's; another user's id is a missing one.
+        let names: Vec<String> = store.saved_list(a.id, 50).await.unwrap().into_iter().map(|s| s.name).collect();
+        assert_eq!(names, [hostile, "Serious wounds"], "{b:?}");
+        assert!(store.saved_list(other.id, 50).await.unwrap().is_empty());
+        assert_eq!(store.saved_count_of(a.id).await.unwrap(), 2);
+        assert_eq!(store.saved_list(a.id, 1).await.unwrap().len(), 1);
+        assert!(not_found!(store.saved(other.id, &first.id).await));
+        assert!(not_found!(store.saved(a.id, &SavedId::random()).await));
+        assert!(not_found!(store.rename_saved(other.id, &first.id, "mine now").await));
+        assert!(not_found!(store.delete_saved(other.id, &first.id).await));
+        assert!(not_found!(store.count_saved_run(other.id, &first.id, t0()).await));
+
+        // Rename and runs.
+        let renamed = store.rename_saved(a.id, &first.id, "Infected wounds").await.unwrap();
+        assert_eq!(renamed.name, "Infected wounds");
+        assert_eq!(renamed.definition_json, first.definition_json, "{b:?}");
+        store.count_saved_run(a.id, &first.id, t0() + Duration::hours(1)).await.unwrap();
+        store.count_saved_run(a.id, &first.id, t0() + Duration::hours(2)).await.unwrap();
+        let run = store.saved(a.id, &first.id).await.unwrap();
+        assert_eq!((run.run_count, run.last_run_at), (2, Some(t0() + Duration::hours(2))), "{b:?}");
+
+        // The saved-question rate's counts, over a half-open window.
+        store
+            .add_saved(other.id, saved("theirs", true), t0() + Duration::days(1))
+            .await
+            .unwrap();
+        assert_eq!(
+            store.saved_counts(t0(), t0() + Duration::days(2)).await.unwrap(),
+            SavedCounts { saved: 3, clarified: 2, users: 2 },
+            "{b:?}"
+        );
+        assert_eq!(
+            store.saved_counts(t0() + Duration::minutes(1), t0() + Duration::days(1)).await.unwrap(),
+            SavedCounts { saved: 1, clarified: 0, users: 1 },
+            "{b:?}"
+        );
+
+        // Delete: gone for good; the other user's stays.
+        store.delete_saved(a.id, &first.id).await.unwrap();
+        assert!(not_found!(store.saved(a.id, &first.id).await));
+        assert!(not_found!(store.delete_saved(a.id, &first.id).await));
+        assert_eq!(store.saved_list(a.id, 50).await.unwrap().len(), 1);
+        assert_eq!(store.saved_list(other.id, 50).await.unwrap().len(), 1);
     })
     .await;
 }

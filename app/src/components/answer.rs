@@ -331,6 +331,7 @@ pub fn AnswerCard(
                 </span>
                 <span aria-hidden="true">"·"</span>
                 <span>{duration_text(duration_ms)}</span>
+                <a href=format!("/saved/new?history={history_id}") class="font-medium text-teal-700 underline">"Save question"</a>
             </p>
             {results}
             {(!suggestions.is_empty()).then(|| view! {

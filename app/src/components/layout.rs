@@ -5,9 +5,10 @@ use crate::server_fns::current_user;
 use leptos::prelude::*;
 use leptos_router::components::A;
 
-const NAV: [(&str, &str); 5] = [
+const NAV: [(&str, &str); 6] = [
     ("/", "Ask"),
     ("/history", "History"),
+    ("/saved", "Saved"),
     ("/glossary", "Glossary"),
     ("/analytics", "Analytics"),
     ("/settings", "Settings"),

@@ -8,4 +8,5 @@ pub mod glossary;
 pub mod history;
 pub mod login;
 pub mod not_found;
+pub mod saved;
 pub mod settings;

@@ -24,6 +24,7 @@ use utoipa_axum::routes;
 
 pub mod access;
 pub mod openapi;
+pub mod saved;
 pub mod verified;
 
 /// The API: every route with its OpenAPI operation (one list, so the document and the
@@ -50,6 +51,9 @@ fn api() -> OpenApiRouter<AppState> {
         .routes(routes!(verified::list))
         .routes(routes!(verified::create))
         .routes(routes!(verified::edit, verified::retire))
+        .routes(routes!(saved::list, saved::create))
+        .routes(routes!(saved::rename, saved::delete))
+        .routes(routes!(saved::run))
 }
 
 /// Every route of the API.

@@ -11,6 +11,7 @@ pub mod auth;
 pub mod feedback_form;
 pub mod headers;
 pub mod rerun;
+pub mod saved_page;
 pub mod verified_page;
 
 use crate::auth::extract::{ProtectedPages, require_session_for_pages, resolve_user};
@@ -57,6 +58,7 @@ pub fn router(state: AppState) -> Router {
         .route("/healthz", get(healthz))
         .route("/history/rerun", axum::routing::post(rerun::rerun))
         .route("/feedback", axum::routing::post(feedback_form::feedback))
+        .route(saved_page::PATH, axum::routing::post(saved_page::action))
         .route(access_page::PATH, get(access_page::page).post(access_page::save))
         .route(
             verified_page::PATH,

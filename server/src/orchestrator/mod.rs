@@ -29,6 +29,7 @@ mod fallback;
 mod feedback;
 pub mod learning;
 mod own_words;
+pub mod saved;
 pub mod scope;
 mod scope_options;
 pub mod verified;
@@ -243,6 +244,10 @@ struct HistoryResume {
     /// Pieces the language model proposed (badges "proposed by the language model").
     #[serde(default)]
     llm_pieces: Vec<LlmPiece>,
+    /// The verified question that answered it, if one did: a re-run is answered by
+    /// the same definition (or says it was retired), never by a fresh reading.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    verified: Option<i64>,
 }
 
 /// How a choice reads in the thread and in the history: "serious: Infected", or for a
@@ -983,26 +988,49 @@ impl Orchestrator {
 
     /// History's "Re-run" (F19): the entry's question asked again, in a new
     /// thread, with exactly the clarifications and saved definitions it had, so
-    /// nothing is asked again; the rows are today's. Never asks.
+    /// nothing is asked again; the rows are today's. Never asks. Refused (422
+    /// `no_longer_applies`) when they no longer give the same query (see [`saved`]).
     pub async fn rerun(&self, user_id: i64, history_id: &str) -> Result<Answer, OrchestratorError> {
         let started = Instant::now();
         let _slot = self.slot(user_id)?;
-        let store = &self.inner.store;
         let hid = HistoryId::new(history_id.to_owned());
         if !hid.is_well_formed() {
             return Err(OrchestratorError::NotFound);
         }
-        let entry = store.history_entry(user_id, &hid).await?;
+        let entry = self.inner.store.history_entry(user_id, &hid).await?;
+        // Like a saved question: never run with another cohort than the entry's.
+        let cx = self.check_context(user_id).await?;
+        let applies = self.applies_with(&cx, &entry.question, &entry.clarifications_json, &entry.plan_json);
+        if !applies.changes.is_empty() {
+            return Err(saved::no_longer_applies("That question", &applies));
+        }
         let resume: HistoryResume = serde_json::from_str(&entry.clarifications_json).unwrap_or_default();
+        self.rerun_resume(user_id, &entry.question, resume, started).await
+    }
+
+    /// Asks `question` again in a new thread with exactly `resume`'s resolutions and
+    /// context (and its verified definition, when one answered it): History's re-run
+    /// and a saved question's run. Never asks, never consults the language model.
+    async fn rerun_resume(
+        &self,
+        user_id: i64,
+        question: &str,
+        resume: HistoryResume,
+        started: Instant,
+    ) -> Result<Answer, OrchestratorError> {
+        let verified = match resume.verified {
+            Some(id) => self.in_force().await?.into_iter().find(|v| v.id == id),
+            None => None,
+        };
         let now = Utc::now();
-        let thread_id = self.new_thread(user_id, &entry.question, now).await?;
-        self.post_user_message(user_id, &thread_id, &entry.question, &Payload::Question, now)
+        let thread_id = self.new_thread(user_id, question, now).await?;
+        self.post_user_message(user_id, &thread_id, question, &Payload::Question, now)
             .await?;
         let outcome = self
             .run(Job {
                 user_id,
                 thread_id,
-                question: entry.question.clone(),
+                question: question.to_owned(),
                 context: resume.context,
                 resolutions: resume.resolutions,
                 asked: Vec::new(),
@@ -1012,7 +1040,7 @@ impl Orchestrator {
                 started,
                 chosen: resume.chosen,
                 allow_llm: false,
-                verified: None,
+                verified,
                 candidates: Vec::new(),
                 llm_calls: 0,
                 llm_pieces: resume.llm_pieces,
@@ -1609,6 +1637,7 @@ impl Orchestrator {
             applied: u.applied.clone(),
             chosen: job.chosen.clone(),
             llm_pieces: job.llm_pieces.clone(),
+            verified: job.verified.as_ref().map(|v| v.id),
         };
         let plan_json = serde_json::to_string(&plan).map_err(OrchestratorError::internal)?;
         let result_json = serde_json::to_string(&table).map_err(OrchestratorError::internal)?;

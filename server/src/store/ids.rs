@@ -90,6 +90,10 @@ opaque_id!(
     /// One entry of a user's query history.
     HistoryId
 );
+opaque_id!(
+    /// One of a user's saved questions (F27).
+    SavedId
+);
 
 #[cfg(test)]
 mod tests {

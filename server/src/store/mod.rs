@@ -1,7 +1,7 @@
 //! Clarion's own tables on SQLite or PostgreSQL: users, sessions and API tokens,
 //! threads and messages, clarification rounds and their answers, learned
 //! preferences, settings, query history (answered, refused and failed questions),
-//! feedback on answers and rounds, and the audit log.
+//! saved questions, feedback on answers and rounds, and the audit log.
 //!
 //! One [`Store`] over both backends. Every statement uses `$n` placeholders,
 //! which both accept, and [`on_pool!`] runs the same statement on whichever pool
@@ -35,6 +35,7 @@ mod history;
 mod llm_calls;
 mod preferences;
 mod rounds;
+mod saved;
 mod scope;
 mod settings;
 mod threads;
@@ -45,10 +46,11 @@ pub use analytics::{AmbiguityCounts, AnalyticsCounts, ChoiceCount, DayCounts};
 pub use auth_tables::ApiToken;
 pub use feedback::{AnswerFeedback, FeedbackCounts, FeedbackReason, Rating, VerifiedFeedback};
 pub use history::{AuditEntry, AuditOutcome, HistoryEntry, HistoryStatus, NewAuditEntry, NewHistoryEntry};
-pub use ids::{HistoryId, RoundId, ThreadId};
+pub use ids::{HistoryId, RoundId, SavedId, ThreadId};
 pub use llm_calls::{LlmDay, NewLlmCall};
 pub use preferences::{Preference, PreferenceChoice, PreferenceEvidence};
 pub use rounds::{Answer, AnswerChoice, NewAnswer, NewRound, Round, RoundStatus};
+pub use saved::{NewSaved, Saved, SavedCounts};
 pub use scope::ClinicScope;
 pub use threads::{Message, MessageRole, NewMessage, Thread};
 pub use users::{Role, User};

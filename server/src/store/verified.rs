@@ -119,6 +119,13 @@ impl Store {
         rows.into_iter().map(Verified::try_from).collect()
     }
 
+    /// Every verified question's id and name, retired ones included (to name a retired
+    /// definition that something still refers to).
+    pub async fn all_verified(&self) -> Result<Vec<(i64, String)>, StoreError> {
+        let sql = "SELECT id, name FROM verified_questions ORDER BY id";
+        Ok(on_pool!(&self.db, |p| sqlx::query_as(sql).fetch_all(p).await)?)
+    }
+
     /// Renames a verified question and replaces its phrasings (`NotFound` when retired or missing).
     pub async fn edit_verified(
         &self,

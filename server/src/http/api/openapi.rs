@@ -36,6 +36,11 @@ pub const ENDPOINTS: &[(&str, &str)] = &[
     ("post", "/api/v1/admin/verified"),
     ("put", "/api/v1/admin/verified/{id}"),
     ("delete", "/api/v1/admin/verified/{id}"),
+    ("get", "/api/v1/saved"),
+    ("post", "/api/v1/saved"),
+    ("patch", "/api/v1/saved/{id}"),
+    ("delete", "/api/v1/saved/{id}"),
+    ("post", "/api/v1/saved/{id}/run"),
 ];
 
 /// The responses every signed-in operation can give besides its own.
@@ -167,6 +172,22 @@ fn links() -> Vec<(&'static str, &'static str, &'static str, Value)> {
     let verified = |op: &str| json!({"operationId": op, "parameters": {"id": "$response.body#/id"}});
     out.push(("verify", "201", "Edit", verified("edit_verified")));
     out.push(("verify", "201", "Retire", verified("retire_verified")));
+    for (name, op) in [
+        ("Rename", "rename_saved"),
+        ("Delete", "delete_saved"),
+        ("Run", "run_saved"),
+    ] {
+        out.push(("save_question", "201", name, verified(op)));
+    }
+    for op in ["ask", "clarify", "revise"] {
+        out.push((
+            op,
+            "200",
+            "Save",
+            json!({"operationId": "save_question", "requestBody": {"history_id": "$response.body#/history_id", "name": "Saved answer"}}),
+        ));
+    }
+    out.push(("run_saved", "200", "OpenThread", thread.clone()));
     out
 }
 
@@ -591,6 +612,29 @@ mod tests {
                     helpful: false,
                 }),
             ),
+            (
+                "SavedQuestion",
+                to(&SavedQuestion {
+                    id: "s".into(),
+                    name: "Serious wounds".into(),
+                    question: "show me serious wounds".into(),
+                    chosen: vec!["serious: Infected".into()],
+                    verified: Some("Verified by Alex Morgan · Open wounds".into()),
+                    applies: false,
+                    changes: vec!["“Riverside” is no longer in today's data.".into()],
+                    run_count: 2,
+                    created_at: "2026-11-01T00:00:00Z".into(),
+                    last_run_at: Some("2026-11-02T00:00:00Z".into()),
+                }),
+            ),
+            (
+                "SaveRequest",
+                to(&SaveRequest {
+                    history_id: "h".into(),
+                    name: "n".into(),
+                }),
+            ),
+            ("SavedRename", to(&SavedRename { name: "n".into() })),
             (
                 "ScopeChange",
                 to(&crate::http::api::access::ScopeChange {
