@@ -1262,6 +1262,19 @@ pub struct Analytics {
     /// Feedback given in the window (issue 15, point 3).
     #[serde(default)]
     pub feedback: FeedbackSummary,
+    /// Questions saved in the window (F27), for the saved-question rate.
+    #[serde(default)]
+    pub saved: i64,
+}
+
+impl Analytics {
+    /// Saved questions over answers in the window.
+    pub fn saved_rate(&self) -> Option<f64> {
+        ratio(
+            self.saved,
+            self.totals.auto_resolved + self.totals.answered_after_round,
+        )
+    }
 }
 
 /// Feedback figures over the Analytics window.
@@ -1326,6 +1339,10 @@ pub struct AnalyticsDay {
     pub clarified: i64,
     /// Answers that needed no clarification round.
     pub auto_resolved: i64,
+    /// Of those: resolved by the user's remembered or learned ("usual") definition
+    /// instead of being asked again.
+    #[serde(default)]
+    pub auto_resolved_by_preference: i64,
     /// Answers that came after a clarification round.
     pub answered_after_round: i64,
     /// Clarification rounds shown (first and later rounds).
@@ -1413,5 +1430,19 @@ mod analytics_tests {
         assert_eq!(d.clarification_rate(), Some(0.25));
         assert_eq!(d.abandonment_rate(), Some(0.5));
         assert_eq!(d.auto_resolution_rate(), Some(0.75));
+        let mut a = Analytics {
+            since: String::new(),
+            until: String::new(),
+            totals: AnalyticsDay::default(),
+            days: Vec::new(),
+            terms: Vec::new(),
+            model_calls: Vec::new(),
+            verified: Vec::new(),
+            feedback: FeedbackSummary::default(),
+            saved: 1,
+        };
+        assert_eq!(a.saved_rate(), None, "no answers, no rate");
+        a.totals = d;
+        assert_eq!(a.saved_rate(), Some(0.25), "1 saved of 4 answers");
     }
 }

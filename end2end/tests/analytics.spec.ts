@@ -22,6 +22,9 @@ test.describe('Analytics', () => {
     await expect(page.getByTestId('kpi-clarification-rate')).toHaveText(/^\d+%$/);
     await expect(page.getByTestId('kpi-auto-resolution')).toHaveText(/^\d+%$/);
     await expect(page.getByTestId('kpi-abandonment')).toHaveText(/^(\d+%|—)$/);
+    // answers resolved by a remembered or usual definition are counted apart; the saved-question rate
+    await expect(page.getByText(/\d+ of them by a clinician's remembered or usual definition/)).toBeVisible();
+    await expect(page.getByTestId('kpi-saved')).toHaveText(/^\d+%$/);
     await expect(page.getByTestId('chart-clarification-rate')).toBeVisible();
     await expect(page.getByTestId('chart-clarification-rate').locator('circle').last()).toBeVisible();
     await expect(page.getByTestId('chart-rounds').locator('rect').first()).toBeAttached();

@@ -279,6 +279,12 @@ impl Backend for ServerBackend {
             .await
             .map_err(internal)?;
         view.feedback = feedback_view(&feedback);
+        view.saved = self
+            .store
+            .saved_counts(counts.since, now + chrono::Duration::seconds(1))
+            .await
+            .map_err(internal)?
+            .saved;
         Ok(view)
     }
 
@@ -356,6 +362,7 @@ pub fn analytics_view(
         questions: d.questions,
         clarified: d.clarified,
         auto_resolved: d.auto_resolved,
+        auto_resolved_by_preference: d.auto_resolved_by_preference,
         answered_after_round: d.answered_after_round,
         rounds: d.rounds,
         rounds_answered: d.rounds_answered,
@@ -410,6 +417,7 @@ pub fn analytics_view(
         model_calls: Vec::new(),
         verified: Vec::new(),
         feedback: Default::default(),
+        saved: 0,
     }
 }
 

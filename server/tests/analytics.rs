@@ -43,6 +43,17 @@ impl Seed<'_> {
     }
 
     async fn answer(&self, u: &User, thread: &ThreadId, question: &str, at: DateTime<Utc>) {
+        self.answer_with(u, thread, question, "[]", at).await;
+    }
+
+    async fn answer_with(
+        &self,
+        u: &User,
+        thread: &ThreadId,
+        question: &str,
+        assumptions: &str,
+        at: DateTime<Utc>,
+    ) {
         self.store
             .add_history(
                 u.id,
@@ -52,7 +63,7 @@ impl Seed<'_> {
                     plan_json: "{}",
                     sql: "SELECT 1",
                     clarifications_json: "{}",
-                    assumptions_json: "[]",
+                    assumptions_json: assumptions,
                     row_count: 3,
                     duration_ms: 4,
                     result_json: None,
@@ -324,6 +335,42 @@ async fn analytics_counts_questions_rounds_and_choices_per_day_on_every_backend(
         assert_eq!(today.days.len(), 1);
         assert_eq!(today.totals().questions, 2);
         assert_eq!(today.ambiguities.len(), 1);
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn answers_resolved_by_a_remembered_or_usual_definition_are_counted_apart() {
+    each_backend(async |t| {
+        let store = Store::new(t.db.clone());
+        let seed = Seed { store: &store };
+        let u = user(&store, "pref", Role::Clinician).await;
+        let badge = |source: &str| {
+            format!(r#"[{{"piece":"serious","assumed":"Infected","source":"{source}","options":[]}}]"#)
+        };
+        for (i, source) in [
+            "usual_definition",
+            "saved_definition",
+            "default",
+            "low_confidence",
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            let th = seed.thread(&u, at(0, 9, 0)).await;
+            seed.answer_with(&u, &th, &format!("q{i}"), &badge(source), at(0, 9, i as u32))
+                .await;
+        }
+        let th = seed.thread(&u, at(1, 9, 0)).await;
+        seed.answer(&u, &th, "plain", at(1, 9, 0)).await;
+        let got = store.analytics(now(), 30, 10).await.unwrap();
+        let total = got.totals();
+        assert_eq!(
+            (total.auto_resolved, total.auto_resolved_by_preference),
+            (5, 2),
+            "{total:?}"
+        );
+        assert_eq!(got.days.last().unwrap().auto_resolved_by_preference, 2);
     })
     .await;
 }

@@ -55,8 +55,21 @@ fn AnalyticsBody(a: Analytics) -> impl IntoView {
         (
             "Auto-resolution",
             percent(t.auto_resolution_rate()),
-            "Answers that needed no clarification round".to_string(),
+            format!(
+                "Answers that needed no clarification round; {} of them by a clinician's remembered or usual definition",
+                t.auto_resolved_by_preference
+            ),
             "kpi-auto-resolution",
+        ),
+        (
+            "Saved questions",
+            percent(a.saved_rate()),
+            format!(
+                "{} saved, of {} answers",
+                a.saved,
+                t.auto_resolved + t.answered_after_round
+            ),
+            "kpi-saved",
         ),
     ];
     let subtitle = format!(
@@ -73,7 +86,7 @@ fn AnalyticsBody(a: Analytics) -> impl IntoView {
             <h1 class="text-2xl font-semibold tracking-tight text-slate-900">"Analytics"</h1>
             <p class="mt-1 max-w-3xl text-sm text-slate-600">{subtitle}</p>
         </div>
-        <dl class="grid grid-cols-1 gap-4 sm:grid-cols-2 lg:grid-cols-4">
+        <dl class="grid grid-cols-1 gap-4 sm:grid-cols-2 lg:grid-cols-5">
             {kpis
                 .into_iter()
                 .map(|(name, value, help, testid)| {

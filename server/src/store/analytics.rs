@@ -18,6 +18,9 @@
 //!   its thread from before it; otherwise it was *auto-resolved* (answered
 //!   directly, remembered choices included);
 //! - *questions* = clarified questions + auto-resolved answers;
+//! - an auto-resolved answer was resolved *by a preference* when one of its badges is
+//!   the user's remembered ("saved") or learned ("usual") definition: asked before and
+//!   not asked again, counted apart from questions that needed nothing;
 //! - a round is *abandoned* when it was cancelled or its time ran out
 //!   (a pending round past `expires_at` counts as expired before housekeeping
 //!   rewrites it), *open* while it can still be answered.
@@ -40,6 +43,8 @@ pub struct DayCounts {
     pub clarified: i64,
     /// Answers that needed no round.
     pub auto_resolved: i64,
+    /// Of those: resolved by the user's remembered or learned definition.
+    pub auto_resolved_by_preference: i64,
     /// Answers that came after at least one round.
     pub answered_after_round: i64,
     /// Rounds of any number created that day.
@@ -94,6 +99,7 @@ impl AnalyticsCounts {
             t.questions += d.questions;
             t.clarified += d.clarified;
             t.auto_resolved += d.auto_resolved;
+            t.auto_resolved_by_preference += d.auto_resolved_by_preference;
             t.answered_after_round += d.answered_after_round;
             t.rounds += d.rounds;
             t.rounds_answered += d.rounds_answered;
@@ -108,6 +114,24 @@ impl AnalyticsCounts {
 struct AnswerRow {
     created_at: Ts,
     after_round: bool,
+    assumptions_json: String,
+}
+
+/// The badge sources that mean a remembered or learned definition was applied.
+const PREFERENCE_SOURCES: [&str; 2] = ["saved_definition", "usual_definition"];
+
+impl AnswerRow {
+    /// One of its badges is the user's remembered or learned definition.
+    fn by_preference(&self) -> bool {
+        serde_json::from_str::<Vec<serde_json::Value>>(&self.assumptions_json)
+            .unwrap_or_default()
+            .iter()
+            .any(|a| {
+                a["source"]
+                    .as_str()
+                    .is_some_and(|s| PREFERENCE_SOURCES.contains(&s))
+            })
+    }
 }
 
 #[derive(sqlx::FromRow)]
@@ -144,7 +168,7 @@ impl Store {
             .expect("midnight exists")
             .and_utc();
 
-        let answers_sql = "SELECT h.created_at, \
+        let answers_sql = "SELECT h.created_at, h.assumptions_json, \
              EXISTS (SELECT 1 FROM clarification_rounds r WHERE r.thread_id = h.thread_id \
                      AND r.question = h.question AND r.created_at <= h.created_at) AS after_round \
              FROM query_history h \
@@ -195,6 +219,7 @@ impl Store {
                     d.answered_after_round += 1;
                 } else {
                     d.auto_resolved += 1;
+                    d.auto_resolved_by_preference += i64::from(a.by_preference());
                     d.questions += 1;
                 }
             }
