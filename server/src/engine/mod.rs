@@ -370,7 +370,9 @@ impl Preferences {
     }
 }
 
-fn lookup_pref<'m>(map: &'m BTreeMap<String, String>, id: &str) -> Option<&'m str> {
+/// The choice a preference map holds for an ambiguity id (`term:serious@wounds`), or for
+/// its base (`term:serious`) when the choice was stored without an entity.
+pub(crate) fn lookup_pref<'m>(map: &'m BTreeMap<String, String>, id: &str) -> Option<&'m str> {
     map.get(id)
         .or_else(|| id.split_once('@').and_then(|(base, _)| map.get(base)))
         .map(String::as_str)

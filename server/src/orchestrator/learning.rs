@@ -54,31 +54,47 @@ pub struct Learned {
     pub usual: BTreeMap<String, String>,
 }
 
-impl LearningRule {
-    /// The confidence of one stored choice: its share of the user's answers to the same
-    /// signature (`all` are that user's preferences).
-    pub fn confidence(p: &Preference, all: &[Preference]) -> f64 {
-        let total: i64 = all
-            .iter()
-            .filter(|q| q.signature == p.signature)
-            .map(|q| q.count.max(0))
-            .sum();
-        if total <= 0 {
-            0.0
-        } else {
-            p.count.max(0) as f64 / total as f64
+/// How many answers a user gave per signature, whatever the choice: the denominator of
+/// each choice's confidence. Read once per request.
+#[derive(Clone, Debug, Default)]
+pub struct Totals<'p>(BTreeMap<&'p str, i64>);
+
+impl<'p> Totals<'p> {
+    /// Sums one user's preferences by signature.
+    pub fn of(prefs: &'p [Preference]) -> Self {
+        let mut t = BTreeMap::new();
+        for p in prefs {
+            *t.entry(p.signature.as_str()).or_insert(0) += p.count.max(0);
         }
+        Totals(t)
     }
 
+    /// The confidence of one stored choice: its share of the user's answers to the same
+    /// signature.
+    pub fn confidence(&self, p: &Preference) -> f64 {
+        match self.0.get(p.signature.as_str()) {
+            Some(&total) if total > 0 => p.count.max(0) as f64 / total as f64,
+            _ => 0.0,
+        }
+    }
+}
+
+impl LearningRule {
     /// Applies the rule to one user's preferences. Remembered signatures are left out:
     /// the remembered choice applies there, whatever was learned.
     pub fn learn(&self, prefs: &[Preference]) -> Learned {
+        let totals = Totals::of(prefs);
+        let remembered: std::collections::BTreeSet<&str> = prefs
+            .iter()
+            .filter(|p| p.remembered)
+            .map(|p| p.signature.as_str())
+            .collect();
         let mut out = Learned::default();
         for p in prefs {
             let PreferenceChoice::Option(o) = &p.choice else {
                 continue;
             };
-            if p.count < self.min_uses || prefs.iter().any(|q| q.signature == p.signature && q.remembered) {
+            if p.count < self.min_uses || remembered.contains(p.signature.as_str()) {
                 continue;
             }
             // the most used choice of a signature decides (the store lists by count)
@@ -86,7 +102,7 @@ impl LearningRule {
                 continue;
             }
             out.offered.insert(p.signature.clone(), o.clone());
-            if p.successes >= self.min_successes && Self::confidence(p, prefs) > self.min_confidence {
+            if p.successes >= self.min_successes && totals.confidence(p) > self.min_confidence {
                 out.usual.insert(p.signature.clone(), o.clone());
             }
         }
@@ -98,10 +114,7 @@ impl LearningRule {
 /// `term:serious` when the learned one was stored without an entity), as the engine
 /// matches remembered choices.
 pub fn usual_for<'m>(usual: &'m BTreeMap<String, String>, ambiguity_id: &str) -> Option<&'m str> {
-    usual
-        .get(ambiguity_id)
-        .or_else(|| ambiguity_id.split_once('@').and_then(|(base, _)| usual.get(base)))
-        .map(String::as_str)
+    crate::engine::lookup_pref(usual, ambiguity_id)
 }
 
 #[cfg(test)]

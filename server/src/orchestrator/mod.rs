@@ -1297,10 +1297,8 @@ impl Orchestrator {
     pub async fn preferences(&self, user_id: i64) -> Result<Vec<PreferenceItem>, OrchestratorError> {
         let prefs = self.inner.store.preferences(user_id).await?;
         let learned = self.inner.config.learning.learn(&prefs);
-        let confidences: Vec<f64> = prefs
-            .iter()
-            .map(|p| learning::LearningRule::confidence(p, &prefs))
-            .collect();
+        let totals = learning::Totals::of(&prefs);
+        let confidences: Vec<f64> = prefs.iter().map(|p| totals.confidence(p)).collect();
         Ok(prefs
             .into_iter()
             .zip(confidences)
