@@ -35,6 +35,11 @@ async fn answered(api: &Api) -> (Value, String) {
     (a.body, cid)
 }
 
+/// Posts the answer's feedback form as the browser does (`POST /feedback`).
+async fn vote(api: &Api, token: &str, form: &str) -> (StatusCode, String, Option<String>) {
+    api.page(token, Method::POST, "/feedback", Some(form)).await
+}
+
 async fn successes(api: &Api, option: &str) -> i64 {
     api.state
         .store
@@ -222,16 +227,12 @@ async fn the_feedback_forms_post_and_confirm() {
         let hid = answer["history_id"].as_str().unwrap();
         let thread = answer["thread_id"].as_str().unwrap();
         // Thumbs down with a reason: back to the thread, which confirms it.
-        let (status, _, location) = api
-            .page(
-                &api.alice,
-                Method::POST,
-                "/feedback",
-                Some(&format!(
-                    "history_id={hid}&rating=down&reason=wrong_numbers&comment=too%20high"
-                )),
-            )
-            .await;
+        let (status, _, location) = vote(
+            api,
+            &api.alice,
+            &format!("history_id={hid}&rating=down&reason=wrong_numbers&comment=too%20high"),
+        )
+        .await;
         assert_eq!(status, StatusCode::SEE_OTHER);
         let location = location.unwrap();
         assert_eq!(location, format!("/threads/{thread}?feedback=sent"));
@@ -256,14 +257,12 @@ async fn the_feedback_forms_post_and_confirm() {
         assert_eq!(stored.comment.as_deref(), Some("too high"));
         // A bare thumbs down (the empty "Choose a reason" is no reason): the thread says it
         // was noted and offers the optional reason form (server markup).
-        let (_, _, location) = api
-            .page(
-                &api.alice,
-                Method::POST,
-                "/feedback",
-                Some(&format!("history_id={hid}&rating=down&reason=&comment=")),
-            )
-            .await;
+        let (_, _, location) = vote(
+            api,
+            &api.alice,
+            &format!("history_id={hid}&rating=down&reason=&comment="),
+        )
+        .await;
         let location = location.unwrap();
         assert_eq!(location, format!("/threads/{thread}?feedback=down&answer={hid}"));
         let (_, html, _) = api.page(&api.alice, Method::GET, &location, None).await;
@@ -283,14 +282,12 @@ async fn the_feedback_forms_post_and_confirm() {
             .await;
         assert!(!html.contains("feedback-reason") && !html.contains("<b>hi"));
         // A reason with "👍 Yes" (not in the form, but posted anyway) is ignored.
-        let (_, _, location) = api
-            .page(
-                &api.alice,
-                Method::POST,
-                "/feedback",
-                Some(&format!("history_id={hid}&rating=up&reason=other&comment=x")),
-            )
-            .await;
+        let (_, _, location) = vote(
+            api,
+            &api.alice,
+            &format!("history_id={hid}&rating=up&reason=other&comment=x"),
+        )
+        .await;
         assert_eq!(location.unwrap(), format!("/threads/{thread}?feedback=sent"));
         let up = api
             .state
@@ -304,23 +301,9 @@ async fn the_feedback_forms_post_and_confirm() {
             (server::store::Rating::Up, None, None)
         );
         // Bob's vote on alice's answer, or a made-up rating: History explains.
-        let (_, _, location) = api
-            .page(
-                &api.bob,
-                Method::POST,
-                "/feedback",
-                Some(&format!("history_id={hid}&rating=up")),
-            )
-            .await;
+        let (_, _, location) = vote(api, &api.bob, &format!("history_id={hid}&rating=up")).await;
         assert_eq!(location.as_deref(), Some("/history?feedback_error=not_found"));
-        let (_, _, location) = api
-            .page(
-                &api.alice,
-                Method::POST,
-                "/feedback",
-                Some(&format!("history_id={hid}&rating=meh")),
-            )
-            .await;
+        let (_, _, location) = vote(api, &api.alice, &format!("history_id={hid}&rating=meh")).await;
         assert_eq!(location.as_deref(), Some("/history?feedback_error=bad_input"));
         let (_, html, _) = api
             .page(&api.alice, Method::GET, "/history?feedback_error=bad_input", None)
@@ -328,24 +311,10 @@ async fn the_feedback_forms_post_and_confirm() {
         assert!(html.contains("data-testid=\"feedback-error\""));
 
         // The panel's vote answers into its frame, which only this site may frame.
-        let res = api
-            .page(
-                &api.alice,
-                Method::POST,
-                "/feedback",
-                Some(&format!("clarification_id={cid}&helpful=yes")),
-            )
-            .await;
+        let res = vote(api, &api.alice, &format!("clarification_id={cid}&helpful=yes")).await;
         assert_eq!(res.0, StatusCode::OK);
         assert!(res.1.contains("noted as helpful"), "{}", res.1);
-        let (status, html, _) = api
-            .page(
-                &api.bob,
-                Method::POST,
-                "/feedback",
-                Some(&format!("clarification_id={cid}&helpful=no")),
-            )
-            .await;
+        let (status, html, _) = vote(api, &api.bob, &format!("clarification_id={cid}&helpful=no")).await;
         assert_eq!(status, StatusCode::NOT_FOUND);
         assert!(html.contains("can no longer be rated"));
     })
