@@ -215,7 +215,7 @@ fn large_is_ambiguous_for_wounds_but_busy_is_for_clinics() {
 }
 
 #[test]
-fn critical_terms_are_asked_and_others_become_assumptions() {
+fn words_that_decide_the_cohort_are_asked_and_others_become_assumptions() {
     let asked_table = [
         ("show me serious wounds", "term:serious@wounds"),
         ("how many infected wounds", "term:infected@wounds"),
@@ -227,6 +227,15 @@ fn critical_terms_are_asked_and_others_become_assumptions() {
         ("how many diabetic wounds", "term:diabetic@wounds"),
         ("worst clinics", "term:worst@clinics"),
         ("recent infections", "term:recent_infection@wounds"),
+        // not critical, but each reading is another cohort: asked at the balanced
+        // sensitivity, best guess preselected (the product's own examples)
+        ("patients with large wounds", "term:large@wounds"),
+        ("who is doing well?", "term:doing_well@patients"),
+        ("list recent wounds", "term:recent@wounds"),
+        ("elderly patients", "term:elderly@patients"),
+        ("wounds doing well", "term:doing_well@wounds"),
+        ("list new wounds", "term:new@wounds"),
+        ("heavily exuding wounds", "term:high_exudate@wounds"),
     ];
     for (q, id) in asked_table {
         let u = ask(q);
@@ -237,13 +246,13 @@ fn critical_terms_are_asked_and_others_become_assumptions() {
             "{q}: the draft plan is there for non-interactive mode"
         );
     }
+    // a ranking word, a column, an aggregate: the best guess is shown as a badge
+    // and a cohort word whose default is a published definition, or whose words name
+    // the recorded value the default compares with (only which visit is left)
     let assumed_table = [
-        ("patients with large wounds", "term:large@wounds"),
-        ("list recent wounds", "term:recent@wounds"),
-        ("elderly patients", "term:elderly@patients"),
-        ("wounds doing well", "term:doing_well@wounds"),
         ("busiest clinics", "term:busy@clinics"),
-        ("list new wounds", "term:new@wounds"),
+        ("duration of open VLUs", "column:duration_column@wounds"),
+        ("obese patients", "term:obese@patients"),
         ("wounds with high exudate", "term:high_exudate@wounds"),
     ];
     for (q, id) in assumed_table {
@@ -256,6 +265,23 @@ fn critical_terms_are_asked_and_others_become_assumptions() {
             .find(|a| a.ambiguity_id.as_deref() == Some(id))
             .expect(id);
         assert_eq!(a.source, AssumptionSource::Default);
+    }
+    // under "fewer questions" a cohort word that is not critical is a badge instead
+    let fewer = GateThresholds::for_sensitivity(Sensitivity::Fewer);
+    for (q, id) in [
+        ("patients with large wounds", "term:large@wounds"),
+        ("list recent wounds", "term:recent@wounds"),
+        ("heavily exuding wounds", "term:high_exudate@wounds"),
+    ] {
+        let u = ask_with(q, |i| i.with_thresholds(fewer));
+        assert_eq!(u.decision, Decision::AnswerWithAssumptions, "{q}: {:?}", ids(&u));
+        assert!(
+            u.assumptions
+                .iter()
+                .any(|a| a.ambiguity_id.as_deref() == Some(id) && a.source == AssumptionSource::Default),
+            "{q}: {:?}",
+            u.assumptions
+        );
     }
 }
 
@@ -1500,7 +1526,9 @@ fn per_piece_confidence_follows_the_f4_rules() {
     );
     let u = ask("large wounds");
     let a = u.ambiguity("term:large@wounds").unwrap();
-    assert!((a.confidence - 0.7).abs() < 1e-9);
+    assert!((a.confidence - 0.55).abs() < 1e-9, "{}", a.confidence);
+    // a word with several readings of the cohort is a High-severity guess
+    assert_eq!(a.severity, Severity::High);
     // a weight below 1 pushes a guess down a tier: "deep" defaults to the depth category
     // (weight 0.8): 0.7 × 0.8 < 0.6, so it is asked
     let u = ask("deep wounds");
@@ -1655,10 +1683,14 @@ fn option_plans_preview_what_each_option_would_compute() {
 fn sensitivity_changes_what_is_asked() {
     let more = GateThresholds::for_sensitivity(Sensitivity::More);
     let fewer = GateThresholds::for_sensitivity(Sensitivity::Fewer);
-    assert_eq!(ask("large wounds").decision, Decision::AnswerWithAssumptions);
+    assert_eq!(ask("large wounds").decision, Decision::Clarify);
     assert_eq!(
         ask_with("large wounds", |i| i.with_thresholds(more)).decision,
         Decision::Clarify
+    );
+    assert_eq!(
+        ask_with("large wounds", |i| i.with_thresholds(fewer)).decision,
+        Decision::AnswerWithAssumptions
     );
     assert_eq!(ask("top 10 wounds").decision, Decision::Clarify);
     assert_eq!(
@@ -1675,13 +1707,19 @@ fn sensitivity_changes_what_is_asked() {
 #[test]
 fn each_guess_is_gated_on_its_own_as_the_product_contract_says() {
     // PRODUCT.md: pieces between 0.6 and 0.85 are answered with badges, only a piece
-    // below 0.6 or a critical ambiguity asks; two non-critical guesses are two badges
-    let u = ask("who is doing well?");
+    // below 0.6 or a critical ambiguity asks; two guesses above the ask threshold are
+    // two badges ("fewer questions": "doing well" is 0.55, above its 0.5)
+    let fewer = GateThresholds::for_sensitivity(Sensitivity::Fewer);
+    let u = ask_with("who is doing well?", |i| i.with_thresholds(fewer));
     assert_eq!(u.decision, Decision::AnswerWithAssumptions, "{:?}", ids(&u));
     assert_eq!(
         u.assumptions.iter().filter(|a| a.ambiguity_id.is_some()).count(),
         2
     );
+    // balanced: "doing well" (0.55) is below 0.6 and asked; the other guess is not
+    let u = ask("who is doing well?");
+    assert_eq!(u.decision, Decision::Clarify, "{:?}", ids(&u));
+    assert_eq!(u.questions().count(), 1, "{:?}", ids(&u));
     // under "more questions" both are asked
     let more = GateThresholds::for_sensitivity(Sensitivity::More);
     assert!(
