@@ -777,6 +777,7 @@ fn scope_option<'t>(
         .find_map(|k| match (w(k), w(k + 1)) {
             // "never" is "not ever": the any-time option, negated
             ("ever" | "never" | "previously" | "anytime", _)
+            | ("not", "once")
             | ("history", "of")
             | ("any" | "some", "time" | "point") => Some(Scope::Ever),
             ("now" | "currently" | "presently" | "still", _)

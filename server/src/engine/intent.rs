@@ -731,6 +731,15 @@ pub fn cues(tokens: &[Token], in_phrase: impl Fn(usize) -> bool) -> Cues {
                     if matches!(word, "per") || matches!(next, "each" | "every") {
                         c.per_at.push(k + skip);
                     }
+                } else if matches!(word, "each" | "every")
+                    && matches!(
+                        prev,
+                        "list" | "show" | "display" | "give" | "print" | "me" | "get" | "fetch" | "see"
+                    )
+                    && !matches!(w(tokens, k + 2), "'s" | "s" | "'")
+                {
+                    // "list every wound of pt 39", "show me each assessment of wound 100":
+                    // the determiner of what is listed (all of them), not a grouping
                 } else if matches!(word, "each" | "every") {
                     // "did each clinician do", "each clinic's …"
                     c.group_at.push(k + 1);

@@ -4257,3 +4257,87 @@ fn a_real_word_two_letters_from_a_vague_word_is_not_read_as_it() {
         ids(&u)
     );
 }
+
+#[test]
+fn years_old_in_any_abbreviation_is_an_age() {
+    for q in [
+        "how many patients are over 85 yr old",
+        "pts under 30 yrs old",
+        "pts over 90 yrs of age",
+    ] {
+        let u = ask(q);
+        assert_ne!(u.decision, Decision::Clarify, "{q}: {:?}", ids(&u));
+        assert!(
+            plan(&u)
+                .filters
+                .iter()
+                .any(|f| f.attributes().contains(&"patients.age")),
+            "{q}: {:?}",
+            plan(&u).filters
+        );
+        assert!(
+            !ids(&u).iter().any(|i| i.starts_with("term:old")),
+            "{q}: {:?}",
+            ids(&u)
+        );
+    }
+}
+
+#[test]
+fn every_or_each_after_a_list_verb_lists_the_records_of_an_id() {
+    for (q, entity, key) in [
+        (
+            "show me every wound belonging to patient 12",
+            "wounds",
+            "patients.id",
+        ),
+        ("give me each assessment of wound 7", "assessments", "wounds.id"),
+        (
+            "list every wound of pt 3 whatever their status",
+            "wounds",
+            "patients.id",
+        ),
+    ] {
+        let u = ask(q);
+        let p = plan(&u);
+        assert_eq!(p.entity, entity, "{q}: {}", u.restatement);
+        assert!(
+            p.dimensions.is_empty() && p.metrics.is_empty(),
+            "{q}: a list, not counted per record: {}",
+            u.restatement
+        );
+        assert!(
+            p.filters.iter().any(|f| f.attributes().contains(&key)),
+            "{q}: {:?}",
+            p.filters
+        );
+    }
+    // "each clinic's open wounds" still groups
+    let u = ask("how many open wounds does each clinic have");
+    assert!(!plan(&u).dimensions.is_empty(), "{}", u.restatement);
+}
+
+#[test]
+fn never_and_not_once_negate_a_related_record_qualified_by_who_made_it() {
+    for q in [
+        "patients that have never had a wound seen by a vascular surgeon",
+        "patients without a single assessment by a wound nurse",
+    ] {
+        let u = ask(q);
+        let p = plan(&u);
+        assert_eq!(p.entity, "patients", "{q}");
+        assert!(negated_eq(p, "clinicians.discipline"), "{q}: {}", u.restatement);
+        // not "patients with no assessments at all"
+        assert!(
+            !u.restatement.contains("no assessments"),
+            "{q}: {}",
+            u.restatement
+        );
+    }
+    let u = ask("wounds that have not once shown necrotic tissue");
+    assert!(
+        negated_eq(plan(&u), "assessments.tissue_type"),
+        "{}",
+        u.restatement
+    );
+}
