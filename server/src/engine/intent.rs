@@ -719,6 +719,18 @@ pub fn cues(tokens: &[Token], in_phrase: impl Fn(usize) -> bool) -> Cues {
                 let prev = w(tokens, k.wrapping_sub(1));
                 if matches!(prev, "sorted" | "ordered" | "ranked" | "sort" | "order" | "rank") {
                     c.sort_at.push(k + 1);
+                } else if word == "by"
+                    && matches!(
+                        prev,
+                        "done" | "performed" | "out" | "conducted" | "completed" | "made" | "undertaken"
+                    )
+                    && !matches!(
+                        next,
+                        "month" | "week" | "year" | "quarter" | "day" | "clinic" | "etiology"
+                    )
+                {
+                    // "assessments done by clinicians based at …", "visits carried out by
+                    // podiatrists": who did them (a filter on the agent), not a grouping
                 } else if matches!(word, "each" | "every") && prev == "for"
                     || matches!(word, "by" | "across" | "per")
                 {

@@ -4341,3 +4341,39 @@ fn never_and_not_once_negate_a_related_record_qualified_by_who_made_it() {
         u.restatement
     );
 }
+
+#[test]
+fn and_also_puts_two_values_of_a_related_record_on_rows_of_their_own() {
+    // a long question: the "both" reading does not depend on the length
+    let u = ask(
+        "how many of our patients have had a venous leg ulcer and also a burn at some point in their care",
+    );
+    let singles = plan(&u)
+        .filters
+        .iter()
+        .filter(|f| matches!(f, Constraint::Any { of } if of.len() == 1))
+        .count();
+    assert_eq!(singles, 2, "{:?}", plan(&u).filters);
+}
+
+#[test]
+fn by_after_done_or_performed_names_who_did_it_not_a_grouping() {
+    for q in [
+        "how many assessments in 2024 were performed by podiatrists",
+        "assessments carried out by wound nurses in 2025",
+    ] {
+        let u = ask(q);
+        let p = plan(&u);
+        assert!(p.dimensions.is_empty(), "{q}: {}", u.restatement);
+        assert!(
+            p.filters
+                .iter()
+                .any(|f| f.attributes().contains(&"clinicians.discipline")),
+            "{q}: {:?}",
+            p.filters
+        );
+    }
+    // "by month" after "done" is still a grouping
+    let u = ask("assessments done by month in 2025");
+    assert!(!plan(&u).dimensions.is_empty(), "{}", u.restatement);
+}
