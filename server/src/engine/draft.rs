@@ -422,6 +422,15 @@ pub(crate) fn build(ctx: &Ctx<'_>, r: &Reading, det: &Detected, chosen: &[Chosen
     // ranking
     if let Some(rank) = &r.rank {
         apply_rank(model, &mut plan, r, rank);
+        if rank.every && plan.intent == Intent::Rank {
+            // every row in rank order: a grouped figure sorted, or a sorted list
+            plan.limit = None;
+            plan.intent = if !plan.metrics.is_empty() && !plan.dimensions.is_empty() {
+                Intent::Aggregate
+            } else {
+                Intent::List
+            };
+        }
     }
 
     // list columns

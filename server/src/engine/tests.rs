@@ -4373,6 +4373,22 @@ fn by_after_done_or_performed_names_who_did_it_not_a_grouping() {
             p.filters
         );
     }
+    // "by clinicians based at …": who did them, described by where they work
+    for q in [
+        "how many assessments in 2024 were performed by clinicians based at hospital outpatient clinics",
+        "assessments carried out by clinicians working in long-term care in 2025",
+    ] {
+        let u = ask(q);
+        let p = plan(&u);
+        assert!(p.dimensions.is_empty(), "{q}: {}", u.restatement);
+        assert!(
+            p.filters
+                .iter()
+                .any(|f| f.attributes().iter().any(|a| a.ends_with("care_setting"))),
+            "{q}: {:?}",
+            p.filters
+        );
+    }
     // "by month" after "done" is still a grouping
     let u = ask("assessments done by month in 2025");
     assert!(!plan(&u).dimensions.is_empty(), "{}", u.restatement);

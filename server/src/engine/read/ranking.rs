@@ -224,6 +224,7 @@ pub(super) fn rank(ctx: &Ctx<'_>, st: &mut State) {
             subject: st.rank_subject.clone(),
             span: ctx.span_of(rc.first, rc.last),
             skip: rc.skip,
+            every: n_before_subject.is_none() && matches!(ctx.w(rc.first), "rank" | "ranked" | "ranking"),
         });
     }
 }
@@ -295,6 +296,7 @@ pub(super) fn ranking_term(ctx: &Ctx<'_>, st: &mut State) {
                 subject: Some(entity),
                 span: ctx.span_of(m.first, last),
                 skip: 0,
+                every: false,
             });
         }
     }
