@@ -553,6 +553,20 @@ fn apply_rank(model: &SemanticModel, plan: &mut QueryPlan, r: &Reading, rank: &R
             plan.intent = Intent::Rank;
         }
         RankKey::Attribute(a) => {
+            // "the second-highest bmi on record": with no records named, the ranked rows
+            // are the ones the attribute belongs to (patients), not the default entity
+            if matches!(
+                r.entity_source,
+                crate::engine::reading::EntitySource::Missing | crate::engine::reading::EntitySource::Implied
+            ) && rank.subject.is_none()
+                && let Some((owner, _)) = split_qualified(a)
+                && owner != plan.entity
+                && owner != "assessments"
+                && model.entity(owner).is_some()
+            {
+                plan.entity = owner.to_owned();
+                plan.columns.clear();
+            }
             let a = match split_qualified(a) {
                 Some(("assessments", _)) if plan.entity == "wounds" => {
                     latest_of(model, a).unwrap_or_else(|| a.clone())

@@ -4393,3 +4393,22 @@ fn by_after_done_or_performed_names_who_did_it_not_a_grouping() {
     let u = ask("assessments done by month in 2025");
     assert!(!plan(&u).dimensions.is_empty(), "{}", u.restatement);
 }
+
+#[test]
+fn the_group_with_the_most_of_a_counted_measure_keeps_its_condition() {
+    let u = ask("which body location has the most healed wounds");
+    assert!(
+        eq_filter(plan(&u), "wounds.status", Value::Text("healed".into())),
+        "{}",
+        u.restatement
+    );
+    assert!(!plan(&u).dimensions.is_empty(), "{}", u.restatement);
+}
+
+#[test]
+fn an_ordinal_of_an_attribute_ranks_the_records_it_belongs_to() {
+    let u = ask("what's the 3rd highest bmi we have recorded");
+    let p = plan(&u);
+    assert_eq!(p.entity, "patients", "{}", u.restatement);
+    assert_eq!(p.offset, Some(2), "{}", u.restatement);
+}
