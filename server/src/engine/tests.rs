@@ -4412,3 +4412,15 @@ fn an_ordinal_of_an_attribute_ranks_the_records_it_belongs_to() {
     assert_eq!(p.entity, "patients", "{}", u.restatement);
     assert_eq!(p.offset, Some(2), "{}", u.restatement);
 }
+
+#[test]
+fn how_many_of_a_role_work_somewhere_counts_the_people() {
+    for q in [
+        "how many vascular surgeons work in community clinics",
+        "how many podiatrists are based at hospital outpatient clinics",
+    ] {
+        let u = ask(q);
+        assert_eq!(plan(&u).entity, "clinicians", "{q}: {}", u.restatement);
+        assert_ne!(u.decision, Decision::Clarify, "{q}: {:?}", ids(&u));
+    }
+}
