@@ -9,7 +9,7 @@ test.describe('Analytics', () => {
     // Some activity: one clarified question, one answered directly, one round left open.
     await askViaApi(page.request, 'show me serious wounds', { pick: /^Infected/ });
     await askViaApi(page.request, 'How many open wounds are there by clinic?');
-    // 'show me serious wounds' reliably asks (see ask.spec.ts); 'patients with large wounds' is answered directly.
+    // 'show me serious wounds' reliably asks (see ask.spec.ts).
     const open = await page.request.post('/api/v1/query', { data: { question: 'show me serious wounds' } });
     expect(open.status()).toBe(202);
 

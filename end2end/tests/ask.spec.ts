@@ -213,6 +213,21 @@ test.describe('Clarification panel', () => {
     expect(problems).toEqual([]);
   });
 
+  test('"patients with large wounds" is asked, not guessed: best guess preselected, a count per reading', async ({ page }) => {
+    await open(page);
+    await askAndTime(page, 'patients with large wounds', 'clarification-panel');
+    const p = panel(page);
+    // not critical, but each reading is another cohort: an important question
+    await expect(p.getByTestId('question-priority')).toHaveText('important');
+    await expect(p.getByRole('radio', { name: /Larger than 10 cm²/ }).first()).toBeChecked();
+    const counts = await p.getByTestId('option-count').allTextContents();
+    expect(counts.length).toBeGreaterThanOrEqual(3);
+    for (const c of counts) expect(c).toMatch(/^[\d,]+ (patients?|wounds?)$/);
+    // the readings really differ: not every option matches the same records
+    expect(new Set(counts).size).toBeGreaterThan(1);
+    await shot(page, 'ask-large-wounds-panel');
+  });
+
   test('a bad custom value gets an inline error and the round stays answerable', async ({ page }) => {
     await open(page);
     await askAndTime(page, 'show me wounds larger than average', 'clarification-panel');

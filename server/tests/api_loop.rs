@@ -194,7 +194,17 @@ async fn each_question_says_its_priority_and_each_assumption_its_confidence_and_
         let c = q["confidence"].as_f64().expect("confidence");
         assert!(c > 0.0 && c < 0.6, "a critical best guess is not confident: {c}");
 
-        // "large" is answered with its default: the badge says how sure and why.
+        // "large" decides the cohort too, but it is not critical: asked at the
+        // balanced sensitivity as an important question.
+        let r = api.ask(json!({"question": "patients with large wounds"})).await;
+        assert_eq!(r.status, StatusCode::ACCEPTED, "{}", r.body);
+        let q = question(&r.body, "term:large@wounds");
+        assert_eq!(q["priority"], "important", "{q}");
+        let c = q["confidence"].as_f64().expect("confidence");
+        assert!(c > 0.0 && c < 0.6, "below the ask threshold: {c}");
+
+        // With fewer questions it is answered with its default: the badge says how sure and why.
+        set_settings(api, &api.alice, false, "fewer").await;
         let a = api.ask(json!({"question": "patients with large wounds"})).await;
         assert_eq!(a.status, StatusCode::OK, "{}", a.body);
         let badge = assumption(&a.body, "term:large@wounds").expect("a badge for large");
@@ -202,13 +212,6 @@ async fn each_question_says_its_priority_and_each_assumption_its_confidence_and_
         assert!(c > 0.5 && c < 1.0, "{badge}");
         let why = badge["reasoning"].as_str().unwrap();
         assert!(why.contains("“large”") && why.contains("readings"), "{why}");
-
-        // Asked with more questions, it is not critical: a finer reading.
-        set_settings(api, &api.alice, false, "more").await;
-        let r = api.ask(json!({"question": "patients with large wounds"})).await;
-        assert_eq!(r.status, StatusCode::ACCEPTED, "{}", r.body);
-        let p = question(&r.body, "term:large@wounds")["priority"].clone();
-        assert!(p == "important" || p == "helpful", "{p}");
     })
     .await;
 }
@@ -360,8 +363,7 @@ async fn i_dont_know_applies_the_best_guess_and_shows_it_as_an_assumption() {
 #[tokio::test]
 async fn a_bad_custom_value_is_refused_and_the_round_stays_answerable() {
     each_backend(test_config(), async |api| {
-        // "More questions" makes "large" a question (it is an assumption by default).
-        set_settings(api, &api.alice, false, "more").await;
+        // "large" is asked (it decides the cohort).
         let r = api.ask(json!({"question": "patients with large wounds"})).await;
         assert_eq!(r.status, StatusCode::ACCEPTED, "{}", r.body);
         let q = question(&r.body, "term:large@wounds");
@@ -432,8 +434,6 @@ async fn remember_my_choice_resolves_the_next_question_as_your_saved_definition(
 async fn a_remembered_custom_value_is_applied_to_the_next_question_with_that_ambiguity() {
     const LARGE: &str = "term:large@wounds";
     each_backend(test_config(), async |api| {
-        // "More questions" makes "large" a question (it is an assumption by default).
-        set_settings(api, &api.alice, false, "more").await;
         let r = api.ask(json!({"question": "patients with large wounds"})).await;
         assert_eq!(r.status, StatusCode::ACCEPTED, "{}", r.body);
         let a = api
@@ -456,7 +456,6 @@ async fn a_remembered_custom_value_is_applied_to_the_next_question_with_that_amb
         assert_eq!(same.body["sql"], answered_sql.as_str(), "the same constraint as when it was answered");
 
         // Only alice's: bob is still asked.
-        set_settings(api, &api.bob, false, "more").await;
         let theirs = api.call(&api.bob, Method::POST, "/api/v1/query", Some(json!({"question": "patients with large wounds"}))).await;
         assert_eq!(theirs.status, StatusCode::ACCEPTED, "{}", theirs.body);
 

@@ -218,6 +218,67 @@ fn term_severity(term: &Term, otherwise: Severity) -> Severity {
     }
 }
 
+/// A vague word that decides who is in the cohort ("large", "recent", "doing well",
+/// "high pain"): its readings are different thresholds or definitions, so its best
+/// guess is a guess and a wrong one is a wrong cohort nobody sees. Its default is below
+/// the ask threshold of the balanced and "more questions" sensitivities (asked, best
+/// guess preselected, a count per reading) and above that of "fewer questions" (an
+/// assumption badge). A word with a single reading has nothing to choose between.
+///
+/// Two cases are settled enough to be a badge: the default follows a published
+/// definition the model names (`standard`: "obese" = BMI 30 or more), or the words said
+/// name the very value the default compares with ("high exudate" where exudate is
+/// recorded as none/low/moderate/high): only which visit is left, and that is a badge.
+fn cohort_severity(term: &Term, said: &str) -> Severity {
+    let readings = term.options.iter().filter(|o| o.constraint.is_some()).count();
+    if readings < 2 || term.standard.is_some() || names_default_value(term, said) {
+        Severity::Medium
+    } else {
+        Severity::High
+    }
+}
+
+/// Whether a word of `said` is a category value the term's default compares with.
+fn names_default_value(term: &Term, said: &str) -> bool {
+    let Some(c) = term
+        .options
+        .iter()
+        .find(|o| o.default)
+        .or(term.options.first())
+        .and_then(|o| o.constraint.as_ref())
+    else {
+        return false;
+    };
+    let mut values = Vec::new();
+    text_values(c, &mut values);
+    let words: Vec<String> = said
+        .split(|ch: char| !ch.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .collect();
+    values
+        .iter()
+        .any(|v| words.iter().any(|w| *w == v.to_lowercase()))
+}
+
+/// The text values a constraint compares with (equality and sets, at any depth).
+fn text_values<'c>(c: &'c Constraint, out: &mut Vec<&'c str>) {
+    match c {
+        Constraint::Compare {
+            op: CompareOp::Eq,
+            value: Value::Text(v),
+            ..
+        } => out.push(v),
+        Constraint::InSet { values, .. } if values.len() == 1 => {
+            if let Some(Value::Text(v)) = values.first() {
+                out.push(v);
+            }
+        }
+        Constraint::All { of } => of.iter().for_each(|c| text_values(c, out)),
+        _ => {}
+    }
+}
+
 fn weight_of(model: &SemanticModel, effect: &Effect) -> f64 {
     let mut w: f64 = 1.0;
     if let Some(c) = &effect.constraint {
@@ -423,6 +484,7 @@ pub(crate) fn vague_terms(ctx: &Ctx<'_>, r: &Reading, d: &mut Detected) {
                 .push((plan_ops::negate(c.clone(), tu.negated), anchor.clone()));
             continue;
         }
+        let said = phrase_text(ctx, tu.mention).1;
         let (kind, slot, severity) = match term.kind {
             TermKind::Ranking => {
                 if r.rank.as_ref().is_some_and(|k| k.key != RankKey::None) {
@@ -440,7 +502,7 @@ pub(crate) fn vague_terms(ctx: &Ctx<'_>, r: &Reading, d: &mut Detected) {
                     anchor: anchor.clone(),
                     negated: tu.negated,
                 },
-                term_severity(term, Severity::Medium),
+                term_severity(term, cohort_severity(term, &said)),
             ),
             TermKind::Value => (
                 AmbiguityKind::Value,
@@ -474,7 +536,7 @@ pub(crate) fn vague_terms(ctx: &Ctx<'_>, r: &Reading, d: &mut Detected) {
                     anchor: anchor.clone(),
                     negated: tu.negated,
                 },
-                term_severity(term, Severity::Medium),
+                term_severity(term, cohort_severity(term, &said)),
             ),
         };
         let limit = r.rank.as_ref().and_then(|k| k.n);
@@ -715,6 +777,7 @@ fn scope_option<'t>(
         .find_map(|k| match (w(k), w(k + 1)) {
             // "never" is "not ever": the any-time option, negated
             ("ever" | "never" | "previously" | "anytime", _)
+            | ("not", "once")
             | ("history", "of")
             | ("any" | "some", "time" | "point") => Some(Scope::Ever),
             ("now" | "currently" | "presently" | "still", _)

@@ -110,6 +110,7 @@ homes home facility facilities centre centres center centers unit units body sit
 theyre thats theres whos were weve youre its itll
 carry carried carrying out use uses used employ employs employed staff staffed single
 yet so-far thus far
+system systems database db file computed calculated counted tallied
 side alphabetically alphabetical cm2 mm2 diagnosed different distinct separate
 a about above abscess across activity actually after again against age aged aggregate
 all almost also altogether am amount an and annual annually any approximately apr april
@@ -189,6 +190,17 @@ pub(crate) fn account(
             TokenKind::Word if misread(k) => false,
             TokenKind::Word => {
                 t.text.chars().count() < 2 || is_known_word(&t.text) || is_apostrophe_part(tokens, k)
+            }
+            // "at any one assessment", "a single one of them": "one" as a pronoun
+            TokenKind::NumberWord
+                if t.text == "one"
+                    && k > 0
+                    && matches!(
+                        tokens[k - 1].text.as_str(),
+                        "any" | "single" | "each" | "every" | "no"
+                    ) =>
+            {
+                true
             }
             TokenKind::Number | TokenKind::NumberWord | TokenKind::Date => false,
             TokenKind::Op | TokenKind::Punct => true,

@@ -422,6 +422,15 @@ pub(crate) fn build(ctx: &Ctx<'_>, r: &Reading, det: &Detected, chosen: &[Chosen
     // ranking
     if let Some(rank) = &r.rank {
         apply_rank(model, &mut plan, r, rank);
+        if rank.every && plan.intent == Intent::Rank {
+            // every row in rank order: a grouped figure sorted, or a sorted list
+            plan.limit = None;
+            plan.intent = if !plan.metrics.is_empty() && !plan.dimensions.is_empty() {
+                Intent::Aggregate
+            } else {
+                Intent::List
+            };
+        }
     }
 
     // list columns
@@ -544,6 +553,20 @@ fn apply_rank(model: &SemanticModel, plan: &mut QueryPlan, r: &Reading, rank: &R
             plan.intent = Intent::Rank;
         }
         RankKey::Attribute(a) => {
+            // "the second-highest bmi on record": with no records named, the ranked rows
+            // are the ones the attribute belongs to (patients), not the default entity
+            if matches!(
+                r.entity_source,
+                crate::engine::reading::EntitySource::Missing | crate::engine::reading::EntitySource::Implied
+            ) && rank.subject.is_none()
+                && let Some((owner, _)) = split_qualified(a)
+                && owner != plan.entity
+                && owner != "assessments"
+                && model.entity(owner).is_some()
+            {
+                plan.entity = owner.to_owned();
+                plan.columns.clear();
+            }
             let a = match split_qualified(a) {
                 Some(("assessments", _)) if plan.entity == "wounds" => {
                     latest_of(model, a).unwrap_or_else(|| a.clone())

@@ -719,6 +719,18 @@ pub fn cues(tokens: &[Token], in_phrase: impl Fn(usize) -> bool) -> Cues {
                 let prev = w(tokens, k.wrapping_sub(1));
                 if matches!(prev, "sorted" | "ordered" | "ranked" | "sort" | "order" | "rank") {
                     c.sort_at.push(k + 1);
+                } else if word == "by"
+                    && matches!(
+                        prev,
+                        "done" | "performed" | "out" | "conducted" | "completed" | "made" | "undertaken"
+                    )
+                    && !matches!(
+                        next,
+                        "month" | "week" | "year" | "quarter" | "day" | "clinic" | "etiology"
+                    )
+                {
+                    // "assessments done by clinicians based at …", "visits carried out by
+                    // podiatrists": who did them (a filter on the agent), not a grouping
                 } else if matches!(word, "each" | "every") && prev == "for"
                     || matches!(word, "by" | "across" | "per")
                 {
@@ -731,6 +743,15 @@ pub fn cues(tokens: &[Token], in_phrase: impl Fn(usize) -> bool) -> Cues {
                     if matches!(word, "per") || matches!(next, "each" | "every") {
                         c.per_at.push(k + skip);
                     }
+                } else if matches!(word, "each" | "every")
+                    && matches!(
+                        prev,
+                        "list" | "show" | "display" | "give" | "print" | "me" | "get" | "fetch" | "see"
+                    )
+                    && !matches!(w(tokens, k + 2), "'s" | "s" | "'")
+                {
+                    // "list every wound of pt 39", "show me each assessment of wound 100":
+                    // the determiner of what is listed (all of them), not a grouping
                 } else if matches!(word, "each" | "every") {
                     // "did each clinician do", "each clinic's …"
                     c.group_at.push(k + 1);

@@ -232,6 +232,8 @@ pub(crate) struct RankSpec {
     pub span: TextSpan,
     /// Ranked rows skipped before the ones asked for ("the second-highest": 1).
     pub skip: u32,
+    /// "clinicians ranked by …" with no number: every row, in rank order (no top-N cut).
+    pub every: bool,
 }
 
 /// Two or more values of one attribute compared ("DFU vs VLU").

@@ -408,9 +408,15 @@ impl LabeledSet {
                             }
                         }
                     },
-                    None if picks[0] && !picks[1] && item.behaviour == Behaviour::Ask => bad(
-                        "a pick by option id without a term needs a typed fallback (pick_constraint)".into(),
-                    ),
+                    // a structural option with no typed effect ("every assessment") can
+                    // only be picked by its id, with gold SQL under that id
+                    None if picks[0]
+                        && !picks[1]
+                        && item.behaviour == Behaviour::Ask
+                        && !e.pick.as_ref().is_some_and(|p| item.gold.contains_key(p)) =>
+                    {
+                        bad("a pick by option id without a term needs a typed fallback (pick_constraint) or gold SQL under that id".into())
+                    }
                     None => {}
                 }
             }

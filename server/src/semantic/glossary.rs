@@ -27,7 +27,14 @@ pub fn glossary(model: &SemanticModel) -> Glossary {
                 .unwrap_or_default(),
             applies_to: t.applies_to.iter().map(|e| label_of(e)).collect(),
             question: t.question.clone(),
-            description: t.description.clone(),
+            description: match &t.standard {
+                Some(standard) => format!(
+                    "{}{}The default follows a published definition ({standard}), so it is applied and shown as an assumption you can change rather than asked.",
+                    t.description,
+                    if t.description.is_empty() { "" } else { " " }
+                ),
+                None => t.description.clone(),
+            },
             options: t
                 .options
                 .iter()

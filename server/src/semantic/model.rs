@@ -656,6 +656,11 @@ pub struct Term {
     /// Why the word is ambiguous, for the glossary.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub description: String,
+    /// The published definition the default follows ("WHO BMI classification"), when
+    /// there is one: a word that decides the cohort is then answered with its default
+    /// as an assumption badge instead of asked (see `engine::ambiguity`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub standard: Option<String>,
     /// 2–5 typed interpretations, exactly one of them the default.
     pub options: Vec<TermOption>,
 }

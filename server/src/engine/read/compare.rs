@@ -62,7 +62,17 @@ pub(super) fn two_values(ctx: &Ctx<'_>, st: &mut State) {
     let model = ctx.model;
     let ms = ctx.mentions;
     let mention_covering = |k: usize| ctx.mention_covering(k);
-    let both = ctx.tokens.iter().any(|t| t.text == "both");
+    // "both a DFU and an arterial ulcer", "a VLU as well as a PI", "a PI and also a skin
+    // tear": each value on a related row of its own (one row cannot be both)
+    let both = ctx.tokens.iter().any(|t| t.text == "both")
+        || ctx
+            .tokens
+            .windows(3)
+            .any(|w| w[0].text == "as" && w[1].text == "well" && w[2].text == "as")
+        || ctx
+            .tokens
+            .windows(2)
+            .any(|w| w[0].text == "and" && matches!(w[1].text.as_str(), "also" | "additionally"));
     if ctx.compares_values() || ctx.cues.words <= 12 || both {
         let mut by_attr: Vec<(String, Vec<Value>)> = Vec::new();
         for f in &st.r.filters {
@@ -88,17 +98,6 @@ pub(super) fn two_values(ctx: &Ctx<'_>, st: &mut State) {
                     .map(|f| f.first)
                     .min()
                     .unwrap_or(0);
-            // "both a DFU and an arterial ulcer", "a VLU as well as a PI": each value on a
-            // related row of its own (one row cannot be both)
-            let both = ctx.tokens.iter().any(|t| t.text == "both")
-                || ctx
-                    .tokens
-                    .windows(3)
-                    .any(|w| w[0].text == "as" && w[1].text == "well" && w[2].text == "as")
-                || ctx
-                    .tokens
-                    .windows(2)
-                    .any(|w| w[0].text == "and" && w[1].text == "also");
             if both && !ctx.compares_values() {
                 let own = st.r.entity.as_deref().or(st.provisional_entity.as_deref());
                 let related = split_qualified(&a).is_some_and(|(e, _)| Some(e) != own);

@@ -180,6 +180,33 @@ pub(super) fn fallback(ctx: &Ctx<'_>, st: &mut State) {
             st.r.entity_source = EntitySource::Implied;
         }
     }
+    // "how many vascular surgeons work in community clinics": the people said right
+    // after the count, then where they work, are what is counted (not the clinics)
+    if let Some(c) = ctx.cues.count {
+        let head = (c + 1..ctx.tokens.len()).find(|&k| !matches!(ctx.w(k), "many" | "of" | "the" | "our"));
+        let people = st.r.pieces.iter().find(|p| {
+            p.kind == PieceKind::Value
+                && p.target.starts_with("clinicians.")
+                && p.span
+                    .is_some_and(|s| head.is_some_and(|h| ctx.tokens[h].span.start == s.start))
+        });
+        if let Some(p) = people
+            && let Some(s) = p.span
+            && let Some(last) = ctx.tokens.iter().rposition(|t| t.span.end == s.end)
+            && matches!(
+                ctx.w(if matches!(ctx.w(last + 1), "are" | "who" | "that") {
+                    last + 2
+                } else {
+                    last + 1
+                }),
+                "work" | "works" | "working" | "based" | "employed" | "stationed" | "staffed"
+            )
+            && st.r.entity.as_deref() != Some("clinicians")
+        {
+            st.r.entity = Some("clinicians".into());
+            st.r.entity_source = EntitySource::Implied;
+        }
+    }
     if st.r.entity_source == EntitySource::Implied
         && matches!(st.r.entity.as_deref(), Some("clinics" | "clinicians"))
     {
@@ -202,8 +229,36 @@ pub(super) fn fallback(ctx: &Ctx<'_>, st: &mut State) {
                     | "had"
             ) && !matches!(ctx.w(k + 1), "we" | "you" | "they" | "i" | "there")
         };
-        st.r.count_context_only =
-            st.r.pieces
+        let token_range = |span: crate::engine::TextSpan| {
+            let k = ctx.tokens.iter().position(|t| t.span.start == span.start)?;
+            let last = ctx
+                .tokens
+                .iter()
+                .rposition(|t| t.span.end == span.end)
+                .unwrap_or(k);
+            Some((k, last))
+        };
+        // "how many wound nurses work at Lakeview", "podiatrists based in community
+        // clinics": the people themselves are counted, wherever the rest says they work
+        let people_work = st.r.pieces.iter().any(|p| {
+            p.kind == PieceKind::Value
+                && p.target.starts_with("clinicians.")
+                && p.span.and_then(token_range).is_some_and(|(_, last)| {
+                    let next = if matches!(ctx.w(last + 1), "are" | "who" | "that") {
+                        last + 2
+                    } else {
+                        last + 1
+                    };
+                    matches!(
+                        ctx.w(next),
+                        "work" | "works" | "working" | "based" | "employed" | "stationed" | "staffed"
+                    )
+                })
+        });
+        st.r.count_context_only = !people_work
+            && st
+                .r
+                .pieces
                 .iter()
                 .filter(|p| p.kind == PieceKind::Value)
                 .any(|p| {

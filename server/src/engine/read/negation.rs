@@ -22,7 +22,8 @@ pub(super) fn negated_at(ctx: &Ctx<'_>, first: usize) -> bool {
     // getting any better", "who have never been infected": the negation may stand a few
     // linking words before what it negates
     let mut k = first;
-    for _ in 0..6 {
+    // "never had a wound assessed by a podiatrist": up to eight linking words
+    for _ in 0..8 {
         if k == 0 {
             return false;
         }
@@ -51,6 +52,8 @@ pub(super) fn negated_at(ctx: &Ctx<'_>, first: usize) -> bool {
                 | "any"
                 | "single"
                 | "one"
+                | "once"
+                | "even"
                 | "on"
                 | "at"
                 | "of"
@@ -279,7 +282,8 @@ pub(super) fn read_having_related(
         }) || matches!(
             ctx.w(m.last),
             "that" | "which" | "who" | "where" | "whose" | "with" | "id" | "#"
-        ) || window.is_none() && matches!(ctx.w(m.last), "in" | "during" | "since")
+        ) || by_whom(ctx, m.last)
+            || window.is_none() && matches!(ctx.w(m.last), "in" | "during" | "since")
             || ctx
                 .tokens
                 .get(m.last)
@@ -332,6 +336,22 @@ pub(super) fn read_having_related(
             span,
         });
     }
+}
+
+/// "an assessment by a vascular surgeon", "a visit by the wound nurse": the related
+/// record is qualified by who made it (a value after "by"), so it is not a question of
+/// whether such records exist at all. "by clinic" (a grouping) is not.
+fn by_whom(ctx: &Ctx<'_>, at: usize) -> bool {
+    if ctx.w(at) != "by" {
+        return false;
+    }
+    let mut j = at + 1;
+    while matches!(ctx.w(j), "a" | "an" | "the" | "any") {
+        j += 1;
+    }
+    ctx.mentions
+        .iter()
+        .any(|o| o.first == j && o.entity().is_none() && !o.values.is_empty())
 }
 
 /// Words between a "with"/negation cue and the related records it is about.

@@ -7,7 +7,7 @@ use crate::engine::PieceKind;
 
 use crate::engine::intent as cues;
 
-use crate::engine::reading::{Ctx, Dim, DimSpec, RankKey, RankSpec};
+use crate::engine::reading::{Ctx, Dim, DimSpec, Filter, RankKey, RankSpec};
 
 use super::state::{State, groupable, groupable_attr, mention_entity, piece, qualified, sortable};
 
@@ -224,6 +224,7 @@ pub(super) fn rank(ctx: &Ctx<'_>, st: &mut State) {
             subject: st.rank_subject.clone(),
             span: ctx.span_of(rc.first, rc.last),
             skip: rc.skip,
+            every: n_before_subject.is_none() && matches!(ctx.w(rc.first), "rank" | "ranked" | "ranking"),
         });
     }
 }
@@ -295,6 +296,7 @@ pub(super) fn ranking_term(ctx: &Ctx<'_>, st: &mut State) {
                 subject: Some(entity),
                 span: ctx.span_of(m.first, last),
                 skip: 0,
+                every: false,
             });
         }
     }
@@ -392,11 +394,24 @@ fn count_by_attribute(ctx: &Ctx<'_>, st: &mut State, rc: cues::RankCue) -> Optio
     }
     let own = split_qualified(&attribute).map(|(e, _)| e.to_owned())?;
     // the rows counted: a count measure or entity named after the cue
-    let counted = st
+    let measure = st
         .measures
         .iter()
         .find(|(m, mx)| ms[*m].first >= rc.last && model.measures[*mx].agg == MeasureAgg::Count)
-        .map(|&(_, mx)| model.measures[mx].entity.clone())
+        .copied();
+    // "which etiology has the most open wounds": the measure's own condition (open)
+    // holds for the rows counted in every group
+    if let Some((m, mx)) = measure
+        && let Some(c) = &model.measures[mx].filter
+    {
+        st.r.filters.push(Filter {
+            constraint: c.clone(),
+            first: ms[m].first,
+            span: ms[m].span,
+        });
+    }
+    let counted = measure
+        .map(|(_, mx)| model.measures[mx].entity.clone())
         .or_else(|| {
             ms.iter()
                 .enumerate()

@@ -128,6 +128,7 @@ pub(super) fn read_visit_hint(ctx: &Ctx<'_>, r: &mut Reading, used: &mut [bool])
     // "never showed high exudate": at no visit — every visit counts, negated
     let history = (0..ctx.tokens.len()).any(|k| {
         matches!(ctx.w(k), "ever" | "all-time" | "never")
+            || ctx.w(k) == "not" && ctx.w(k + 1) == "once"
             || ctx.w(k) == "all" && ctx.w(k + 1) == "time"
             || matches!(ctx.w(k), "across" | "over" | "among")
                 && ctx.w(k + 1) == "all"
