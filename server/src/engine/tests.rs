@@ -4424,3 +4424,28 @@ fn how_many_of_a_role_work_somewhere_counts_the_people() {
         assert_ne!(u.decision, Decision::Clarify, "{q}: {:?}", ids(&u));
     }
 }
+
+#[test]
+fn having_no_related_records_is_kept_when_the_rows_are_grouped_by_clinic() {
+    // "by clinic" is a grouping word right after "wounds", not something qualifying them
+    let u = ask("how many patients with no wounds per clinic");
+    let p = plan(&u);
+    assert!(!p.dimensions.is_empty(), "{}", u.restatement);
+    assert!(
+        p.filters
+            .iter()
+            .any(|f| matches!(f, Constraint::RelatedCount { value: 0, .. })),
+        "{}: {:?}",
+        u.restatement,
+        p.filters
+    );
+    let u = ask("patients with wounds by clinic");
+    assert!(
+        plan(&u)
+            .filters
+            .iter()
+            .any(|f| matches!(f, Constraint::RelatedCount { value: 1, .. })),
+        "{}",
+        u.restatement
+    );
+}

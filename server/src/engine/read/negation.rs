@@ -2,7 +2,7 @@
 //! "patients with no wounds" (no related rows); "regardless of diabetes" (no filter);
 //! "not assessed in 2 weeks" (no visit in a window).
 
-use crate::semantic::{CompareOp, Constraint, SemanticModel, Span, SpanUnit, Value};
+use crate::semantic::{CompareOp, Constraint, SemanticModel, Span, SpanUnit, TermKind, Value};
 
 use crate::engine::PieceKind;
 use crate::engine::link::Mention;
@@ -279,6 +279,10 @@ pub(super) fn read_having_related(
                 && o.entity().is_none()
                 && o.measure().is_none()
                 && (!o.values.is_empty() || !o.entries.is_empty())
+                // "patients with no wounds by clinic": a grouping word is not a qualifier
+                && !(o.values.is_empty()
+                    && o.terms().next().is_some()
+                    && o.terms().all(|t| model.terms[t].kind == TermKind::Column))
         }) || matches!(
             ctx.w(m.last),
             "that" | "which" | "who" | "where" | "whose" | "with" | "id" | "#"
