@@ -1537,6 +1537,37 @@ mod analytics_tests {
             saved: 1,
         };
         assert_eq!(a.saved_rate(), None, "no answers, no rate");
+        assert_eq!(none.accept_without_edit_rate(), None);
+        assert_eq!(none.pill_click_through(), None);
+        let e = AnalyticsDay {
+            auto_resolved: 3,
+            answered_after_round: 1,
+            answers_revised: 1,
+            rounds: 4,
+            repeat_rounds: 1,
+            pill_answers: 2,
+            pill_answers_two_plus: 1,
+            pills_shown: 5,
+            pills_clicked: 1,
+            ..AnalyticsDay::default()
+        };
+        assert_eq!(e.accept_without_edit_rate(), Some(0.75), "3 of 4 answers kept");
+        assert_eq!(e.repeat_clarification_rate(), Some(0.25));
+        assert_eq!(e.pill_coverage(), Some(0.5));
+        assert_eq!(e.pill_click_through(), Some(0.2));
+        let c = AnalyticsChoice {
+            label: "Infected".into(),
+            default: true,
+            count: 3,
+            answers: 2,
+            successes: 1,
+        };
+        assert_eq!(
+            c.success_rate(),
+            Some(0.5),
+            "over the answers it led to, not the choices"
+        );
+        assert_eq!(AnalyticsChoice { answers: 0, ..c }.success_rate(), None);
         a.totals = d;
         assert_eq!(a.saved_rate(), Some(0.25), "1 saved of 4 answers");
     }

@@ -81,12 +81,16 @@ test.describe('Analytics', () => {
     const chart = page.getByRole('img', { name: /Time from question to final answer per day over 30 days/ });
     await expect(chart).toBeVisible();
     await expect(chart.locator('rect').last()).toBeAttached();
+    await expect(page.getByRole('img', { name: /Follow-up suggestions per day over 30 days: \d+ shown, [1-9]\d* clicked/ })).toBeVisible();
     const table = page.getByRole('table').filter({ has: page.getByRole('columnheader', { name: 'Pills clicked' }) });
     await expect(table.getByTestId('day-row')).toHaveCount(30);
     const today = new Date().toISOString().slice(0, 10);
     const todayRow = table.getByRole('row').filter({ has: page.getByRole('rowheader', { name: today }) });
     expect(Number(await todayRow.getByRole('cell').last().textContent())).toBeGreaterThanOrEqual(after.totals.pills_clicked);
     await shot(page, 'analytics-new-figures');
+    await page.getByTestId('chart-time-to-answer').locator('xpath=ancestor::section[1]/..').screenshot({
+      path: 'end2end/test-results/screenshots/analytics-charts-time-pills.png',
+    });
 
     // The presets keep working; the range form shows exactly the days asked for.
     await page.getByRole('navigation', { name: 'Period' }).getByRole('link', { name: '7 days' }).click();

@@ -387,8 +387,8 @@ pub fn analytics_range(
         }
         Ok(d)
     };
-    let from = q.from.as_deref().filter(|v| !v.trim().is_empty());
-    let until = q.until.as_deref().filter(|v| !v.trim().is_empty());
+    // An empty value is no date (the page leaves empty form fields out itself).
+    let (from, until) = (q.from.as_deref(), q.until.as_deref());
     let Some(from) = from else {
         let days = i64::from(q.days.unwrap_or(30));
         if !(1..=MAX).contains(&days) {

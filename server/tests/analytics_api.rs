@@ -134,6 +134,8 @@ async fn the_report_and_its_csv_count_pill_clicks_and_refuse_bad_ranges_with_4xx
             ),
             ("from=26-03-01", 400, "bad_parameter", "YYYY-MM-DD"),
             ("until=03/01/2026", 400, "bad_parameter", "YYYY-MM-DD"),
+            ("from=", 400, "bad_parameter", "YYYY-MM-DD"),
+            ("from=2026-03-01&until=", 400, "bad_parameter", "YYYY-MM-DD"),
             ("days=0", 400, "bad_parameter", "from 1 to 366"),
             ("days=367", 400, "bad_parameter", "from 1 to 366"),
             ("days=abc", 400, "bad_parameter", "from 1 to 366"),

@@ -147,6 +147,7 @@ fn AnalyticsBody(a: Analytics, preset: Option<u32>) -> impl IntoView {
     let days2 = a.days.clone();
     let days3 = a.days.clone();
     let days4 = a.days.clone();
+    let days5 = a.days.clone();
     view! {
         <div class="mb-8">
             <h1 class="text-2xl font-semibold tracking-tight text-slate-900">"Analytics"</h1>
@@ -180,9 +181,12 @@ fn AnalyticsBody(a: Analytics, preset: Option<u32>) -> impl IntoView {
                 <RoundsChart days=days2 />
             </Card>
         </div>
-        <div class="mt-6">
+        <div class="mt-6 grid gap-6 xl:grid-cols-2">
             <Card title="Time from question to final answer" description="Per day: the median (bar) and the 90th percentile (tick) of the time from the question to its final answer, after any clarification rounds.">
                 <TimeChart days=days3 />
+            </Card>
+            <Card title="Follow-up suggestions per day" description="Suggestion pills shown under answers (wide bars) and clicked (narrow bars).">
+                <PillsChart days=days5 />
             </Card>
         </div>
         <div class="mt-6">
@@ -696,8 +700,8 @@ fn TimeChart(days: Vec<AnalyticsDay>) -> impl IntoView {
         .filter_map(|d| d.p90_ms.or(d.median_ms))
         .max()
         .unwrap_or(0);
-    // the axis in seconds, rounded up to a "nice" number
-    let vmax = nice_max((top + 999) / 1000).max(1) as f64 * 1000.0;
+    // the axis in milliseconds, rounded up to a "nice" number (1, 2, 5 × 10ⁿ)
+    let vmax = nice_max(top) as f64;
     let y = |ms: i64| TOP + plot_h() * (1.0 - ms as f64 / vmax);
     let answered = days.iter().filter(|d| d.median_ms.is_some()).count();
     let summary = format!(
@@ -714,7 +718,7 @@ fn TimeChart(days: Vec<AnalyticsDay>) -> impl IntoView {
                 view! {
                     <line x1=f(LEFT) x2=f(W - RIGHT) y1=f(y(ms)) y2=f(y(ms)) class="stroke-slate-200" stroke-width="1" />
                     <text x=f(LEFT - 6.0) y=f(y(ms) + 4.0) text-anchor="end" class="fill-slate-500" font-size="11">
-                        {format!("{:.0} s", ms as f64 / 1000.0)}
+                        {axis_duration(ms)}
                     </text>
                 }
             }).collect_view()}
@@ -737,6 +741,65 @@ fn TimeChart(days: Vec<AnalyticsDay>) -> impl IntoView {
         <ul class="mt-2 flex flex-wrap gap-4 text-xs text-slate-600" aria-hidden="true">
             <li class="flex items-center gap-1.5"><span class="inline-block h-3 w-3 rounded-sm bg-sky-500"></span>"Median"</li>
             <li class="flex items-center gap-1.5"><span class="inline-block h-0.5 w-4 bg-slate-700"></span>"90th percentile"</li>
+        </ul>
+    }
+}
+
+/// A short axis label for a duration (it must fit left of the plot): "0", "500ms", "2 s", "5 min".
+fn axis_duration(ms: i64) -> String {
+    match ms {
+        0 => "0".into(),
+        ms if ms < 1000 => format!("{ms}ms"),
+        ms if ms < 60_000 => format!("{} s", (ms as f64 / 1000.0 * 10.0).round() / 10.0),
+        ms => format!("{} min", (ms as f64 / 60_000.0 * 10.0).round() / 10.0),
+    }
+}
+
+#[component]
+fn PillsChart(days: Vec<AnalyticsDay>) -> impl IntoView {
+    let n = days.len().max(1);
+    let slot = plot_w() / n as f64;
+    let vmax = nice_max(
+        days.iter()
+            .map(|d| d.pills_shown.max(d.pills_clicked))
+            .max()
+            .unwrap_or(0),
+    );
+    let y = |c: i64| TOP + plot_h() * (1.0 - c as f64 / vmax as f64);
+    let shown: i64 = days.iter().map(|d| d.pills_shown).sum();
+    let clicked: i64 = days.iter().map(|d| d.pills_clicked).sum();
+    let summary = format!(
+        "Follow-up suggestions per day over {} days: {shown} shown, {clicked} clicked.",
+        days.len()
+    );
+    let aria = summary.clone();
+    view! {
+        <svg viewBox=format!("0 0 {W} {H}") role="img" aria-label=aria class="h-auto w-full" data-testid="chart-pills">
+            <title>{summary}</title>
+            {[0.0, 0.5, 1.0].into_iter().map(|r| {
+                let c = (vmax as f64 * r) as i64;
+                view! {
+                    <line x1=f(LEFT) x2=f(W - RIGHT) y1=f(y(c)) y2=f(y(c)) class="stroke-slate-200" stroke-width="1" />
+                    <text x=f(LEFT - 6.0) y=f(y(c) + 4.0) text-anchor="end" class="fill-slate-500" font-size="11">{c}</text>
+                }
+            }).collect_view()}
+            {days.iter().enumerate().filter(|(_, d)| d.pills_shown > 0 || d.pills_clicked > 0).map(|(i, d)| {
+                let x = LEFT + slot * i as f64 + slot * 0.15;
+                let w = slot * 0.7;
+                let tip = format!("{}: {} shown, {} clicked", d.date, d.pills_shown, d.pills_clicked);
+                view! {
+                    <g>
+                        <title>{tip}</title>
+                        <rect x=f(x) y=f(y(d.pills_shown)) width=f(w) height=f(y(0) - y(d.pills_shown)) rx="1.5" class="fill-teal-100" />
+                        <rect x=f(x + w * 0.25) y=f(y(d.pills_clicked)) width=f(w * 0.5) height=f(y(0) - y(d.pills_clicked)) rx="1" class="fill-teal-700" />
+                    </g>
+                }
+            }).collect_view()}
+            <XAxis days=days.clone() />
+        </svg>
+        <ul class="mt-2 flex flex-wrap gap-4 text-xs text-slate-600" aria-hidden="true">
+            <li class="flex items-center gap-1.5"><span class="inline-block h-3 w-3 rounded-sm bg-teal-100"></span>"Shown"</li>
+            <li class="flex items-center gap-1.5"><span class="inline-block h-3 w-3 rounded-sm bg-teal-700"></span>"Clicked"</li>
         </ul>
     }
 }
@@ -830,6 +893,18 @@ fn TermsChart(terms: Vec<AnalyticsTerm>) -> impl IntoView {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn durations_read_in_the_unit_that_fits() {
+        assert_eq!(duration(None), "—");
+        assert_eq!(duration(Some(850)), "850 ms");
+        assert_eq!(duration(Some(4_200)), "4.2 s");
+        assert_eq!(duration(Some(185_000)), "3 min 5 s");
+        assert_eq!(axis_duration(0), "0");
+        assert_eq!(axis_duration(500), "500ms");
+        assert_eq!(axis_duration(2_000), "2 s");
+        assert_eq!(axis_duration(300_000), "5 min");
+    }
 
     #[test]
     fn axis_maxima_are_round_numbers_at_or_above_the_data() {
