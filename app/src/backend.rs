@@ -114,10 +114,14 @@ pub trait Backend: Send + Sync + 'static {
         current: String,
         new: String,
     ) -> Result<(), BackendError>;
-    /// Everyone's clarification figures over the last `days` days (F21);
-    /// `Forbidden` unless the user is an administrator.
-    async fn analytics(&self, user: &AuthUser, days: u32)
-    -> Result<crate::protocol::Analytics, BackendError>;
+    /// Everyone's clarification figures over the days `range` names (F21): a
+    /// `BadParameter` error saying what is wrong with a bad range, `Forbidden` unless
+    /// the user is an administrator.
+    async fn analytics(
+        &self,
+        user: &AuthUser,
+        range: crate::protocol::AnalyticsQuery,
+    ) -> Result<crate::protocol::Analytics, BackendError>;
     /// The optional language model's switch, endpoint and breaker (F24); `Forbidden`
     /// unless the user is an administrator.
     async fn language_model(

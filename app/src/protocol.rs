@@ -328,6 +328,19 @@ pub struct AskRequest {
     /// `false`: never ask, answer on best guesses with `open_questions` (default `true`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub interactive: Option<bool>,
+    /// How the question was sent: `suggestion` when it is a follow-up pill the user
+    /// clicked (Analytics' click-through); absent when typed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub via: Option<AskVia>,
+}
+
+/// How a question was sent (see [`AskRequest::via`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum AskVia {
+    /// A follow-up suggestion pill under an answer.
+    Suggestion,
 }
 
 /// `POST /api/v1/query/clarify`: the answers to one clarification round.
@@ -775,6 +788,10 @@ pub enum ErrorCode {
     /// 422: a saved question whose definition no longer applies (a value gone from
     /// the data, a retired verified definition …); the message says what changed.
     NoLongerApplies,
+    /// 422: an Analytics range of real dates that cannot be shown: it starts after it
+    /// ends, spans more than 366 days, gives `until` without `from` or `days` with them,
+    /// or lies outside the years 1970–9998.
+    BadRange,
     /// 429: too many questions running at once for this user.
     TooManyQueries,
     /// 429: too many sign-in (or password) attempts: wait and try again.
@@ -812,7 +829,8 @@ impl ErrorCode {
             BodyTooLarge => 413,
             UnknownQuestion | UnknownOption | DuplicateAnswer | MissingAnswer | InvalidAnswer
             | InvalidCustomValue | UnknownAssumption | BadScope | OutOfDomain | DataChange
-            | Unintelligible | CannotAnswer | OutsideScope | ReasonWithThumbsUp | NoLongerApplies => 422,
+            | Unintelligible | CannotAnswer | OutsideScope | ReasonWithThumbsUp | NoLongerApplies
+            | BadRange => 422,
             TooManyQueries | TooManyAttempts => 429,
             Internal => 500,
             Busy => 503,
@@ -1353,6 +1371,32 @@ pub struct AnalyticsDay {
     pub rounds_abandoned: i64,
     /// Rounds that can still be answered.
     pub rounds_open: i64,
+    /// Answers whose choices or assumptions were revised afterwards (the rest were
+    /// accepted without edit).
+    #[serde(default)]
+    pub answers_revised: i64,
+    /// Rounds that asked an ambiguity the same user had been asked within the 30 days
+    /// before.
+    #[serde(default)]
+    pub repeat_rounds: i64,
+    /// Answers whose follow-up suggestion pills were recorded.
+    #[serde(default)]
+    pub pill_answers: i64,
+    /// Of those: answers that showed at least two pills.
+    #[serde(default)]
+    pub pill_answers_two_plus: i64,
+    /// Follow-up suggestion pills shown (revisions included).
+    #[serde(default)]
+    pub pills_shown: i64,
+    /// Questions sent by clicking a pill.
+    #[serde(default)]
+    pub pills_clicked: i64,
+    /// Median time from question to final answer, milliseconds (no answers: absent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub median_ms: Option<i64>,
+    /// 90th percentile of the time from question to final answer, milliseconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub p90_ms: Option<i64>,
 }
 
 impl AnalyticsDay {
@@ -1372,6 +1416,27 @@ impl AnalyticsDay {
     /// Share of answers that needed no clarification round.
     pub fn auto_resolution_rate(&self) -> Option<f64> {
         ratio(self.auto_resolved, self.auto_resolved + self.answered_after_round)
+    }
+
+    /// Share of answers not revised afterwards.
+    pub fn accept_without_edit_rate(&self) -> Option<f64> {
+        let answers = self.auto_resolved + self.answered_after_round;
+        ratio(answers - self.answers_revised, answers)
+    }
+
+    /// Share of rounds that asked the same user about an ambiguity again within 30 days.
+    pub fn repeat_clarification_rate(&self) -> Option<f64> {
+        ratio(self.repeat_rounds, self.rounds)
+    }
+
+    /// Share of answers (whose pills were recorded) that showed at least two pills.
+    pub fn pill_coverage(&self) -> Option<f64> {
+        ratio(self.pill_answers_two_plus, self.pill_answers)
+    }
+
+    /// Share of the pills shown that were clicked.
+    pub fn pill_click_through(&self) -> Option<f64> {
+        ratio(self.pills_clicked, self.pills_shown)
     }
 }
 
@@ -1404,6 +1469,36 @@ pub struct AnalyticsChoice {
     /// True for Clarion's best guess.
     pub default: bool,
     pub count: i64,
+    /// Of `count`: choices that led to an answer.
+    #[serde(default)]
+    pub answers: i64,
+    /// Of `answers`: answers that got a thumbs-up or a follow-up question and are not
+    /// voted thumbs down (what learning counts as a success).
+    #[serde(default)]
+    pub successes: i64,
+}
+
+impl AnalyticsChoice {
+    /// Share of this choice's answers that succeeded.
+    pub fn success_rate(&self) -> Option<f64> {
+        ratio(self.successes, self.answers)
+    }
+}
+
+/// Which days an Analytics report covers (UTC): the last `days` days (1–366, 30 by
+/// default), or `from`–`until` (ISO dates, both included, at most 366 days; `until`
+/// defaults to today). `days` and `from`/`until` do not go together.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AnalyticsQuery {
+    /// The last N days, today included (1–366).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub days: Option<u32>,
+    /// First day (YYYY-MM-DD, UTC).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub from: Option<String>,
+    /// Last day (YYYY-MM-DD, UTC), included; today when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub until: Option<String>,
 }
 
 #[cfg(test)]
@@ -1442,6 +1537,37 @@ mod analytics_tests {
             saved: 1,
         };
         assert_eq!(a.saved_rate(), None, "no answers, no rate");
+        assert_eq!(none.accept_without_edit_rate(), None);
+        assert_eq!(none.pill_click_through(), None);
+        let e = AnalyticsDay {
+            auto_resolved: 3,
+            answered_after_round: 1,
+            answers_revised: 1,
+            rounds: 4,
+            repeat_rounds: 1,
+            pill_answers: 2,
+            pill_answers_two_plus: 1,
+            pills_shown: 5,
+            pills_clicked: 1,
+            ..AnalyticsDay::default()
+        };
+        assert_eq!(e.accept_without_edit_rate(), Some(0.75), "3 of 4 answers kept");
+        assert_eq!(e.repeat_clarification_rate(), Some(0.25));
+        assert_eq!(e.pill_coverage(), Some(0.5));
+        assert_eq!(e.pill_click_through(), Some(0.2));
+        let c = AnalyticsChoice {
+            label: "Infected".into(),
+            default: true,
+            count: 3,
+            answers: 2,
+            successes: 1,
+        };
+        assert_eq!(
+            c.success_rate(),
+            Some(0.5),
+            "over the answers it led to, not the choices"
+        );
+        assert_eq!(AnalyticsChoice { answers: 0, ..c }.success_rate(), None);
         a.totals = d;
         assert_eq!(a.saved_rate(), Some(0.25), "1 saved of 4 answers");
     }

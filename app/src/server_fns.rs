@@ -307,24 +307,37 @@ pub async fn change_password(current: String, new: String, confirm: String) -> R
         .map_err(ssr::to_sfe)
 }
 
-/// Everyone's clarification figures (F21): administrators only (403 otherwise).
+/// Everyone's clarification figures (F21) over the last `days` days or `from`–`until`:
+/// administrators only (403 otherwise); a bad range is a 400 saying what is wrong.
 #[server(endpoint = "analytics", output = Reply)]
-pub async fn get_analytics(days: Option<u32>) -> Result<crate::protocol::Analytics, ServerFnError> {
+pub async fn get_analytics(
+    days: Option<u32>,
+    from: Option<String>,
+    until: Option<String>,
+) -> Result<crate::protocol::Analytics, ServerFnError> {
     let user = ssr::require_user()?;
     if !user.is_admin {
         return Err(ssr::to_sfe(crate::backend::BackendError::forbidden()));
     }
-    let days = days.unwrap_or(30).clamp(1, 366);
-    ssr::backend()?.analytics(&user, days).await.map_err(ssr::to_sfe)
+    let range = crate::protocol::AnalyticsQuery { days, from, until };
+    ssr::backend()?.analytics(&user, range).await.map_err(ssr::to_sfe)
 }
 
 /// The Analytics page's report, rendered on the server (administrators only, 403
 /// otherwise): the figures of [`get_analytics`] as HTML, so the charts' drawing code
 /// stays out of the browser bundle.
 #[server(endpoint = "analytics_html", output = Reply)]
-pub async fn get_analytics_html(days: Option<u32>) -> Result<String, ServerFnError> {
-    let a = get_analytics(days).await?;
-    Ok(crate::pages::analytics_report::render(a))
+pub async fn get_analytics_html(
+    days: Option<u32>,
+    from: Option<String>,
+    until: Option<String>,
+) -> Result<String, ServerFnError> {
+    let preset = match (&from, days) {
+        (Some(f), _) if !f.trim().is_empty() => None,
+        (_, d) => Some(d.unwrap_or(30)),
+    };
+    let a = get_analytics(days, from, until).await?;
+    Ok(crate::pages::analytics_report::render(a, preset))
 }
 
 /// The optional language model for the Settings page (F24): `None` for clinicians (the

@@ -233,17 +233,24 @@ impl Backend for ServerBackend {
         }
     }
 
-    async fn analytics(&self, user: &AuthUser, days: u32) -> Result<app::protocol::Analytics, BackendError> {
+    async fn analytics(
+        &self,
+        user: &AuthUser,
+        range: app::protocol::AnalyticsQuery,
+    ) -> Result<app::protocol::Analytics, BackendError> {
         if !user.is_admin {
             return Err(BackendError::forbidden());
         }
         let now = chrono::Utc::now();
-        let counts = self.store.analytics(now, days, 12).await.map_err(internal)?;
-        let calls = self
+        let (first, last) = analytics_range(&range, now.date_naive())?;
+        let counts = self
             .store
-            .llm_usage(counts.since, now + chrono::Duration::seconds(1))
+            .analytics_range(first, last, now, 12)
             .await
             .map_err(internal)?;
+        // Everything else over the same days (never past now: nothing is later).
+        let end = counts.until.min(now + chrono::Duration::seconds(1));
+        let calls = self.store.llm_usage(counts.since, end).await.map_err(internal)?;
         let mut view = analytics_view(crate::semantic::SemanticModel::wound_care_shared(), &counts);
         view.model_calls = calls
             .into_iter()
@@ -275,13 +282,13 @@ impl Backend for ServerBackend {
             .collect();
         let feedback = self
             .store
-            .feedback_counts(counts.since, now + chrono::Duration::seconds(1))
+            .feedback_counts(counts.since, end)
             .await
             .map_err(internal)?;
         view.feedback = feedback_view(&feedback);
         view.saved = self
             .store
-            .saved_counts(counts.since, now + chrono::Duration::seconds(1))
+            .saved_counts(counts.since, end)
             .await
             .map_err(internal)?
             .saved;
@@ -350,6 +357,74 @@ fn token_item(t: crate::store::ApiToken) -> app::protocol::ApiTokenItem {
     }
 }
 
+/// The first and last day (UTC, both included) an Analytics request names, checked:
+/// `days` (1–366) counts back from `today`; `from`–`until` are ISO dates (`until`
+/// defaults to `today`), in order, at most 366 days apart. What is not a date or not a
+/// whole number in range breaks the request's schema: `bad_parameter` (400); real dates
+/// that make no range to show are `bad_range` (422). Each message says what to change;
+/// never a fault.
+pub fn analytics_range(
+    q: &app::protocol::AnalyticsQuery,
+    today: chrono::NaiveDate,
+) -> Result<(chrono::NaiveDate, chrono::NaiveDate), BackendError> {
+    use crate::store::ANALYTICS_MAX_DAYS as MAX;
+    let bad = |m: String| BackendError::new(ErrorCode::BadParameter, m);
+    let range = |m: String| BackendError::new(ErrorCode::BadRange, m);
+    let date = |name: &str, v: &str| {
+        let v = v.trim();
+        let d = chrono::NaiveDate::parse_from_str(v, "%Y-%m-%d")
+            .ok()
+            .filter(|_| v.len() == 10)
+            .ok_or_else(|| {
+                bad(format!(
+                    "{name} must be a date written YYYY-MM-DD (for example 2026-03-01), not \"{}\".",
+                    v.chars().take(40).collect::<String>()
+                ))
+            })?;
+        // every day of the range, and the day after it, must exist on both backends
+        if !(1970..=9998).contains(&chrono::Datelike::year(&d)) {
+            return Err(range(format!("{name} must be a day from 1970 to 9998, not {d}.")));
+        }
+        Ok(d)
+    };
+    // An empty value is no date (the page leaves empty form fields out itself).
+    let (from, until) = (q.from.as_deref(), q.until.as_deref());
+    let Some(from) = from else {
+        let days = i64::from(q.days.unwrap_or(30));
+        if !(1..=MAX).contains(&days) {
+            return Err(bad(format!("days must be a whole number from 1 to {MAX}.")));
+        }
+        if let Some(u) = until {
+            date("until", u)?;
+            return Err(range("until needs from: give the first day too.".to_owned()));
+        }
+        return Ok((today - chrono::Duration::days(days - 1), today));
+    };
+    let first = date("from", from)?;
+    let last = match until {
+        Some(u) => date("until", u)?,
+        None => today,
+    };
+    if let Some(days) = q.days {
+        if !(1..=MAX).contains(&i64::from(days)) {
+            return Err(bad(format!("days must be a whole number from 1 to {MAX}.")));
+        }
+        return Err(range("Give either days or from and until, not both.".to_owned()));
+    }
+    if first > last {
+        return Err(range(format!(
+            "The range starts after it ends: from ({first}) must be on or before until ({last})."
+        )));
+    }
+    let span = (last - first).num_days() + 1;
+    if span > MAX {
+        return Err(range(format!(
+            "That range has {span} days; at most {MAX} can be shown at once."
+        )));
+    }
+    Ok((first, last))
+}
+
 /// The store's analytics counts as the Analytics page shows them, with the
 /// ambiguity and option ids turned into the words of the model.
 pub fn analytics_view(
@@ -368,6 +443,14 @@ pub fn analytics_view(
         rounds_answered: d.rounds_answered,
         rounds_abandoned: d.rounds_abandoned,
         rounds_open: d.rounds_open,
+        answers_revised: d.answers_revised,
+        repeat_rounds: d.repeat_rounds,
+        pill_answers: d.pill_answers,
+        pill_answers_two_plus: d.pill_answers_two_plus,
+        pills_shown: d.pills_shown,
+        pills_clicked: d.pills_clicked,
+        median_ms: d.median_ms(),
+        p90_ms: d.p90_ms(),
     };
     let pretty = |s: &str| s.replace('_', " ");
     let terms = counts
@@ -402,6 +485,8 @@ pub fn analytics_view(
                             label,
                             default: option.is_some_and(|o| o.default),
                             count: c.count,
+                            answers: c.answers,
+                            successes: c.successes,
                         }
                     })
                     .collect(),

@@ -5,7 +5,8 @@ mod common;
 
 use chrono::{DateTime, Duration, TimeZone, Utc};
 use server::store::{
-    AnswerChoice, ChoiceCount, NewAnswer, NewHistoryEntry, NewRound, Role, RoundId, Store, ThreadId, User,
+    AnswerChoice, ChoiceCount, HistoryId, MessageRole, NewAnswer, NewHistoryEntry, NewMessage, NewRound,
+    Rating, Role, RoundId, Store, ThreadId, User,
 };
 
 /// "Now" for every test: 2025-03-03 09:00 UTC.
@@ -68,6 +69,7 @@ impl Seed<'_> {
                     duration_ms: 4,
                     result_json: None,
                     verified_id: None,
+                    suggestions_shown: None,
                 },
                 at,
             )
@@ -321,8 +323,11 @@ async fn analytics_counts_questions_rounds_and_choices_per_day_on_every_backend(
             vec![ChoiceCount {
                 kind: "option".into(),
                 option_id: Some("gt_10".into()),
-                count: 1
-            }]
+                count: 1,
+                answers: 0,
+                successes: 0,
+            }],
+            "a choice whose question was never answered has no answers to succeed"
         );
         assert_eq!(got.ambiguities[1].choices[0].kind, "dont_know");
         assert!(got.ambiguities[3].choices.is_empty());
@@ -371,6 +376,250 @@ async fn answers_resolved_by_a_remembered_or_usual_definition_are_counted_apart(
             "{total:?}"
         );
         assert_eq!(got.days.last().unwrap().auto_resolved_by_preference, 2);
+    })
+    .await;
+}
+
+impl Seed<'_> {
+    /// An answer with its own duration and the pills it showed; its id.
+    async fn answer_full(
+        &self,
+        u: &User,
+        thread: &ThreadId,
+        question: &str,
+        duration_ms: i64,
+        pills: Option<i64>,
+        at: DateTime<Utc>,
+    ) -> HistoryId {
+        self.store
+            .add_history(
+                u.id,
+                NewHistoryEntry {
+                    thread_id: Some(thread),
+                    question,
+                    plan_json: "{}",
+                    sql: "SELECT 1",
+                    clarifications_json: "{}",
+                    assumptions_json: "[]",
+                    row_count: 3,
+                    duration_ms,
+                    result_json: None,
+                    verified_id: None,
+                    suggestions_shown: pills,
+                },
+                at,
+            )
+            .await
+            .unwrap()
+            .id
+    }
+
+    /// The user's question in a thread (typed, or sent from a pill).
+    async fn says(&self, u: &User, thread: &ThreadId, body: &str, from_suggestion: bool, at: DateTime<Utc>) {
+        self.store
+            .append_message(
+                u.id,
+                thread,
+                NewMessage {
+                    role: MessageRole::User,
+                    body,
+                    payload_json: None,
+                    from_suggestion,
+                },
+                at,
+            )
+            .await
+            .unwrap();
+    }
+}
+
+#[tokio::test]
+async fn time_to_answer_revisions_repeats_choice_success_and_pills_on_every_backend() {
+    each_backend(async |t| {
+        let store = Store::new(t.db.clone());
+        let s = Seed { store: &store };
+        let a = user(&store, "nurse", Role::Clinician).await;
+        let b = user(&store, "doctor", Role::Clinician).await;
+        let backend = t.db.backend();
+        let secs = |base: DateTime<Utc>, n: i64| base + Duration::seconds(n);
+
+        // Earlier rounds, outside the 7-day window: 40 days ago (too long ago to make
+        // a repeat) and 20 days ago (recent enough).
+        let old = s.thread(&a, at(40, 9, 0)).await;
+        s.round(
+            &a,
+            &old,
+            "large",
+            1,
+            None,
+            &["term:large@wounds"],
+            at(40, 9, 0),
+            15,
+        )
+        .await;
+        let prev = s.thread(&a, at(20, 9, 0)).await;
+        s.round(
+            &a,
+            &prev,
+            "serious",
+            1,
+            None,
+            &["term:serious@wounds"],
+            at(20, 9, 0),
+            15,
+        )
+        .await;
+
+        // Today, a: asked at 8:00:00, a round at 8:00:01 (a repeat of 20 days ago),
+        // answered at 8:00:31 with three pills; the answer gets a follow-up from a pill
+        // (learning counts it a success).
+        let q0 = at(0, 8, 0);
+        let t1 = s.thread(&a, q0).await;
+        s.says(&a, &t1, "serious wounds", false, q0).await;
+        let r1 = s
+            .round(
+                &a,
+                &t1,
+                "serious wounds",
+                1,
+                None,
+                &["term:serious@wounds"],
+                secs(q0, 1),
+                15,
+            )
+            .await;
+        store
+            .answer_round(a.id, &r1, &[opt("term:serious@wounds", "infected")], secs(q0, 20))
+            .await
+            .unwrap();
+        let h1 = s
+            .answer_full(&a, &t1, "serious wounds", 900, Some(3), secs(q0, 31))
+            .await;
+        s.says(&a, &t1, "by clinic", true, secs(q0, 60)).await;
+        store.count_success(a.id, &h1, &[]).await.unwrap();
+
+        // Today, b: the same ambiguity (not a repeat: another user), chosen, answered,
+        // counted a success and then voted thumbs down: not a success.
+        let t2 = s.thread(&b, at(0, 8, 5)).await;
+        let r2 = s
+            .round(
+                &b,
+                &t2,
+                "serious wounds",
+                1,
+                None,
+                &["term:serious@wounds"],
+                at(0, 8, 5),
+                15,
+            )
+            .await;
+        store
+            .answer_round(
+                b.id,
+                &r2,
+                &[opt("term:serious@wounds", "full_thickness")],
+                at(0, 8, 6),
+            )
+            .await
+            .unwrap();
+        let h2 = s
+            .answer_full(&b, &t2, "serious wounds", 700, Some(2), at(0, 8, 7))
+            .await;
+        store.count_success(b.id, &h2, &[]).await.unwrap();
+        store
+            .set_answer_feedback(b.id, &h2, Rating::Down, None, None, at(0, 8, 8))
+            .await
+            .unwrap();
+
+        // Yesterday and today, a asks about "large" again: yesterday's is not a repeat
+        // (40 days), today's is (yesterday).
+        let t3 = s.thread(&a, at(1, 9, 0)).await;
+        s.round(&a, &t3, "large", 1, None, &["term:large@wounds"], at(1, 9, 0), 15)
+            .await;
+        let t4 = s.thread(&a, at(0, 8, 30)).await;
+        s.round(
+            &a,
+            &t4,
+            "large",
+            1,
+            None,
+            &["term:large@wounds"],
+            at(0, 8, 30),
+            15,
+        )
+        .await;
+
+        // Two days ago, a direct answer of 4 ms with one pill, revised afterwards (the
+        // revision shows two pills); and a direct answer of 400 ms stored before pills
+        // were recorded.
+        let t5 = s.thread(&a, at(2, 9, 0)).await;
+        s.answer_full(&a, &t5, "open wounds", 4, Some(1), at(2, 9, 0))
+            .await;
+        s.answer_full(&a, &t5, "open wounds", 5, Some(2), at(2, 9, 5))
+            .await;
+        let t6 = s.thread(&a, at(2, 10, 0)).await;
+        s.answer_full(&a, &t6, "patients", 400, None, at(2, 10, 0)).await;
+        // A pill click outside the window is not counted.
+        s.says(&a, &old, "by clinic", true, at(40, 9, 5)).await;
+
+        let got = store.analytics(now(), 7, 10).await.unwrap();
+        let total = got.totals();
+        assert_eq!(
+            total.answer_ms,
+            vec![4, 400, 31_000, 120_000],
+            "direct answers: their own time; after a round: from the question; {backend:?}"
+        );
+        assert_eq!(total.median_ms(), Some(400), "nearest rank");
+        assert_eq!(total.p90_ms(), Some(120_000));
+        assert_eq!(total.answers(), 4);
+        assert_eq!(total.answers_revised, 1, "{backend:?}");
+        assert_eq!(
+            (total.rounds, total.repeat_rounds),
+            (4, 2),
+            "a's serious (20 days before) and large (the day before) are repeats; {backend:?}"
+        );
+        assert_eq!(
+            (
+                total.pill_answers,
+                total.pill_answers_two_plus,
+                total.pills_shown,
+                total.pills_clicked
+            ),
+            (3, 2, 8, 1),
+            "{backend:?}"
+        );
+        let d0 = got.days.last().unwrap();
+        assert_eq!(
+            (d0.pills_clicked, d0.repeat_rounds, d0.median_ms()),
+            (1, 2, Some(31_000))
+        );
+
+        let serious = got
+            .ambiguities
+            .iter()
+            .find(|x| x.ambiguity_id == "term:serious@wounds")
+            .unwrap();
+        let by_option = |o: &str| {
+            serious
+                .choices
+                .iter()
+                .find(|c| c.option_id.as_deref() == Some(o))
+                .map(|c| (c.count, c.answers, c.successes))
+        };
+        assert_eq!(by_option("infected"), Some((1, 1, 1)), "{backend:?}");
+        assert_eq!(
+            by_option("full_thickness"),
+            Some((1, 1, 0)),
+            "a success voted down since is not one; {backend:?}"
+        );
+
+        // An explicit range: two days ago only.
+        let day = at(2, 0, 0).date_naive();
+        let one = store.analytics_range(day, day, now(), 10).await.unwrap();
+        assert_eq!(one.days.len(), 1);
+        assert_eq!(one.totals().answers(), 2);
+        assert_eq!(one.totals().answers_revised, 1);
+        assert_eq!(one.totals().rounds, 0);
     })
     .await;
 }

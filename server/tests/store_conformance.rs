@@ -435,6 +435,7 @@ async fn threads_and_messages_belong_to_one_user() {
                     role: MessageRole::User,
                     body: "Show me patients with serious wounds",
                     payload_json: None,
+                    from_suggestion: false,
                 },
                 t0() + Duration::seconds(1),
             )
@@ -449,6 +450,7 @@ async fn threads_and_messages_belong_to_one_user() {
                     role: MessageRole::Assistant,
                     body: "42 patients have a full-thickness wound.",
                     payload_json: Some(r#"{"plan":{"entity":"patients"}}"#),
+                    from_suggestion: false,
                 },
                 answer_time,
             )
@@ -480,6 +482,7 @@ async fn threads_and_messages_belong_to_one_user() {
                     role: MessageRole::User,
                     body: "injected",
                     payload_json: None,
+                    from_suggestion: false,
                 },
                 t0(),
             )
@@ -513,6 +516,7 @@ async fn threads_are_listed_most_recently_active_first() {
                     role: MessageRole::User,
                     body: "follow-up",
                     payload_json: None,
+                    from_suggestion: false,
                 },
                 t0() + Duration::minutes(2),
             )
@@ -1031,6 +1035,7 @@ async fn history_is_private_newest_first_and_keeps_what_is_needed_to_rerun() {
             duration_ms: 12,
             result_json: None,
             verified_id: None,
+            suggestions_shown: None,
         };
         let first = store
             .add_history(a.id, entry("How many serious wounds?"), t0())
@@ -1220,6 +1225,7 @@ async fn refused_and_failed_questions_are_kept_apart_from_answers_with_their_mes
                     duration_ms: 3,
                     result_json: None,
                     verified_id: None,
+                    suggestions_shown: None,
                 },
                 t0(),
             )
@@ -1343,6 +1349,7 @@ async fn answer_feedback_is_one_row_per_user_and_answer_and_a_later_vote_replace
                     duration_ms: 3,
                     result_json: None,
                     verified_id: None,
+                    suggestions_shown: None,
                 },
                 t0(),
             )
@@ -1505,6 +1512,7 @@ async fn a_success_is_counted_once_per_answer_on_the_preferences_it_used() {
                     duration_ms: 3,
                     result_json: None,
                     verified_id: None,
+                    suggestions_shown: None,
                 },
                 t0(),
             )
@@ -1566,6 +1574,7 @@ async fn verified_feedback_counts_the_votes_on_each_verified_questions_answers()
                         duration_ms: 3,
                         result_json: None,
                         verified_id: Some(v.id),
+                        suggestions_shown: None,
                     },
                     t0(),
                 )

@@ -2,16 +2,30 @@
 //! hand-drawn SVG charts as HTML that the Analytics page shows as it is. Nothing here
 //! is compiled into the browser bundle.
 
+use super::analytics::RangeControls;
 use crate::components::ui::Card;
 use crate::protocol::{
     Analytics, AnalyticsDay, AnalyticsTerm, FeedbackReason, FeedbackSummary, ModelCallsDay, VerifiedUse,
 };
 use leptos::prelude::*;
 
-/// The report as HTML.
-pub fn render(a: Analytics) -> String {
+/// The report as HTML; `preset`: the "last N days" the page was asked for, if any.
+pub fn render(a: Analytics, preset: Option<u32>) -> String {
     let owner = Owner::new();
-    owner.with(|| view! { <AnalyticsBody a /> }.to_html())
+    owner.with(|| view! { <AnalyticsBody a preset /> }.to_html())
+}
+
+/// A duration for people: "850 ms", "4.2 s", "3 min 5 s".
+pub fn duration(ms: Option<i64>) -> String {
+    match ms {
+        None => "—".into(),
+        Some(ms) if ms < 1000 => format!("{ms} ms"),
+        Some(ms) if ms < 60_000 => format!("{:.1} s", ms as f64 / 1000.0),
+        Some(ms) => {
+            let s = ms / 1000;
+            format!("{} min {} s", s / 60, s % 60)
+        }
+    }
 }
 
 fn percent(rate: Option<f64>) -> String {
@@ -22,8 +36,9 @@ fn percent(rate: Option<f64>) -> String {
 }
 
 #[component]
-fn AnalyticsBody(a: Analytics) -> impl IntoView {
+fn AnalyticsBody(a: Analytics, preset: Option<u32>) -> impl IntoView {
     let t = a.totals.clone();
+    let answers = t.auto_resolved + t.answered_after_round;
     let kpis = [
         (
             "Questions asked",
@@ -71,21 +86,74 @@ fn AnalyticsBody(a: Analytics) -> impl IntoView {
             ),
             "kpi-saved",
         ),
+        (
+            "Time to answer (median)",
+            duration(t.median_ms),
+            format!(
+                "From the question to the final answer, after any rounds; 90% within {}",
+                duration(t.p90_ms)
+            ),
+            "kpi-time-to-answer",
+        ),
+        (
+            "Accepted without edit",
+            percent(t.accept_without_edit_rate()),
+            format!(
+                "{} of {answers} answers kept as given: no choice or assumption changed afterwards",
+                answers - t.answers_revised
+            ),
+            "kpi-accept-without-edit",
+        ),
+        (
+            "Repeat clarifications",
+            percent(t.repeat_clarification_rate()),
+            format!(
+                "{} of {} rounds asked a clinician about a word they had been asked about in the 30 days before",
+                t.repeat_rounds, t.rounds
+            ),
+            "kpi-repeat-clarification",
+        ),
+        (
+            "Follow-up pills",
+            percent(t.pill_coverage()),
+            format!(
+                "{} of {} answers offered at least two follow-up suggestions",
+                t.pill_answers_two_plus, t.pill_answers
+            ),
+            "kpi-pill-coverage",
+        ),
+        (
+            "Pill click-through",
+            percent(t.pill_click_through()),
+            format!(
+                "{} of {} suggestions shown were clicked",
+                t.pills_clicked, t.pills_shown
+            ),
+            "kpi-pill-click-through",
+        ),
     ];
+    let period = match preset {
+        Some(n) => format!("Last {n} days"),
+        None => format!("{} days", a.days.len()),
+    };
     let subtitle = format!(
-        "How often clinicians are asked to clarify, what they choose, and where Clarion has to guess. Last {} days ({} to {}, UTC).",
-        a.days.len(),
-        a.since,
-        a.until
+        "How often clinicians are asked to clarify, what they choose, and where Clarion has to guess. {period}: {} to {}, UTC.",
+        a.since, a.until
     );
+    let csv = format!("/api/v1/admin/analytics.csv?from={}&until={}", a.since, a.until);
+    let (from, until) = (a.since.clone(), a.until.clone());
     let empty = t.questions == 0 && t.rounds == 0;
     let days = a.days.clone();
     let days2 = a.days.clone();
+    let days3 = a.days.clone();
+    let days4 = a.days.clone();
+    let days5 = a.days.clone();
     view! {
         <div class="mb-8">
             <h1 class="text-2xl font-semibold tracking-tight text-slate-900">"Analytics"</h1>
-            <p class="mt-1 max-w-3xl text-sm text-slate-600">{subtitle}</p>
+            <p class="mt-1 max-w-3xl text-sm text-slate-600" data-testid="analytics-period">{subtitle}</p>
         </div>
+        <RangeControls from until preset csv />
         <dl class="grid grid-cols-1 gap-4 sm:grid-cols-2 lg:grid-cols-5">
             {kpis
                 .into_iter()
@@ -113,8 +181,21 @@ fn AnalyticsBody(a: Analytics) -> impl IntoView {
                 <RoundsChart days=days2 />
             </Card>
         </div>
+        <div class="mt-6 grid gap-6 xl:grid-cols-2">
+            <Card title="Time from question to final answer" description="Per day: the median (bar) and the 90th percentile (tick) of the time from the question to its final answer, after any clarification rounds.">
+                <TimeChart days=days3 />
+            </Card>
+            <Card title="Follow-up suggestions per day" description="Suggestion pills shown under answers (wide bars) and clicked (narrow bars).">
+                <PillsChart days=days5 />
+            </Card>
+        </div>
         <div class="mt-6">
-            <Card title="Most frequent ambiguous terms" description="The words Clarion asked about most, and what people chose for each. The best guess is marked.">
+            <Card title="Per-day figures" description="The figures of the charts as a table, one row per day (UTC), with the totals; the CSV download holds the same and every rate.">
+                <DayTable days=days4 totals=t.clone() />
+            </Card>
+        </div>
+        <div class="mt-6">
+            <Card title="Most frequent ambiguous terms" description="The words Clarion asked about most, and what people chose for each, with each choice's success rate: the share of the answers it led to that got a thumbs-up or a follow-up question and no thumbs-down. The best guess is marked.">
                 <TermsChart terms=a.terms.clone() />
             </Card>
         </div>
@@ -132,6 +213,126 @@ fn AnalyticsBody(a: Analytics) -> impl IntoView {
             <Card title="Verified questions" description="Questions an administrator verified (on the Verified questions page), how many questions each has answered as defined, with no clarification, and the thumbs up and down on those answers.">
                 <VerifiedUses list=a.verified.clone() />
             </Card>
+        </div>
+        <div class="mt-6">
+            <Card title="How these figures are counted">
+                <Definitions />
+            </Card>
+        </div>
+    }
+}
+
+/// What each figure means (the page's own glossary).
+#[component]
+fn Definitions() -> impl IntoView {
+    const ITEMS: [(&str, &str); 11] = [
+        (
+            "Question",
+            "A question answered directly, or one that got a clarification panel (counted once, however many rounds it took). Re-running an answer with a changed choice is not a new question.",
+        ),
+        (
+            "Clarification rate",
+            "Questions that got a clarification panel, over questions.",
+        ),
+        (
+            "Abandonment",
+            "Rounds cancelled or left until they expired, over rounds answered or abandoned (rounds still open are not counted yet).",
+        ),
+        (
+            "Auto-resolution",
+            "Answers that needed no round, over answers; those settled by a clinician's remembered or usual definition are counted apart.",
+        ),
+        (
+            "Time to answer",
+            "For an answer that needed no round, the time Clarion took; after rounds, from the question to the answer after the last round, including the time the clinician spent choosing. Median and 90th percentile over the answers of the period.",
+        ),
+        (
+            "Accepted without edit",
+            "Answers whose choices and assumptions were not changed afterwards (a change re-runs the question in its thread), over answers.",
+        ),
+        (
+            "Repeat clarifications",
+            "Rounds that asked a clinician about a word (the same ambiguity) they had already been asked about in the 30 days before, over rounds.",
+        ),
+        (
+            "Success rate of a choice",
+            "Of the answers a choice led to, the share that got a thumbs-up or a follow-up question (what learning counts as success) and are not voted thumbs down.",
+        ),
+        (
+            "Follow-up pills",
+            "Answers that offered at least two follow-up suggestions, over answers (answers from before this was recorded are left out).",
+        ),
+        (
+            "Pill click-through",
+            "Follow-up suggestions clicked, over suggestions shown (revised answers show theirs too).",
+        ),
+        (
+            "Saved questions",
+            "Questions saved in the period, over answers in it.",
+        ),
+    ];
+    view! {
+        <dl class="grid gap-x-8 gap-y-3 text-sm md:grid-cols-2" data-testid="analytics-definitions">
+            {ITEMS.into_iter().map(|(term, def)| view! {
+                <div>
+                    <dt class="font-medium text-slate-900">{term}</dt>
+                    <dd class="text-slate-600">{def}</dd>
+                </div>
+            }).collect_view()}
+        </dl>
+    }
+}
+
+#[component]
+fn DayTable(days: Vec<AnalyticsDay>, totals: AnalyticsDay) -> impl IntoView {
+    const TH: &str = "px-2 py-2 text-right font-medium text-slate-600";
+    const TD: &str = "px-2 py-1.5 text-right tabular-nums text-slate-900";
+    let row = |label: String, d: &AnalyticsDay, strong: bool| {
+        let class = if strong {
+            "border-t border-slate-300 font-semibold"
+        } else {
+            "border-t border-slate-100"
+        };
+        view! {
+            <tr class=class data-testid=if strong { "day-total" } else { "day-row" }>
+                <th scope="row" class="px-2 py-1.5 text-left font-normal text-slate-700">{label}</th>
+                <td class=TD>{d.questions}</td>
+                <td class=TD>{d.clarified}</td>
+                <td class=TD>{d.auto_resolved + d.answered_after_round}</td>
+                <td class=TD>{duration(d.median_ms)}</td>
+                <td class=TD>{d.answers_revised}</td>
+                <td class=TD>{d.rounds}</td>
+                <td class=TD>{d.rounds_abandoned}</td>
+                <td class=TD>{d.repeat_rounds}</td>
+                <td class=TD>{d.pills_shown}</td>
+                <td class=TD>{d.pills_clicked}</td>
+            </tr>
+        }
+    };
+    view! {
+        <div class="max-h-96 overflow-auto" tabindex="0" role="region" aria-label="Per-day figures">
+            <table class="min-w-full text-sm" data-testid="day-table">
+                <caption class="sr-only">"Per-day figures, oldest first, with the totals"</caption>
+                <thead class="sticky top-0 bg-white">
+                    <tr>
+                        <th scope="col" class="px-2 py-2 text-left font-medium text-slate-600">"Day (UTC)"</th>
+                        <th scope="col" class=TH>"Questions"</th>
+                        <th scope="col" class=TH>"Clarified"</th>
+                        <th scope="col" class=TH>"Answers"</th>
+                        <th scope="col" class=TH>"Median time"</th>
+                        <th scope="col" class=TH>"Revised"</th>
+                        <th scope="col" class=TH>"Rounds"</th>
+                        <th scope="col" class=TH>"Abandoned"</th>
+                        <th scope="col" class=TH>"Repeat rounds"</th>
+                        <th scope="col" class=TH>"Pills shown"</th>
+                        <th scope="col" class=TH>"Pills clicked"</th>
+                    </tr>
+                </thead>
+                <tbody>
+                    {days.iter().map(|d| row(d.date.clone(), d, false)).collect_view()}
+                    {row("All days".to_string(), &totals, true)}
+                </tbody>
+            </table>
         </div>
     }
 }
@@ -490,6 +691,119 @@ fn RoundsChart(days: Vec<AnalyticsDay>) -> impl IntoView {
     }
 }
 
+#[component]
+fn TimeChart(days: Vec<AnalyticsDay>) -> impl IntoView {
+    let n = days.len().max(1);
+    let slot = plot_w() / n as f64;
+    let top = days
+        .iter()
+        .filter_map(|d| d.p90_ms.or(d.median_ms))
+        .max()
+        .unwrap_or(0);
+    // the axis in milliseconds, rounded up to a "nice" number (1, 2, 5 × 10ⁿ)
+    let vmax = nice_max(top) as f64;
+    let y = |ms: i64| TOP + plot_h() * (1.0 - ms as f64 / vmax);
+    let answered = days.iter().filter(|d| d.median_ms.is_some()).count();
+    let summary = format!(
+        "Time from question to final answer per day over {} days ({} days with answers).",
+        days.len(),
+        answered
+    );
+    let aria = summary.clone();
+    view! {
+        <svg viewBox=format!("0 0 {W} {H}") role="img" aria-label=aria class="h-auto w-full" data-testid="chart-time-to-answer">
+            <title>{summary}</title>
+            {[0.0, 0.5, 1.0].into_iter().map(|r| {
+                let ms = (vmax * r) as i64;
+                view! {
+                    <line x1=f(LEFT) x2=f(W - RIGHT) y1=f(y(ms)) y2=f(y(ms)) class="stroke-slate-200" stroke-width="1" />
+                    <text x=f(LEFT - 6.0) y=f(y(ms) + 4.0) text-anchor="end" class="fill-slate-500" font-size="11">
+                        {axis_duration(ms)}
+                    </text>
+                }
+            }).collect_view()}
+            {days.iter().enumerate().filter_map(|(i, d)| d.median_ms.map(|m| (i, d, m))).map(|(i, d, m)| {
+                let x = LEFT + slot * i as f64 + slot * 0.2;
+                let w = slot * 0.6;
+                let tip = format!("{}: median {}, 90% within {}", d.date, duration(Some(m)), duration(d.p90_ms));
+                view! {
+                    <g>
+                        <title>{tip}</title>
+                        <rect x=f(x) y=f(y(m)) width=f(w) height=f(y(0) - y(m)) rx="1.5" class="fill-sky-500" />
+                        {d.p90_ms.map(|p| view! {
+                            <line x1=f(x) x2=f(x + w) y1=f(y(p)) y2=f(y(p)) class="stroke-slate-700" stroke-width="2" />
+                        })}
+                    </g>
+                }
+            }).collect_view()}
+            <XAxis days=days.clone() />
+        </svg>
+        <ul class="mt-2 flex flex-wrap gap-4 text-xs text-slate-600" aria-hidden="true">
+            <li class="flex items-center gap-1.5"><span class="inline-block h-3 w-3 rounded-sm bg-sky-500"></span>"Median"</li>
+            <li class="flex items-center gap-1.5"><span class="inline-block h-0.5 w-4 bg-slate-700"></span>"90th percentile"</li>
+        </ul>
+    }
+}
+
+/// A short axis label for a duration (it must fit left of the plot): "0", "500ms", "2 s", "5 min".
+fn axis_duration(ms: i64) -> String {
+    match ms {
+        0 => "0".into(),
+        ms if ms < 1000 => format!("{ms}ms"),
+        ms if ms < 60_000 => format!("{} s", (ms as f64 / 1000.0 * 10.0).round() / 10.0),
+        ms => format!("{} min", (ms as f64 / 60_000.0 * 10.0).round() / 10.0),
+    }
+}
+
+#[component]
+fn PillsChart(days: Vec<AnalyticsDay>) -> impl IntoView {
+    let n = days.len().max(1);
+    let slot = plot_w() / n as f64;
+    let vmax = nice_max(
+        days.iter()
+            .map(|d| d.pills_shown.max(d.pills_clicked))
+            .max()
+            .unwrap_or(0),
+    );
+    let y = |c: i64| TOP + plot_h() * (1.0 - c as f64 / vmax as f64);
+    let shown: i64 = days.iter().map(|d| d.pills_shown).sum();
+    let clicked: i64 = days.iter().map(|d| d.pills_clicked).sum();
+    let summary = format!(
+        "Follow-up suggestions per day over {} days: {shown} shown, {clicked} clicked.",
+        days.len()
+    );
+    let aria = summary.clone();
+    view! {
+        <svg viewBox=format!("0 0 {W} {H}") role="img" aria-label=aria class="h-auto w-full" data-testid="chart-pills">
+            <title>{summary}</title>
+            {[0.0, 0.5, 1.0].into_iter().map(|r| {
+                let c = (vmax as f64 * r) as i64;
+                view! {
+                    <line x1=f(LEFT) x2=f(W - RIGHT) y1=f(y(c)) y2=f(y(c)) class="stroke-slate-200" stroke-width="1" />
+                    <text x=f(LEFT - 6.0) y=f(y(c) + 4.0) text-anchor="end" class="fill-slate-500" font-size="11">{c}</text>
+                }
+            }).collect_view()}
+            {days.iter().enumerate().filter(|(_, d)| d.pills_shown > 0 || d.pills_clicked > 0).map(|(i, d)| {
+                let x = LEFT + slot * i as f64 + slot * 0.15;
+                let w = slot * 0.7;
+                let tip = format!("{}: {} shown, {} clicked", d.date, d.pills_shown, d.pills_clicked);
+                view! {
+                    <g>
+                        <title>{tip}</title>
+                        <rect x=f(x) y=f(y(d.pills_shown)) width=f(w) height=f(y(0) - y(d.pills_shown)) rx="1.5" class="fill-teal-100" />
+                        <rect x=f(x + w * 0.25) y=f(y(d.pills_clicked)) width=f(w * 0.5) height=f(y(0) - y(d.pills_clicked)) rx="1" class="fill-teal-700" />
+                    </g>
+                }
+            }).collect_view()}
+            <XAxis days=days.clone() />
+        </svg>
+        <ul class="mt-2 flex flex-wrap gap-4 text-xs text-slate-600" aria-hidden="true">
+            <li class="flex items-center gap-1.5"><span class="inline-block h-3 w-3 rounded-sm bg-teal-100"></span>"Shown"</li>
+            <li class="flex items-center gap-1.5"><span class="inline-block h-3 w-3 rounded-sm bg-teal-700"></span>"Clicked"</li>
+        </ul>
+    }
+}
+
 /// Fill classes for the choices of a term, most chosen first.
 const CHOICE_FILLS: [&str; 5] = [
     "fill-teal-600",
@@ -559,6 +873,11 @@ fn TermsChart(terms: Vec<AnalyticsTerm>) -> impl IntoView {
                                         <span>{c.label.clone()}</span>
                                         {c.default.then(|| view! { <span class="rounded bg-slate-100 px-1 text-[10px] font-medium uppercase tracking-wide text-slate-600">"best guess"</span> })}
                                         <span class="tabular-nums text-slate-500">{format!("× {}", c.count)}</span>
+                                        {c.success_rate().map(|r| view! {
+                                            <span class="tabular-nums text-emerald-800" data-testid="choice-success">
+                                                {format!("· {:.0}% successful ({} of {})", r * 100.0, c.successes, c.answers)}
+                                            </span>
+                                        })}
                                     </li>
                                 }).collect_view()}
                             </ul>
@@ -574,6 +893,18 @@ fn TermsChart(terms: Vec<AnalyticsTerm>) -> impl IntoView {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn durations_read_in_the_unit_that_fits() {
+        assert_eq!(duration(None), "—");
+        assert_eq!(duration(Some(850)), "850 ms");
+        assert_eq!(duration(Some(4_200)), "4.2 s");
+        assert_eq!(duration(Some(185_000)), "3 min 5 s");
+        assert_eq!(axis_duration(0), "0");
+        assert_eq!(axis_duration(500), "500ms");
+        assert_eq!(axis_duration(2_000), "2 s");
+        assert_eq!(axis_duration(300_000), "5 min");
+    }
 
     #[test]
     fn axis_maxima_are_round_numbers_at_or_above_the_data() {

@@ -13,8 +13,8 @@ use crate::components::clarify::ClarificationPanel;
 use crate::components::results::ResultsTable;
 use crate::components::ui::error_text;
 use crate::protocol::{
-    Answer, AskRequest, ClarificationRound, ClarifyAnswer, ClarifyRequest, HistoryItem, Outcome, ResultTable,
-    ReviseRequest, ThreadView,
+    Answer, AskRequest, AskVia, ClarificationRound, ClarifyAnswer, ClarifyRequest, HistoryItem, Outcome,
+    ResultTable, ReviseRequest, ThreadView,
 };
 use crate::server_fns::{ask, clarify, get_thread, replay, revise};
 use leptos::prelude::*;
@@ -361,7 +361,7 @@ fn AskThread(
         }
     };
 
-    let send_text = move |text: String| {
+    let send_text = move |text: String, via: Option<AskVia>| {
         let question = text.trim().to_string();
         let n = question.chars().count();
         if running.get_untracked() || n == 0 || n > MAX_QUESTION_CHARS {
@@ -397,6 +397,7 @@ fn AskThread(
                     .get_untracked()
                     .filter(|t| !(thread_failed && route.with_value(|r| r.as_ref() == Some(t)))),
                 interactive: None,
+                via,
             };
             let res = ask(req).await;
             running.set(false);
@@ -423,14 +424,14 @@ fn AskThread(
             }
         });
     };
-    let send = move || send_text(draft.get_untracked());
+    let send = move || send_text(draft.get_untracked(), None);
 
     // `/?q=…` only fills the composer (above); the clinician reads it and sends it.
     let from_link = StoredValue::new(from_link);
 
     let on_suggest = Callback::new(move |text: String| {
         set_draft.set(text.clone());
-        send_text(text);
+        send_text(text, Some(AskVia::Suggestion));
     });
 
     let submit_round = move |ex: Live, round: ClarificationRound, answers: Vec<ClarifyAnswer>| {
@@ -612,7 +613,7 @@ fn AskThread(
                                 type="button"
                                 class="shrink-0 rounded-md px-2 py-1 text-xs font-medium text-teal-800 hover:bg-teal-50 focus:outline-none focus-visible:ring-2 focus-visible:ring-teal-600 disabled:opacity-50"
                                 disabled=move || running.get()
-                                on:click=move |_| send_text(rerun.clone())
+                                on:click=move |_| send_text(rerun.clone(), None)
                             >
                                 "Ask again"
                             </button>

@@ -23,6 +23,7 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 pub mod access;
+pub mod analytics;
 pub mod openapi;
 pub mod saved;
 pub mod verified;
@@ -54,6 +55,8 @@ fn api() -> OpenApiRouter<AppState> {
         .routes(routes!(saved::list, saved::create))
         .routes(routes!(saved::rename, saved::delete))
         .routes(routes!(saved::run))
+        .routes(routes!(analytics::report))
+        .routes(routes!(analytics::report_csv))
 }
 
 /// Every route of the API.

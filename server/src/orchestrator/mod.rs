@@ -428,7 +428,8 @@ impl Orchestrator {
         Ok(self.inner.store.create_thread(user_id, &title, now).await?.id)
     }
 
-    /// Appends what the user said (a question, a round's answers) to a thread.
+    /// Appends what the user said (a question, a round's answers) to a thread;
+    /// `from_suggestion`: the question was sent by clicking a follow-up pill.
     async fn post_user_message(
         &self,
         user_id: i64,
@@ -436,6 +437,7 @@ impl Orchestrator {
         body: &str,
         payload: &Payload,
         now: DateTime<Utc>,
+        from_suggestion: bool,
     ) -> Result<(), OrchestratorError> {
         let payload = serde_json::to_string(payload).map_err(OrchestratorError::internal)?;
         self.inner
@@ -447,6 +449,7 @@ impl Orchestrator {
                     role: MessageRole::User,
                     body,
                     payload_json: Some(&payload),
+                    from_suggestion,
                 },
                 now,
             )
@@ -559,8 +562,16 @@ impl Orchestrator {
                 ConversationContext::empty(),
             ),
         };
-        self.post_user_message(user_id, &thread_id, question, &Payload::Question, now)
-            .await?;
+        let from_suggestion = req.via == Some(app::protocol::AskVia::Suggestion);
+        self.post_user_message(
+            user_id,
+            &thread_id,
+            question,
+            &Payload::Question,
+            now,
+            from_suggestion,
+        )
+        .await?;
         let new_thread = req.thread_id.is_none().then(|| thread_id.clone());
         // The answer this question follows up on, if any (counted as used once this
         // question is answered).
@@ -772,6 +783,7 @@ impl Orchestrator {
                 clarification_id: id.as_str().to_owned(),
             },
             now,
+            false,
         )
         .await?;
         // The round is closed only together with an answer: when the answer cannot be
@@ -1024,7 +1036,7 @@ impl Orchestrator {
         };
         let now = Utc::now();
         let thread_id = self.new_thread(user_id, question, now).await?;
-        self.post_user_message(user_id, &thread_id, question, &Payload::Question, now)
+        self.post_user_message(user_id, &thread_id, question, &Payload::Question, now, false)
             .await?;
         let outcome = self
             .run(Job {
@@ -1655,6 +1667,8 @@ impl Orchestrator {
                     duration_ms: job.started.elapsed().as_millis() as i64,
                     result_json: Some(&result_json),
                     verified_id: job.verified.as_ref().map(|v| v.id),
+                    // The Ask page shows at most three pills.
+                    suggestions_shown: Some(suggestions.len().min(3) as i64),
                 },
                 now,
             )
@@ -1673,6 +1687,7 @@ impl Orchestrator {
                     role: MessageRole::Assistant,
                     body: &u.restatement,
                     payload_json: Some(&payload),
+                    from_suggestion: false,
                 },
                 now,
             )
@@ -1843,6 +1858,7 @@ impl Orchestrator {
                     role: MessageRole::Assistant,
                     body: &reason,
                     payload_json: Some(&payload),
+                    from_suggestion: false,
                 },
                 now,
             )

@@ -32,6 +32,8 @@ pub struct NewHistoryEntry<'a> {
     pub result_json: Option<&'a str>,
     /// The verified question that answered it, if any.
     pub verified_id: Option<i64>,
+    /// How many follow-up suggestion pills the answer showed (Analytics' pill figures).
+    pub suggestions_shown: Option<i64>,
 }
 
 /// How a question in the history ended.
@@ -244,8 +246,8 @@ impl Store {
         }
         let id = HistoryId::random();
         let sql = format!(
-            "INSERT INTO query_history ({HISTORY_COLUMNS}, result_json) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, 'answered', NULL, $13, $12) \
+            "INSERT INTO query_history ({HISTORY_COLUMNS}, result_json, suggestions_shown) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, 'answered', NULL, $13, $12, $14) \
              RETURNING {HISTORY_COLUMNS}"
         );
         let row: HistoryRow = on_pool!(&self.db, |p| sqlx::query_as(&sql)
@@ -262,6 +264,7 @@ impl Store {
             .bind(Ts::of(now))
             .bind(entry.result_json)
             .bind(entry.verified_id)
+            .bind(entry.suggestions_shown)
             .fetch_one(p)
             .await)?;
         row.try_into()

@@ -42,7 +42,10 @@ mod threads;
 mod users;
 mod verified;
 
-pub use analytics::{AmbiguityCounts, AnalyticsCounts, ChoiceCount, DayCounts};
+pub use analytics::{
+    AmbiguityCounts, AnalyticsCounts, ChoiceCount, DayCounts, MAX_DAYS as ANALYTICS_MAX_DAYS,
+    REPEAT_WINDOW_DAYS, percentile,
+};
 pub use auth_tables::ApiToken;
 pub use feedback::{AnswerFeedback, FeedbackCounts, FeedbackReason, Rating, VerifiedFeedback};
 pub use history::{AuditEntry, AuditOutcome, HistoryEntry, HistoryStatus, NewAuditEntry, NewHistoryEntry};

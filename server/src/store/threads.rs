@@ -53,6 +53,8 @@ pub struct NewMessage<'a> {
     /// Structured data the orchestrator needs later (e.g. the answer's final
     /// plan, for follow-ups and pronouns), as JSON text.
     pub payload_json: Option<&'a str>,
+    /// A question sent by clicking a follow-up suggestion pill (Analytics' click-through).
+    pub from_suggestion: bool,
 }
 
 /// A stored message.
@@ -175,8 +177,8 @@ impl Store {
     ) -> Result<Message, StoreError> {
         // The INSERT … SELECT only produces a row when the thread is the user's,
         // so ownership and insertion are one statement.
-        let insert = "INSERT INTO messages (thread_id, role, body, payload_json, created_at) \
-                      SELECT t.id, $3, $4, $5, $6 FROM threads t WHERE t.id = $1 AND t.user_id = $2 \
+        let insert = "INSERT INTO messages (thread_id, role, body, payload_json, created_at, from_suggestion) \
+                      SELECT t.id, $3, $4, $5, $6, $7 FROM threads t WHERE t.id = $1 AND t.user_id = $2 \
                       RETURNING id, thread_id, role, body, payload_json, created_at";
         let touch = "UPDATE threads SET updated_at = $3 WHERE id = $1 AND user_id = $2";
         let row: Option<MessageRow> = on_pool!(&self.db, |p| async {
@@ -188,6 +190,7 @@ impl Store {
                 .bind(message.body)
                 .bind(message.payload_json)
                 .bind(Ts::of(now))
+                .bind(message.from_suggestion)
                 .fetch_optional(&mut *tx)
                 .await?;
             if row.is_some() {

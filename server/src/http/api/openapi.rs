@@ -41,6 +41,8 @@ pub const ENDPOINTS: &[(&str, &str)] = &[
     ("patch", "/api/v1/saved/{id}"),
     ("delete", "/api/v1/saved/{id}"),
     ("post", "/api/v1/saved/{id}/run"),
+    ("get", "/api/v1/admin/analytics"),
+    ("get", "/api/v1/admin/analytics.csv"),
 ];
 
 /// The responses every signed-in operation can give besides its own.
@@ -462,6 +464,7 @@ mod tests {
                     question: "q".into(),
                     thread_id: Some("t".into()),
                     interactive: Some(false),
+                    via: Some(app::protocol::AskVia::Suggestion),
                 }),
             ),
             (
