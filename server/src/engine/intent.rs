@@ -720,6 +720,12 @@ pub fn cues(tokens: &[Token], in_phrase: impl Fn(usize) -> bool) -> Cues {
                 if matches!(prev, "sorted" | "ordered" | "ranked" | "sort" | "order" | "rank") {
                     c.sort_at.push(k + 1);
                 } else if word == "by"
+                    && prev == "broken"
+                    && matches!(w(tokens, k.wrapping_sub(2)), "ties" | "tie")
+                {
+                    // "ties broken by name": an instruction on equal rows (read with the
+                    // other instructions), not a grouping by name
+                } else if word == "by"
                     && matches!(
                         prev,
                         "done" | "performed" | "out" | "conducted" | "completed" | "made" | "undertaken"

@@ -4449,3 +4449,10 @@ fn having_no_related_records_is_kept_when_the_rows_are_grouped_by_clinic() {
         u.restatement
     );
 }
+
+#[test]
+fn ties_broken_by_name_is_an_instruction_not_a_grouping() {
+    let u = ask("number of open wounds per clinic, most first, ties broken by name");
+    let p = plan(&u);
+    assert_eq!(p.dimensions.len(), 1, "{}: {:?}", u.restatement, p.dimensions);
+}
