@@ -1758,6 +1758,8 @@ impl Orchestrator {
         }
     }
 
+    /// Stores the next round with the request's other writes (`pending`) and returns it.
+    #[allow(clippy::too_many_arguments)] // the engine's reading of the question, passed through
     async fn ask_round(
         &self,
         mut job: Job,
