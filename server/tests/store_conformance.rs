@@ -875,6 +875,127 @@ async fn deleting_a_thread_deletes_its_messages_rounds_and_answers() {
     .await;
 }
 
+/// The writes one answer to a round makes, in one transaction: the new thread it is
+/// asked in, the round's answers, what the user said, the audit entry, the history
+/// entry, Clarion's message and a learned preference.
+async fn answer_writes(
+    tx: &mut server::store::StoreTx,
+    a: &User,
+    thread: &ThreadId,
+    round: &RoundId,
+) -> Result<(), StoreError> {
+    tx.create_thread(a.id, thread, "q", t0()).await?;
+    let said = |body| NewMessage {
+        role: MessageRole::User,
+        body,
+        payload_json: None,
+        from_suggestion: false,
+    };
+    tx.append_message(a.id, thread, said("serious = deep"), t0())
+        .await?;
+    tx.answer_round(a.id, round, &[option("serious", "a")], t0())
+        .await?;
+    tx.audit(
+        NewAuditEntry {
+            user_id: Some(a.id),
+            sql: "SELECT 1",
+            param_count: 0,
+            row_count: 1,
+            duration_ms: 1,
+            outcome: AuditOutcome::Ok,
+            scope: Some("all"),
+        },
+        t0(),
+    )
+    .await?;
+    tx.add_history(
+        a.id,
+        NewHistoryEntry {
+            thread_id: Some(thread),
+            question: "q",
+            plan_json: "{}",
+            sql: "SELECT 1",
+            clarifications_json: "{}",
+            assumptions_json: "[]",
+            row_count: 1,
+            duration_ms: 1,
+            result_json: None,
+            verified_id: None,
+            suggestions_shown: None,
+        },
+        t0(),
+    )
+    .await?;
+    tx.append_message(a.id, thread, said("Serious wounds"), t0())
+        .await?;
+    let choice = PreferenceChoice::Option("a".into());
+    tx.record_preference(
+        a.id,
+        PreferenceEvidence {
+            signature: "serious",
+            choice: &choice,
+            label: "serious = a",
+            remember: false,
+            success: false,
+        },
+        t0(),
+    )
+    .await?;
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_requests_writes_are_stored_together_when_committed_and_not_at_all_when_one_fails() {
+    each_backend(async |t| {
+        let WithRound {
+            b, store, a, round, ..
+        } = with_round(t).await;
+        let nothing_written = async |thread: &ThreadId| {
+            assert!(not_found!(store.thread(a.id, thread).await), "{b:?}: no thread");
+            assert_eq!(
+                store.round(a.id, &round.id, t0()).await.unwrap().status,
+                RoundStatus::Pending,
+                "{b:?}: the round stays open"
+            );
+            assert!(store.answers(a.id, &round.id).await.unwrap().is_empty(), "{b:?}");
+            assert!(store.audit_log_of(a.id, 10).await.unwrap().is_empty(), "{b:?}");
+            assert!(store.history(a.id, 10).await.unwrap().is_empty(), "{b:?}");
+            assert!(store.preferences(a.id).await.unwrap().is_empty(), "{b:?}");
+        };
+
+        // A constraint violation after every other write (the same question answered
+        // twice: a unique index) fails the transaction, and none of it is stored.
+        let thread = ThreadId::random();
+        let mut tx = store.begin().await.unwrap();
+        answer_writes(&mut tx, &a, &thread, &round.id).await.unwrap();
+        let dup = [option("serious", "a")];
+        let r = tx.answer_round(a.id, &round.id, &dup, t0()).await;
+        assert!(matches!(r, Err(StoreError::Conflict(_))), "{b:?}: {r:?}");
+        drop(tx);
+        nothing_written(&thread).await;
+
+        // Not visible to anyone else before the commit; all of it after.
+        let mut tx = store.begin().await.unwrap();
+        answer_writes(&mut tx, &a, &thread, &round.id).await.unwrap();
+        nothing_written(&thread).await;
+        tx.commit().await.unwrap();
+        let messages = store.messages(a.id, &thread).await.unwrap();
+        assert_eq!(messages.len(), 2, "{b:?}");
+        assert_eq!(
+            store.round(a.id, &round.id, t0()).await.unwrap().status,
+            RoundStatus::Answered,
+            "{b:?}"
+        );
+        assert_eq!(store.answers(a.id, &round.id).await.unwrap().len(), 1, "{b:?}");
+        assert_eq!(store.audit_log_of(a.id, 10).await.unwrap().len(), 1, "{b:?}");
+        let history = store.history(a.id, 10).await.unwrap();
+        assert_eq!(history.len(), 1, "{b:?}");
+        assert_eq!(history[0].thread_id.as_ref(), Some(&thread), "{b:?}");
+        assert_eq!(store.preferences(a.id).await.unwrap().len(), 1, "{b:?}");
+    })
+    .await;
+}
+
 // ---------------------------------------------------------------- preferences
 
 #[tokio::test]

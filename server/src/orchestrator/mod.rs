@@ -29,6 +29,7 @@ mod fallback;
 mod feedback;
 pub mod learning;
 mod own_words;
+mod pending;
 pub mod saved;
 pub mod scope;
 mod scope_options;
@@ -38,6 +39,8 @@ pub use config::OrchestratorConfig;
 pub use fallback::LlmPiece;
 pub use scope::ScopePaths;
 
+use pending::{Pending, PendingAudit, PendingPreference};
+
 use crate::engine::{
     self, AllowedValuesSnapshot, Ambiguity, ConversationContext, Decision, EngineInput, GateThresholds,
     Preferences, QueryPlan, Resolution, Resolutions, understand,
@@ -46,8 +49,7 @@ use crate::semantic::SemanticModel;
 use crate::sql::{Dialect, RenderCheck, RenderError, render_count_scoped, render_with_cap};
 use crate::store::{
     AnswerChoice, AuditOutcome, ClinicScope, HistoryId, MessageRole, NewAnswer, NewAuditEntry,
-    NewHistoryEntry, NewMessage, NewRound, PreferenceChoice, PreferenceEvidence, RoundId, Store, StoreError,
-    ThreadId,
+    NewHistoryEntry, NewMessage, NewRound, PreferenceChoice, RoundId, Store, StoreError, ThreadId,
 };
 use crate::warehouse::exec::{ExecError, Warehouse};
 use crate::warehouse::{AllowedValuesProvider, ColumnSpec};
@@ -417,44 +419,12 @@ impl Orchestrator {
         }
     }
 
-    /// A new thread titled by its first question.
-    async fn new_thread(
-        &self,
-        user_id: i64,
-        question: &str,
-        now: DateTime<Utc>,
-    ) -> Result<ThreadId, OrchestratorError> {
+    /// A new thread titled by its first question, stored with the request's other writes.
+    fn new_thread(pending: &mut Pending, question: &str) -> ThreadId {
         let title: String = question.chars().take(120).collect();
-        Ok(self.inner.store.create_thread(user_id, &title, now).await?.id)
-    }
-
-    /// Appends what the user said (a question, a round's answers) to a thread;
-    /// `from_suggestion`: the question was sent by clicking a follow-up pill.
-    async fn post_user_message(
-        &self,
-        user_id: i64,
-        thread_id: &ThreadId,
-        body: &str,
-        payload: &Payload,
-        now: DateTime<Utc>,
-        from_suggestion: bool,
-    ) -> Result<(), OrchestratorError> {
-        let payload = serde_json::to_string(payload).map_err(OrchestratorError::internal)?;
-        self.inner
-            .store
-            .append_message(
-                user_id,
-                thread_id,
-                NewMessage {
-                    role: MessageRole::User,
-                    body,
-                    payload_json: Some(&payload),
-                    from_suggestion,
-                },
-                now,
-            )
-            .await?;
-        Ok(())
+        let id = ThreadId::random();
+        pending.thread = Some((id.clone(), title));
+        id
     }
 
     /// A slot for one of `user_id`'s questions, held while it runs: a user with
@@ -546,8 +516,7 @@ impl Orchestrator {
                 ),
             ));
         }
-        let store = &self.inner.store;
-        let now = Utc::now();
+        let mut pending = Pending::new(user_id, Utc::now());
         let (thread_id, context) = match &req.thread_id {
             Some(id) => {
                 let id = ThreadId::new(id.clone());
@@ -555,24 +524,20 @@ impl Orchestrator {
                     return Err(OrchestratorError::NotFound);
                 }
                 let context = self.thread_context(user_id, &id).await?;
+                // A follow-up that is refused or fails stays in its thread; a new
+                // question that is refused or fails leaves no thread behind.
+                pending.keep_on_failure = true;
                 (id, context)
             }
             None => (
-                self.new_thread(user_id, question, now).await?,
+                Self::new_thread(&mut pending, question),
                 ConversationContext::empty(),
             ),
         };
-        let from_suggestion = req.via == Some(app::protocol::AskVia::Suggestion);
-        self.post_user_message(
-            user_id,
-            &thread_id,
-            question,
-            &Payload::Question,
-            now,
-            from_suggestion,
-        )
-        .await?;
-        let new_thread = req.thread_id.is_none().then(|| thread_id.clone());
+        pending.from_suggestion = req.via == Some(app::protocol::AskVia::Suggestion);
+        pending
+            .user_message(&thread_id, question, &Payload::Question)
+            .map_err(OrchestratorError::internal)?;
         // The answer this question follows up on, if any (counted as used once this
         // question is answered).
         let previous = match &req.thread_id {
@@ -593,33 +558,28 @@ impl Orchestrator {
             None => (context, Resolutions::empty(), req.interactive.unwrap_or(true)),
         };
         let outcome = self
-            .run(Job {
-                user_id,
-                thread_id,
-                question: question.to_owned(),
-                context,
-                resolutions,
-                asked: Vec::new(),
-                rounds_done: 0,
-                interactive,
-                thinking: Vec::new(),
-                started,
-                chosen: Vec::new(),
-                allow_llm: matched.is_none(),
-                llm_calls: 0,
-                llm_pieces: Vec::new(),
-                verified: matched,
-                candidates,
-            })
+            .run(
+                Job {
+                    user_id,
+                    thread_id,
+                    question: question.to_owned(),
+                    context,
+                    resolutions,
+                    asked: Vec::new(),
+                    rounds_done: 0,
+                    interactive,
+                    thinking: Vec::new(),
+                    started,
+                    chosen: Vec::new(),
+                    allow_llm: matched.is_none(),
+                    llm_calls: 0,
+                    llm_pieces: Vec::new(),
+                    verified: matched,
+                    candidates,
+                },
+                pending,
+            )
             .await;
-        // A question that was refused or failed leaves no thread behind (a follow-up's
-        // thread keeps its earlier exchanges).
-        if outcome.is_err()
-            && let Some(t) = new_thread
-            && let Err(e) = store.delete_thread(user_id, &t).await
-        {
-            tracing::warn!(error = %e, "could not delete the thread of a refused question");
-        }
         match outcome {
             Ok(o) => {
                 // A follow-up asked on an answer used it as it was (F12: success).
@@ -774,55 +734,9 @@ impl Orchestrator {
             self.check_custom_renders(&state.question, &state.context, &allowed, &resolutions)?;
         }
 
-        let round = store.answer_round(user_id, &id, &stored, now).await?;
-        self.post_user_message(
-            user_id,
-            &round.thread_id,
-            &labels.join("; "),
-            &Payload::ClarificationAnswer {
-                clarification_id: id.as_str().to_owned(),
-            },
-            now,
-            false,
-        )
-        .await?;
-        // The round is closed only together with an answer: when the answer cannot be
-        // computed (a timeout, a database fault), it is reopened, so the clinician can
-        // try again instead of meeting "already answered".
-        let outcome = self
-            .run(Job {
-                user_id,
-                thread_id: round.thread_id,
-                question: state.question,
-                context: state.context,
-                resolutions,
-                asked: state.asked,
-                rounds_done: u32::try_from(round.round_number).unwrap_or(u32::MAX),
-                interactive: true,
-                thinking: Vec::new(),
-                started,
-                chosen: state.chosen.into_iter().chain(chosen_now).collect(),
-                allow_llm: true,
-                verified: None,
-                candidates: Vec::new(),
-                llm_calls: state.llm_calls,
-                llm_pieces: state.llm_pieces.into_iter().chain(llm_now).collect(),
-            })
-            .await;
-        let outcome = match outcome {
-            Ok(QueryOutcome::Answered(mut a)) if revived => {
-                a.notice = Some(EXPIRED_NOTICE.to_owned());
-                QueryOutcome::Answered(a)
-            }
-            Ok(o) => o,
-            Err(e) => {
-                if let Err(reopen) = store.reopen_round(user_id, &id).await {
-                    tracing::error!(error = %reopen, "could not reopen a round whose answer failed");
-                }
-                return Err(e);
-            }
-        };
-        // Preferences are learned only from an answer that was given.
+        // Preferences are learned only from an answer that was given: they are stored
+        // with it.
+        let mut preferences = Vec::new();
         for (answer, s) in req.answers.iter().zip(&stored) {
             let choice = match &s.choice {
                 // a proposed plan change is not a reusable definition
@@ -846,20 +760,60 @@ impl Orchestrator {
                 },
                 _ => s.ambiguity_id.clone(),
             };
-            store
-                .record_preference(
-                    user_id,
-                    PreferenceEvidence {
-                        signature: &s.ambiguity_id,
-                        choice: &choice,
-                        label: &label,
-                        remember: s.remember,
-                        success: false,
-                    },
-                    now,
-                )
-                .await?;
+            preferences.push(PendingPreference {
+                signature: s.ambiguity_id.clone(),
+                choice,
+                label,
+                remember: s.remember,
+            });
         }
+        // The round is closed only together with an answer (or the next round), in one
+        // transaction: when the answer cannot be computed (a timeout, a database fault),
+        // the round stays pending, so the clinician can try again instead of meeting
+        // "already answered"; their answer stays in the thread as it did.
+        let mut pending = Pending::new(user_id, now);
+        pending.keep_on_failure = true;
+        pending
+            .user_message(
+                &round.thread_id,
+                &labels.join("; "),
+                &Payload::ClarificationAnswer {
+                    clarification_id: id.as_str().to_owned(),
+                },
+            )
+            .map_err(OrchestratorError::internal)?;
+        pending.answer = Some((id.clone(), stored));
+        pending.preferences = preferences;
+        let outcome = self
+            .run(
+                Job {
+                    user_id,
+                    thread_id: round.thread_id,
+                    question: state.question,
+                    context: state.context,
+                    resolutions,
+                    asked: state.asked,
+                    rounds_done: u32::try_from(round.round_number).unwrap_or(u32::MAX),
+                    interactive: true,
+                    thinking: Vec::new(),
+                    started,
+                    chosen: state.chosen.into_iter().chain(chosen_now).collect(),
+                    allow_llm: true,
+                    verified: None,
+                    candidates: Vec::new(),
+                    llm_calls: state.llm_calls,
+                    llm_pieces: state.llm_pieces.into_iter().chain(llm_now).collect(),
+                },
+                pending,
+            )
+            .await?;
+        let outcome = match outcome {
+            QueryOutcome::Answered(mut a) if revived => {
+                a.notice = Some(EXPIRED_NOTICE.to_owned());
+                QueryOutcome::Answered(a)
+            }
+            o => o,
+        };
         Ok(outcome)
     }
 
@@ -957,38 +911,44 @@ impl Orchestrator {
         if custom {
             self.check_custom_renders(&entry.question, &resume.context, &loaded.allowed, &resolutions)?;
         }
+        // A revision of an answer asked outside any thread starts one, kept even when
+        // the revision fails.
+        let mut pending = Pending::new(user_id, Utc::now());
+        pending.keep_on_failure = true;
         let thread_id = match entry.thread_id {
             Some(t) => t,
             None => {
-                store
-                    .create_thread(user_id, &entry.question, Utc::now())
-                    .await?
-                    .id
+                let id = ThreadId::random();
+                pending.thread = Some((id.clone(), entry.question.clone()));
+                id
             }
         };
         let outcome = self
-            .run(Job {
-                user_id,
-                thread_id,
-                question: entry.question.clone(),
-                context: resume.context,
-                resolutions,
-                asked: Vec::new(),
-                rounds_done: 0,
-                interactive: false,
-                thinking: Vec::new(),
-                started,
-                chosen,
-                allow_llm: false,
-                verified: None,
-                candidates: Vec::new(),
-                llm_calls: 0,
-                llm_pieces: resume
-                    .llm_pieces
-                    .into_iter()
-                    .filter(|p| p.ambiguity_id != req.ambiguity_id)
-                    .collect(),
-            })
+            .run(
+                Job {
+                    user_id,
+                    thread_id,
+                    question: entry.question.clone(),
+                    context: resume.context,
+                    resolutions,
+                    asked: Vec::new(),
+                    rounds_done: 0,
+                    interactive: false,
+                    thinking: Vec::new(),
+                    started,
+                    chosen,
+                    allow_llm: false,
+                    verified: None,
+                    candidates: Vec::new(),
+                    llm_calls: 0,
+                    llm_pieces: resume
+                        .llm_pieces
+                        .into_iter()
+                        .filter(|p| p.ambiguity_id != req.ambiguity_id)
+                        .collect(),
+                },
+                pending,
+            )
             .await?;
         match outcome {
             QueryOutcome::Answered(a) => Ok(a),
@@ -1034,29 +994,35 @@ impl Orchestrator {
             Some(id) => self.in_force().await?.into_iter().find(|v| v.id == id),
             None => None,
         };
-        let now = Utc::now();
-        let thread_id = self.new_thread(user_id, question, now).await?;
-        self.post_user_message(user_id, &thread_id, question, &Payload::Question, now, false)
-            .await?;
+        // A re-run's new thread and question stay even when it fails.
+        let mut pending = Pending::new(user_id, Utc::now());
+        pending.keep_on_failure = true;
+        let thread_id = Self::new_thread(&mut pending, question);
+        pending
+            .user_message(&thread_id, question, &Payload::Question)
+            .map_err(OrchestratorError::internal)?;
         let outcome = self
-            .run(Job {
-                user_id,
-                thread_id,
-                question: question.to_owned(),
-                context: resume.context,
-                resolutions: resume.resolutions,
-                asked: Vec::new(),
-                rounds_done: 0,
-                interactive: false,
-                thinking: Vec::new(),
-                started,
-                chosen: resume.chosen,
-                allow_llm: false,
-                verified,
-                candidates: Vec::new(),
-                llm_calls: 0,
-                llm_pieces: resume.llm_pieces,
-            })
+            .run(
+                Job {
+                    user_id,
+                    thread_id,
+                    question: question.to_owned(),
+                    context: resume.context,
+                    resolutions: resume.resolutions,
+                    asked: Vec::new(),
+                    rounds_done: 0,
+                    interactive: false,
+                    thinking: Vec::new(),
+                    started,
+                    chosen: resume.chosen,
+                    allow_llm: false,
+                    verified,
+                    candidates: Vec::new(),
+                    llm_calls: 0,
+                    llm_pieces: resume.llm_pieces,
+                },
+                pending,
+            )
             .await?;
         match outcome {
             QueryOutcome::Answered(a) => Ok(a),
@@ -1078,7 +1044,26 @@ impl Orchestrator {
         let entry = self.inner.store.history_entry(user_id, &hid).await?;
         let plan: QueryPlan = serde_json::from_str(&entry.plan_json).map_err(OrchestratorError::internal)?;
         let access = self.access(user_id).await?;
-        let (rendered, rows, _, scoped) = self.execute(user_id, &plan, &access).await?;
+        let mut audit = None;
+        let ran = self.execute(&plan, &access, &mut audit).await;
+        if let Some(a) = &audit {
+            self.inner
+                .store
+                .audit(
+                    NewAuditEntry {
+                        user_id: Some(user_id),
+                        sql: &a.sql,
+                        param_count: a.param_count,
+                        row_count: a.row_count,
+                        duration_ms: a.duration_ms,
+                        outcome: a.outcome,
+                        scope: Some(&a.scope),
+                    },
+                    a.at,
+                )
+                .await?;
+        }
+        let (rendered, rows, _, scoped) = ran?;
         Ok(convert::table(&rendered, rows, self.inner.model, &scoped.plan))
     }
 
@@ -1170,13 +1155,14 @@ impl Orchestrator {
         })
     }
 
-    /// Renders `plan` limited to the user's clinics, runs it read-only and writes the
-    /// audit entry (SQL, bound-value count, row count, the scope — never the values).
+    /// Renders `plan` limited to the user's clinics, runs it read-only and gives the
+    /// audit entry to write in `audit` (SQL, bound-value count, row count, the scope —
+    /// never the values), also when the query failed.
     async fn execute(
         &self,
-        user_id: i64,
         plan: &QueryPlan,
         access: &Access,
+        audit: &mut Option<PendingAudit>,
     ) -> Result<
         (
             crate::sql::Rendered,
@@ -1224,21 +1210,15 @@ impl Orchestrator {
             Err(ExecError::Timeout(d)) => (AuditOutcome::Timeout, Err(OrchestratorError::Timeout(d))),
             Err(e @ ExecError::Database(_)) => (AuditOutcome::Error, Err(OrchestratorError::internal(e))),
         };
-        inner
-            .store
-            .audit(
-                NewAuditEntry {
-                    user_id: Some(user_id),
-                    sql: &rendered.sql,
-                    param_count: rendered.values.len(),
-                    row_count: rows.as_ref().map_or(0, |r| r.rows.len() as i64),
-                    duration_ms: exec_time.as_millis() as i64,
-                    outcome,
-                    scope: Some(&access.scope.label()),
-                },
-                Utc::now(),
-            )
-            .await?;
+        *audit = Some(PendingAudit {
+            sql: rendered.sql.clone(),
+            param_count: rendered.values.len(),
+            row_count: rows.as_ref().map_or(0, |r| r.rows.len() as i64),
+            duration_ms: exec_time.as_millis() as i64,
+            outcome,
+            scope: access.scope.label(),
+            at: Utc::now(),
+        });
         Ok((rendered, rows?, exec_time, scoped))
     }
 
@@ -1417,7 +1397,21 @@ impl Orchestrator {
         Ok(last.unwrap_or_else(ConversationContext::empty))
     }
 
-    async fn run(&self, mut job: Job) -> Result<QueryOutcome, OrchestratorError> {
+    /// Answers `job` (or asks its next round) and stores it with `pending` in one
+    /// transaction; on failure stores what a failed request leaves behind.
+    async fn run(&self, job: Job, mut pending: Pending) -> Result<QueryOutcome, OrchestratorError> {
+        let outcome = self.run_pending(job, &mut pending).await;
+        if outcome.is_err() {
+            pending.after_failure(&self.inner.store).await;
+        }
+        outcome
+    }
+
+    async fn run_pending(
+        &self,
+        mut job: Job,
+        pending: &mut Pending,
+    ) -> Result<QueryOutcome, OrchestratorError> {
         let inner = &*self.inner;
         let model = inner.model;
         let store = &inner.store;
@@ -1522,7 +1516,7 @@ impl Orchestrator {
         let asking = job.interactive && !loaded.settings.skip_clarifications;
         if asking && !new_questions.is_empty() && job.rounds_done < inner.config.max_rounds {
             return self
-                .ask_round(job, &input, &u, &new_questions, &loaded, &scoped_lists)
+                .ask_round(job, &input, &u, &new_questions, &loaded, &scoped_lists, pending)
                 .await;
         }
         if clarify && job.interactive && !loaded.settings.skip_clarifications {
@@ -1556,7 +1550,8 @@ impl Orchestrator {
                 .clone()
                 .ok_or_else(|| OrchestratorError::internal("the engine gave no plan"))?,
         };
-        let (rendered, rows, exec_time, scoped) = self.execute(job.user_id, &plan, &loaded.access).await?;
+        let (rendered, rows, exec_time, scoped) =
+            self.execute(&plan, &loaded.access, &mut pending.audit).await?;
         let param_count = rendered.values.len();
         let row_count = rows.rows.len() as i64;
         let now = Utc::now();
@@ -1651,7 +1646,8 @@ impl Orchestrator {
         };
         let plan_json = serde_json::to_string(&plan).map_err(OrchestratorError::internal)?;
         let result_json = serde_json::to_string(&table).map_err(OrchestratorError::internal)?;
-        let entry = store
+        let mut tx = pending.begin(store).await?;
+        let entry = tx
             .add_history(
                 job.user_id,
                 NewHistoryEntry {
@@ -1679,19 +1675,19 @@ impl Orchestrator {
             streak,
         })
         .map_err(OrchestratorError::internal)?;
-        store
-            .append_message(
-                job.user_id,
-                &job.thread_id,
-                NewMessage {
-                    role: MessageRole::Assistant,
-                    body: &u.restatement,
-                    payload_json: Some(&payload),
-                    from_suggestion: false,
-                },
-                now,
-            )
-            .await?;
+        tx.append_message(
+            job.user_id,
+            &job.thread_id,
+            NewMessage {
+                role: MessageRole::Assistant,
+                body: &u.restatement,
+                payload_json: Some(&payload),
+                from_suggestion: false,
+            },
+            now,
+        )
+        .await?;
+        tx.commit().await?;
         job.thinking.push(convert::step(
             "Saved to your history",
             "question, plan, SQL and assumptions; audit entry without values",
@@ -1766,6 +1762,8 @@ impl Orchestrator {
         }
     }
 
+    /// Stores the next round with the request's other writes (`pending`) and returns it.
+    #[allow(clippy::too_many_arguments)] // the engine's reading of the question, passed through
     async fn ask_round(
         &self,
         mut job: Job,
@@ -1774,6 +1772,7 @@ impl Orchestrator {
         questions: &[&Ambiguity],
         loaded: &Loaded,
         scoped_lists: &BTreeMap<String, Vec<String>>,
+        pending: &mut Pending,
     ) -> Result<QueryOutcome, OrchestratorError> {
         let inner = &*self.inner;
         let t = Instant::now();
@@ -1824,8 +1823,8 @@ impl Orchestrator {
         let state_json = serde_json::to_string(&state).map_err(OrchestratorError::internal)?;
         let questions_json =
             serde_json::to_string(&protocol_questions).map_err(OrchestratorError::internal)?;
-        let round = inner
-            .store
+        let mut tx = pending.begin(&inner.store).await?;
+        let round = tx
             .create_round(
                 job.user_id,
                 NewRound {
@@ -1849,20 +1848,19 @@ impl Orchestrator {
             clarification_id: round.id.as_str().to_owned(),
         })
         .map_err(OrchestratorError::internal)?;
-        inner
-            .store
-            .append_message(
-                job.user_id,
-                &job.thread_id,
-                NewMessage {
-                    role: MessageRole::Assistant,
-                    body: &reason,
-                    payload_json: Some(&payload),
-                    from_suggestion: false,
-                },
-                now,
-            )
-            .await?;
+        tx.append_message(
+            job.user_id,
+            &job.thread_id,
+            NewMessage {
+                role: MessageRole::Assistant,
+                body: &reason,
+                payload_json: Some(&payload),
+                from_suggestion: false,
+            },
+            now,
+        )
+        .await?;
+        tx.commit().await?;
         job.thinking.push(convert::step(
             "Saved the questions",
             format!("round {round_number} of at most {}", inner.config.max_rounds),

@@ -8,7 +8,7 @@
 
 use super::ids::{HistoryId, ThreadId};
 use super::time::Ts;
-use super::{Store, StoreError};
+use super::{Store, StoreError, StoreTx};
 use chrono::{DateTime, Utc};
 
 /// A finished question to record.
@@ -241,33 +241,10 @@ impl Store {
         entry: NewHistoryEntry<'_>,
         now: DateTime<Utc>,
     ) -> Result<HistoryEntry, StoreError> {
-        if let Some(thread) = entry.thread_id {
-            self.thread(user_id, thread).await?;
-        }
-        let id = HistoryId::random();
-        let sql = format!(
-            "INSERT INTO query_history ({HISTORY_COLUMNS}, result_json, suggestions_shown) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, 'answered', NULL, $13, $12, $14) \
-             RETURNING {HISTORY_COLUMNS}"
-        );
-        let row: HistoryRow = on_pool!(&self.db, |p| sqlx::query_as(&sql)
-            .bind(id.as_str())
-            .bind(user_id)
-            .bind(entry.thread_id.map(ThreadId::as_str))
-            .bind(entry.question)
-            .bind(entry.plan_json)
-            .bind(entry.sql)
-            .bind(entry.clarifications_json)
-            .bind(entry.assumptions_json)
-            .bind(entry.row_count)
-            .bind(entry.duration_ms)
-            .bind(Ts::of(now))
-            .bind(entry.result_json)
-            .bind(entry.verified_id)
-            .bind(entry.suggestions_shown)
-            .fetch_one(p)
-            .await)?;
-        row.try_into()
+        let mut tx = self.begin().await?;
+        let e = tx.add_history(user_id, entry, now).await?;
+        tx.commit().await?;
+        Ok(e)
     }
 
     /// Records a question that was not answered (refused or failed) with the message
@@ -392,21 +369,9 @@ impl Store {
 
     /// Records an executed statement. Returns the record's id.
     pub async fn audit(&self, entry: NewAuditEntry<'_>, now: DateTime<Utc>) -> Result<i64, StoreError> {
-        let param_count = i64::try_from(entry.param_count)
-            .map_err(|_| StoreError::Corrupt(format!("param count {}", entry.param_count)))?;
-        let sql = "INSERT INTO audit_log (user_id, at, sql_text, param_count, row_count, duration_ms, outcome, scope) \
-                   VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id";
-        let (id,): (i64,) = on_pool!(&self.db, |p| sqlx::query_as(sql)
-            .bind(entry.user_id)
-            .bind(Ts::of(now))
-            .bind(entry.sql)
-            .bind(param_count)
-            .bind(entry.row_count)
-            .bind(entry.duration_ms)
-            .bind(entry.outcome.as_str())
-            .bind(entry.scope)
-            .fetch_one(p)
-            .await)?;
+        let mut tx = self.begin().await?;
+        let id = tx.audit(entry, now).await?;
+        tx.commit().await?;
         Ok(id)
     }
 
@@ -465,5 +430,70 @@ impl Store {
             .fetch_optional(p)
             .await)?;
         row.ok_or(StoreError::NotFound)?.try_into()
+    }
+}
+
+impl StoreTx {
+    /// [`Store::add_history`] in this transaction (its thread may be one this
+    /// transaction created).
+    pub async fn add_history(
+        &mut self,
+        user_id: i64,
+        entry: NewHistoryEntry<'_>,
+        now: DateTime<Utc>,
+    ) -> Result<HistoryEntry, StoreError> {
+        if let Some(thread) = entry.thread_id {
+            let owned = "SELECT 1 FROM threads WHERE id = $1 AND user_id = $2";
+            let found: Option<(i32,)> = on_tx!(self, |c| sqlx::query_as(owned)
+                .bind(thread.as_str())
+                .bind(user_id)
+                .fetch_optional(&mut *c)
+                .await)?;
+            found.ok_or(StoreError::NotFound)?;
+        }
+        let id = HistoryId::random();
+        let sql = format!(
+            "INSERT INTO query_history ({HISTORY_COLUMNS}, result_json, suggestions_shown) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, 'answered', NULL, $13, $12, $14) \
+             RETURNING {HISTORY_COLUMNS}"
+        );
+        let row: HistoryRow = on_tx!(self, |c| sqlx::query_as(&sql)
+            .bind(id.as_str())
+            .bind(user_id)
+            .bind(entry.thread_id.map(ThreadId::as_str))
+            .bind(entry.question)
+            .bind(entry.plan_json)
+            .bind(entry.sql)
+            .bind(entry.clarifications_json)
+            .bind(entry.assumptions_json)
+            .bind(entry.row_count)
+            .bind(entry.duration_ms)
+            .bind(Ts::of(now))
+            .bind(entry.result_json)
+            .bind(entry.verified_id)
+            .bind(entry.suggestions_shown)
+            .fetch_one(&mut *c)
+            .await)?;
+        row.try_into()
+    }
+
+    /// [`Store::audit`] in this transaction.
+    pub async fn audit(&mut self, entry: NewAuditEntry<'_>, now: DateTime<Utc>) -> Result<i64, StoreError> {
+        let param_count = i64::try_from(entry.param_count)
+            .map_err(|_| StoreError::Corrupt(format!("param count {}", entry.param_count)))?;
+        let sql = "INSERT INTO audit_log (user_id, at, sql_text, param_count, row_count, duration_ms, outcome, scope) \
+                   VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id";
+        let (id,): (i64,) = on_tx!(self, |c| sqlx::query_as(sql)
+            .bind(entry.user_id)
+            .bind(Ts::of(now))
+            .bind(entry.sql)
+            .bind(param_count)
+            .bind(entry.row_count)
+            .bind(entry.duration_ms)
+            .bind(entry.outcome.as_str())
+            .bind(entry.scope)
+            .fetch_one(&mut *c)
+            .await)?;
+        Ok(id)
     }
 }

@@ -27,6 +27,8 @@ mod macros;
 
 pub mod ids;
 mod time;
+#[macro_use]
+mod tx;
 
 mod analytics;
 mod auth_tables;
@@ -56,6 +58,7 @@ pub use rounds::{Answer, AnswerChoice, NewAnswer, NewRound, Round, RoundStatus};
 pub use saved::{NewSaved, Saved, SavedCounts};
 pub use scope::ClinicScope;
 pub use threads::{Message, MessageRole, NewMessage, Thread};
+pub use tx::StoreTx;
 pub use users::{Role, User};
 pub use verified::{NewVerified, Verified};
 

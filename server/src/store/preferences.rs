@@ -7,7 +7,7 @@
 //! forgets the others in the same transaction.
 
 use super::time::Ts;
-use super::{Store, StoreError};
+use super::{Store, StoreError, StoreTx};
 use chrono::{DateTime, Utc};
 
 /// What was chosen.
@@ -130,49 +130,10 @@ impl Store {
         evidence: PreferenceEvidence<'_>,
         now: DateTime<Utc>,
     ) -> Result<Preference, StoreError> {
-        let key = evidence.choice.key();
-        let (option_id, custom_json) = evidence.choice.columns();
-        let forget_others = "UPDATE preferences SET remembered = FALSE \
-                             WHERE user_id = $1 AND signature = $2 AND choice_key <> $3 AND remembered";
-        let upsert = format!(
-            "INSERT INTO preferences (user_id, signature, choice_key, option_id, custom_json, label, \
-             use_count, successes, remembered, created_at, last_used_at) \
-             VALUES ($1, $2, $3, $4, $5, $6, 1, $7, $8, $9, $9) \
-             ON CONFLICT (user_id, signature, choice_key) DO UPDATE SET \
-             use_count = preferences.use_count + 1, \
-             successes = preferences.successes + excluded.successes, \
-             remembered = (preferences.remembered OR excluded.remembered), \
-             label = excluded.label, \
-             last_used_at = excluded.last_used_at \
-             RETURNING {PREFERENCE_COLUMNS}"
-        );
-        let row: PreferenceRow = on_pool!(&self.db, |p| async {
-            let mut tx = p.begin().await?;
-            if evidence.remember {
-                sqlx::query(forget_others)
-                    .bind(user_id)
-                    .bind(evidence.signature)
-                    .bind(&key)
-                    .execute(&mut *tx)
-                    .await?;
-            }
-            let row: PreferenceRow = sqlx::query_as(&upsert)
-                .bind(user_id)
-                .bind(evidence.signature)
-                .bind(&key)
-                .bind(option_id)
-                .bind(custom_json)
-                .bind(evidence.label)
-                .bind(i64::from(evidence.success))
-                .bind(evidence.remember)
-                .bind(Ts::of(now))
-                .fetch_one(&mut *tx)
-                .await?;
-            tx.commit().await?;
-            Ok::<_, sqlx::Error>(row)
-        }
-        .await)?;
-        row.try_into()
+        let mut tx = self.begin().await?;
+        let p = tx.record_preference(user_id, evidence, now).await?;
+        tx.commit().await?;
+        Ok(p)
     }
 
     /// Counts one more success for one of the user's preferences.
@@ -249,5 +210,57 @@ impl Store {
             return Err(StoreError::NotFound);
         }
         Ok(())
+    }
+}
+
+impl StoreTx {
+    /// [`Store::record_preference`] in this transaction.
+    pub async fn record_preference(
+        &mut self,
+        user_id: i64,
+        evidence: PreferenceEvidence<'_>,
+        now: DateTime<Utc>,
+    ) -> Result<Preference, StoreError> {
+        let key = evidence.choice.key();
+        let (option_id, custom_json) = evidence.choice.columns();
+        let forget_others = "UPDATE preferences SET remembered = FALSE \
+                             WHERE user_id = $1 AND signature = $2 AND choice_key <> $3 AND remembered";
+        let upsert = format!(
+            "INSERT INTO preferences (user_id, signature, choice_key, option_id, custom_json, label, \
+             use_count, successes, remembered, created_at, last_used_at) \
+             VALUES ($1, $2, $3, $4, $5, $6, 1, $7, $8, $9, $9) \
+             ON CONFLICT (user_id, signature, choice_key) DO UPDATE SET \
+             use_count = preferences.use_count + 1, \
+             successes = preferences.successes + excluded.successes, \
+             remembered = (preferences.remembered OR excluded.remembered), \
+             label = excluded.label, \
+             last_used_at = excluded.last_used_at \
+             RETURNING {PREFERENCE_COLUMNS}"
+        );
+        let row: PreferenceRow = on_tx!(self, |c| async {
+            if evidence.remember {
+                sqlx::query(forget_others)
+                    .bind(user_id)
+                    .bind(evidence.signature)
+                    .bind(&key)
+                    .execute(&mut *c)
+                    .await?;
+            }
+            let row: PreferenceRow = sqlx::query_as(&upsert)
+                .bind(user_id)
+                .bind(evidence.signature)
+                .bind(&key)
+                .bind(option_id)
+                .bind(custom_json)
+                .bind(evidence.label)
+                .bind(i64::from(evidence.success))
+                .bind(evidence.remember)
+                .bind(Ts::of(now))
+                .fetch_one(&mut *c)
+                .await?;
+            Ok::<_, sqlx::Error>(row)
+        }
+        .await)?;
+        row.try_into()
     }
 }

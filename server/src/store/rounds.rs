@@ -8,7 +8,7 @@
 
 use super::ids::{RoundId, ThreadId};
 use super::time::Ts;
-use super::{Store, StoreError};
+use super::{Store, StoreError, StoreTx};
 use chrono::{DateTime, Utc};
 
 /// Where a round is in its life.
@@ -217,34 +217,10 @@ impl Store {
         round: NewRound<'_>,
         now: DateTime<Utc>,
     ) -> Result<Round, StoreError> {
-        let id = RoundId::random();
-        let asked = serde_json::to_string(round.asked_ambiguity_ids)
-            .map_err(|e| StoreError::Corrupt(format!("asked ambiguity ids: {e}")))?;
-        // Ownership and insertion in one statement: the SELECT yields a row only
-        // for the user's own thread.
-        let sql = format!(
-            "INSERT INTO clarification_rounds (id, user_id, thread_id, question, round_number, \
-             previous_round_id, understanding_json, questions_json, asked_ambiguities_json, status, \
-             created_at, expires_at) \
-             SELECT $1, $2, t.id, $4, $5, $6, $7, $8, $9, 'pending', $10, $11 \
-             FROM threads t WHERE t.id = $3 AND t.user_id = $2 \
-             RETURNING {ROUND_COLUMNS}"
-        );
-        let row: Option<RoundRow> = on_pool!(&self.db, |p| sqlx::query_as(&sql)
-            .bind(id.as_str())
-            .bind(user_id)
-            .bind(round.thread_id.as_str())
-            .bind(round.question)
-            .bind(round.round_number)
-            .bind(round.previous_round.map(RoundId::as_str))
-            .bind(round.understanding_json)
-            .bind(round.questions_json)
-            .bind(&asked)
-            .bind(Ts::of(now))
-            .bind(Ts::of(round.expires_at))
-            .fetch_optional(p)
-            .await)?;
-        row.ok_or(StoreError::NotFound)?.into_round(now)
+        let mut tx = self.begin().await?;
+        let r = tx.create_round(user_id, round, now).await?;
+        tx.commit().await?;
+        Ok(r)
     }
 
     /// One of the user's rounds, with its status as of `now`; `NotFound` if
@@ -286,56 +262,10 @@ impl Store {
         answers: &[NewAnswer],
         now: DateTime<Utc>,
     ) -> Result<Round, StoreError> {
-        let cas = "UPDATE clarification_rounds SET status = 'answered', closed_at = $3 \
-                   WHERE id = $1 AND user_id = $2 AND status = 'pending' AND expires_at > $3";
-        let insert = "INSERT INTO clarification_answers \
-                      (round_id, user_id, ambiguity_id, kind, option_id, custom_json, remember, created_at) \
-                      VALUES ($1, $2, $3, $4, $5, $6, $7, $8)";
-        let won: Result<bool, StoreError> = on_pool!(&self.db, |p| async {
-            let mut tx = p.begin().await?;
-            let updated = sqlx::query(cas)
-                .bind(id.as_str())
-                .bind(user_id)
-                .bind(Ts::of(now))
-                .execute(&mut *tx)
-                .await?
-                .rows_affected();
-            if updated == 0 {
-                tx.rollback().await?;
-                return Ok(false);
-            }
-            for a in answers {
-                let (kind, option_id, custom_json) = a.choice.columns();
-                let inserted = sqlx::query(insert)
-                    .bind(id.as_str())
-                    .bind(user_id)
-                    .bind(&a.ambiguity_id)
-                    .bind(kind)
-                    .bind(option_id)
-                    .bind(custom_json)
-                    .bind(a.remember)
-                    .bind(Ts::of(now))
-                    .execute(&mut *tx)
-                    .await;
-                if let Err(e) = inserted {
-                    tx.rollback().await?;
-                    return Err(if super::is_unique_violation(&e) {
-                        StoreError::Conflict("the same question was answered twice")
-                    } else {
-                        e.into()
-                    });
-                }
-            }
-            tx.commit().await?;
-            Ok(true)
-        }
-        .await);
-        if won? {
-            return self.round(user_id, id, now).await;
-        }
-        // Lost: say why, without revealing anything about other users' rounds.
-        let round = self.round(user_id, id, now).await?;
-        Err(closed(round.status))
+        let mut tx = self.begin().await?;
+        let r = tx.answer_round(user_id, id, answers, now).await?;
+        tx.commit().await?;
+        Ok(r)
     }
 
     /// Replaces a pending round's stored state and questions (a free-text answer read
@@ -532,5 +462,107 @@ fn closed(status: RoundStatus) -> StoreError {
         RoundStatus::Answered => StoreError::Conflict("round already answered"),
         RoundStatus::Abandoned => StoreError::Conflict("round was cancelled"),
         RoundStatus::Expired => StoreError::Expired,
+    }
+}
+
+impl StoreTx {
+    /// [`Store::create_round`] in this transaction (its thread may be one this
+    /// transaction created).
+    pub async fn create_round(
+        &mut self,
+        user_id: i64,
+        round: NewRound<'_>,
+        now: DateTime<Utc>,
+    ) -> Result<Round, StoreError> {
+        let id = RoundId::random();
+        let asked = serde_json::to_string(round.asked_ambiguity_ids)
+            .map_err(|e| StoreError::Corrupt(format!("asked ambiguity ids: {e}")))?;
+        // Ownership and insertion in one statement: the SELECT yields a row only
+        // for the user's own thread.
+        let sql = format!(
+            "INSERT INTO clarification_rounds (id, user_id, thread_id, question, round_number, \
+             previous_round_id, understanding_json, questions_json, asked_ambiguities_json, status, \
+             created_at, expires_at) \
+             SELECT $1, $2, t.id, $4, $5, $6, $7, $8, $9, 'pending', $10, $11 \
+             FROM threads t WHERE t.id = $3 AND t.user_id = $2 \
+             RETURNING {ROUND_COLUMNS}"
+        );
+        let row: Option<RoundRow> = on_tx!(self, |c| sqlx::query_as(&sql)
+            .bind(id.as_str())
+            .bind(user_id)
+            .bind(round.thread_id.as_str())
+            .bind(round.question)
+            .bind(round.round_number)
+            .bind(round.previous_round.map(RoundId::as_str))
+            .bind(round.understanding_json)
+            .bind(round.questions_json)
+            .bind(&asked)
+            .bind(Ts::of(now))
+            .bind(Ts::of(round.expires_at))
+            .fetch_optional(&mut *c)
+            .await)?;
+        row.ok_or(StoreError::NotFound)?.into_round(now)
+    }
+
+    /// [`Store::answer_round`] in this transaction: nothing of it is stored
+    /// unless the transaction commits.
+    pub async fn answer_round(
+        &mut self,
+        user_id: i64,
+        id: &RoundId,
+        answers: &[NewAnswer],
+        now: DateTime<Utc>,
+    ) -> Result<Round, StoreError> {
+        let cas = "UPDATE clarification_rounds SET status = 'answered', closed_at = $3 \
+                   WHERE id = $1 AND user_id = $2 AND status = 'pending' AND expires_at > $3";
+        let insert = "INSERT INTO clarification_answers \
+                      (round_id, user_id, ambiguity_id, kind, option_id, custom_json, remember, created_at) \
+                      VALUES ($1, $2, $3, $4, $5, $6, $7, $8)";
+        let won: bool = on_tx!(self, |c| sqlx::query(cas)
+            .bind(id.as_str())
+            .bind(user_id)
+            .bind(Ts::of(now))
+            .execute(&mut *c)
+            .await
+            .map(|r| r.rows_affected() == 1))?;
+        if !won {
+            // Lost: say why, without revealing anything about other users' rounds.
+            let round = self.round(user_id, id, now).await?;
+            return Err(closed(round.status));
+        }
+        for a in answers {
+            let (kind, option_id, custom_json) = a.choice.columns();
+            let inserted = on_tx!(self, |c| sqlx::query(insert)
+                .bind(id.as_str())
+                .bind(user_id)
+                .bind(&a.ambiguity_id)
+                .bind(kind)
+                .bind(option_id)
+                .bind(custom_json)
+                .bind(a.remember)
+                .bind(Ts::of(now))
+                .execute(&mut *c)
+                .await
+                .map(|_| ()));
+            if let Err(e) = inserted {
+                return Err(if super::is_unique_violation(&e) {
+                    StoreError::Conflict("the same question was answered twice")
+                } else {
+                    e.into()
+                });
+            }
+        }
+        self.round(user_id, id, now).await
+    }
+
+    /// One of the user's rounds as this transaction sees it.
+    async fn round(&mut self, user_id: i64, id: &RoundId, now: DateTime<Utc>) -> Result<Round, StoreError> {
+        let sql = format!("SELECT {ROUND_COLUMNS} FROM clarification_rounds WHERE id = $1 AND user_id = $2");
+        let row: Option<RoundRow> = on_tx!(self, |c| sqlx::query_as(&sql)
+            .bind(id.as_str())
+            .bind(user_id)
+            .fetch_optional(&mut *c)
+            .await)?;
+        row.ok_or(StoreError::NotFound)?.into_round(now)
     }
 }

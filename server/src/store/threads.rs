@@ -3,7 +3,7 @@
 
 use super::ids::ThreadId;
 use super::time::Ts;
-use super::{Store, StoreError};
+use super::{Store, StoreError, StoreTx};
 use chrono::{DateTime, Utc};
 
 /// A conversation: one or more questions that refine each other.
@@ -103,17 +103,10 @@ impl Store {
         title: &str,
         now: DateTime<Utc>,
     ) -> Result<Thread, StoreError> {
-        let id = ThreadId::random();
-        let sql = "INSERT INTO threads (id, user_id, title, created_at, updated_at) VALUES ($1, $2, $3, $4, $4) \
-                   RETURNING id, user_id, title, created_at, updated_at";
-        let row: ThreadRow = on_pool!(&self.db, |p| sqlx::query_as(sql)
-            .bind(id.as_str())
-            .bind(user_id)
-            .bind(title)
-            .bind(Ts::of(now))
-            .fetch_one(p)
-            .await)?;
-        Ok(thread_from_row(row))
+        let mut tx = self.begin().await?;
+        let thread = tx.create_thread(user_id, &ThreadId::random(), title, now).await?;
+        tx.commit().await?;
+        Ok(thread)
     }
 
     /// One of the user's threads; `NotFound` if missing or someone else's.
@@ -175,37 +168,10 @@ impl Store {
         message: NewMessage<'_>,
         now: DateTime<Utc>,
     ) -> Result<Message, StoreError> {
-        // The INSERT … SELECT only produces a row when the thread is the user's,
-        // so ownership and insertion are one statement.
-        let insert = "INSERT INTO messages (thread_id, role, body, payload_json, created_at, from_suggestion) \
-                      SELECT t.id, $3, $4, $5, $6, $7 FROM threads t WHERE t.id = $1 AND t.user_id = $2 \
-                      RETURNING id, thread_id, role, body, payload_json, created_at";
-        let touch = "UPDATE threads SET updated_at = $3 WHERE id = $1 AND user_id = $2";
-        let row: Option<MessageRow> = on_pool!(&self.db, |p| async {
-            let mut tx = p.begin().await?;
-            let row: Option<MessageRow> = sqlx::query_as(insert)
-                .bind(thread_id.as_str())
-                .bind(user_id)
-                .bind(message.role.as_str())
-                .bind(message.body)
-                .bind(message.payload_json)
-                .bind(Ts::of(now))
-                .bind(message.from_suggestion)
-                .fetch_optional(&mut *tx)
-                .await?;
-            if row.is_some() {
-                sqlx::query(touch)
-                    .bind(thread_id.as_str())
-                    .bind(user_id)
-                    .bind(Ts::of(now))
-                    .execute(&mut *tx)
-                    .await?;
-            }
-            tx.commit().await?;
-            Ok::<_, sqlx::Error>(row)
-        }
-        .await)?;
-        message_from_row(row.ok_or(StoreError::NotFound)?)
+        let mut tx = self.begin().await?;
+        let m = tx.append_message(user_id, thread_id, message, now).await?;
+        tx.commit().await?;
+        Ok(m)
     }
 
     /// Every message of one of the user's threads, oldest first; `NotFound` if
@@ -221,5 +187,66 @@ impl Store {
             .fetch_all(p)
             .await)?;
         rows.into_iter().map(message_from_row).collect()
+    }
+}
+
+impl StoreTx {
+    /// [`Store::create_thread`] with the id chosen by the caller (so later writes
+    /// of the same transaction can name the thread).
+    pub async fn create_thread(
+        &mut self,
+        user_id: i64,
+        id: &ThreadId,
+        title: &str,
+        now: DateTime<Utc>,
+    ) -> Result<Thread, StoreError> {
+        let sql = "INSERT INTO threads (id, user_id, title, created_at, updated_at) VALUES ($1, $2, $3, $4, $4) \
+                   RETURNING id, user_id, title, created_at, updated_at";
+        let row: ThreadRow = on_tx!(self, |c| sqlx::query_as(sql)
+            .bind(id.as_str())
+            .bind(user_id)
+            .bind(title)
+            .bind(Ts::of(now))
+            .fetch_one(&mut *c)
+            .await)?;
+        Ok(thread_from_row(row))
+    }
+
+    /// [`Store::append_message`] in this transaction.
+    pub async fn append_message(
+        &mut self,
+        user_id: i64,
+        thread_id: &ThreadId,
+        message: NewMessage<'_>,
+        now: DateTime<Utc>,
+    ) -> Result<Message, StoreError> {
+        // The INSERT … SELECT only produces a row when the thread is the user's,
+        // so ownership and insertion are one statement.
+        let insert = "INSERT INTO messages (thread_id, role, body, payload_json, created_at, from_suggestion) \
+                      SELECT t.id, $3, $4, $5, $6, $7 FROM threads t WHERE t.id = $1 AND t.user_id = $2 \
+                      RETURNING id, thread_id, role, body, payload_json, created_at";
+        let touch = "UPDATE threads SET updated_at = $3 WHERE id = $1 AND user_id = $2";
+        let row: Option<MessageRow> = on_tx!(self, |c| {
+            let row: Option<MessageRow> = sqlx::query_as(insert)
+                .bind(thread_id.as_str())
+                .bind(user_id)
+                .bind(message.role.as_str())
+                .bind(message.body)
+                .bind(message.payload_json)
+                .bind(Ts::of(now))
+                .bind(message.from_suggestion)
+                .fetch_optional(&mut *c)
+                .await?;
+            if row.is_some() {
+                sqlx::query(touch)
+                    .bind(thread_id.as_str())
+                    .bind(user_id)
+                    .bind(Ts::of(now))
+                    .execute(&mut *c)
+                    .await?;
+            }
+            Ok::<_, sqlx::Error>(row)
+        })?;
+        message_from_row(row.ok_or(StoreError::NotFound)?)
     }
 }
