@@ -4268,10 +4268,7 @@ fn years_old_in_any_abbreviation_is_an_age() {
         let u = ask(q);
         assert_ne!(u.decision, Decision::Clarify, "{q}: {:?}", ids(&u));
         assert!(
-            plan(&u)
-                .filters
-                .iter()
-                .any(|f| f.attributes().contains(&"patients.age")),
+            has_filter(plan(&u), "patients.age"),
             "{q}: {:?}",
             plan(&u).filters
         );
@@ -4306,11 +4303,7 @@ fn every_or_each_after_a_list_verb_lists_the_records_of_an_id() {
             "{q}: a list, not counted per record: {}",
             u.restatement
         );
-        assert!(
-            p.filters.iter().any(|f| f.attributes().contains(&key)),
-            "{q}: {:?}",
-            p.filters
-        );
+        assert!(has_filter(p, key), "{q}: {:?}", p.filters);
     }
     // "each clinic's open wounds" still groups
     let u = ask("how many open wounds does each clinic have");
@@ -4365,13 +4358,7 @@ fn by_after_done_or_performed_names_who_did_it_not_a_grouping() {
         let u = ask(q);
         let p = plan(&u);
         assert!(p.dimensions.is_empty(), "{q}: {}", u.restatement);
-        assert!(
-            p.filters
-                .iter()
-                .any(|f| f.attributes().contains(&"clinicians.discipline")),
-            "{q}: {:?}",
-            p.filters
-        );
+        assert!(has_filter(p, "clinicians.discipline"), "{q}: {:?}", p.filters);
     }
     // "by clinicians based at …": who did them, described by where they work
     for q in [

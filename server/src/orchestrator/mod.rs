@@ -48,8 +48,8 @@ use crate::engine::{
 use crate::semantic::SemanticModel;
 use crate::sql::{Dialect, RenderCheck, RenderError, render_count_scoped, render_with_cap};
 use crate::store::{
-    AnswerChoice, AuditOutcome, ClinicScope, HistoryId, MessageRole, NewAnswer, NewAuditEntry,
-    NewHistoryEntry, NewMessage, NewRound, PreferenceChoice, RoundId, Store, StoreError, ThreadId,
+    AnswerChoice, AuditOutcome, ClinicScope, HistoryId, MessageRole, NewAnswer, NewHistoryEntry, NewMessage,
+    NewRound, PreferenceChoice, RoundId, Store, StoreError, ThreadId,
 };
 use crate::warehouse::exec::{ExecError, Warehouse};
 use crate::warehouse::{AllowedValuesProvider, ColumnSpec};
@@ -1049,18 +1049,7 @@ impl Orchestrator {
         if let Some(a) = &audit {
             self.inner
                 .store
-                .audit(
-                    NewAuditEntry {
-                        user_id: Some(user_id),
-                        sql: &a.sql,
-                        param_count: a.param_count,
-                        row_count: a.row_count,
-                        duration_ms: a.duration_ms,
-                        outcome: a.outcome,
-                        scope: Some(&a.scope),
-                    },
-                    a.at,
-                )
+                .audit(pending::audit_entry(user_id, a), a.at)
                 .await?;
         }
         let (rendered, rows, _, scoped) = ran?;

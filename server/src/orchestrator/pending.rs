@@ -104,14 +104,8 @@ impl Pending {
         if let Some((round, answers)) = &self.answer {
             tx.answer_round(user_id, round, answers, self.now).await?;
         }
-        if let Some((thread, body, payload)) = &self.message {
-            tx.append_message(
-                user_id,
-                thread,
-                user_said(body, payload, self.from_suggestion),
-                self.now,
-            )
-            .await?;
+        if let Some(m) = &self.message {
+            self.append_user_message(&mut tx, m).await?;
         }
         if let Some(a) = &self.audit {
             tx.audit(audit_entry(user_id, a), a.at).await?;
@@ -127,6 +121,22 @@ impl Pending {
             tx.record_preference(user_id, evidence, self.now).await?;
         }
         Ok(tx)
+    }
+
+    /// Appends what the user said (collected by [`Pending::user_message`]) in `tx`.
+    async fn append_user_message(
+        &self,
+        tx: &mut StoreTx,
+        (thread, body, payload): &(ThreadId, String, String),
+    ) -> Result<(), StoreError> {
+        tx.append_message(
+            self.user_id,
+            thread,
+            user_said(body, payload, self.from_suggestion),
+            self.now,
+        )
+        .await
+        .map(|_| ())
     }
 
     /// After the request failed: stores, in one transaction, what stays of a failed
@@ -146,14 +156,8 @@ impl Pending {
             if let Some((id, title)) = thread {
                 tx.create_thread(user_id, id, title, self.now).await?;
             }
-            if let Some((thread, body, payload)) = message {
-                tx.append_message(
-                    user_id,
-                    thread,
-                    user_said(body, payload, self.from_suggestion),
-                    self.now,
-                )
-                .await?;
+            if let Some(m) = message {
+                self.append_user_message(&mut tx, m).await?;
             }
             if let Some(a) = &self.audit {
                 tx.audit(audit_entry(user_id, a), a.at).await?;
@@ -176,7 +180,8 @@ fn user_said<'a>(body: &'a str, payload: &'a str, from_suggestion: bool) -> NewM
     }
 }
 
-fn audit_entry(user_id: i64, a: &PendingAudit) -> NewAuditEntry<'_> {
+/// The audit row of a query that ran.
+pub(super) fn audit_entry(user_id: i64, a: &PendingAudit) -> NewAuditEntry<'_> {
     NewAuditEntry {
         user_id: Some(user_id),
         sql: &a.sql,

@@ -191,16 +191,7 @@ pub(super) fn fallback(ctx: &Ctx<'_>, st: &mut State) {
                     .is_some_and(|s| head.is_some_and(|h| ctx.tokens[h].span.start == s.start))
         });
         if let Some(p) = people
-            && let Some(s) = p.span
-            && let Some(last) = ctx.tokens.iter().rposition(|t| t.span.end == s.end)
-            && matches!(
-                ctx.w(if matches!(ctx.w(last + 1), "are" | "who" | "that") {
-                    last + 2
-                } else {
-                    last + 1
-                }),
-                "work" | "works" | "working" | "based" | "employed" | "stationed" | "staffed"
-            )
+            && says_where_they_work(ctx, p)
             && st.r.entity.as_deref() != Some("clinicians")
         {
             st.r.entity = Some("clinicians".into());
@@ -229,31 +220,10 @@ pub(super) fn fallback(ctx: &Ctx<'_>, st: &mut State) {
                     | "had"
             ) && !matches!(ctx.w(k + 1), "we" | "you" | "they" | "i" | "there")
         };
-        let token_range = |span: crate::engine::TextSpan| {
-            let k = ctx.tokens.iter().position(|t| t.span.start == span.start)?;
-            let last = ctx
-                .tokens
-                .iter()
-                .rposition(|t| t.span.end == span.end)
-                .unwrap_or(k);
-            Some((k, last))
-        };
         // "how many wound nurses work at Lakeview", "podiatrists based in community
         // clinics": the people themselves are counted, wherever the rest says they work
         let people_work = st.r.pieces.iter().any(|p| {
-            p.kind == PieceKind::Value
-                && p.target.starts_with("clinicians.")
-                && p.span.and_then(token_range).is_some_and(|(_, last)| {
-                    let next = if matches!(ctx.w(last + 1), "are" | "who" | "that") {
-                        last + 2
-                    } else {
-                        last + 1
-                    };
-                    matches!(
-                        ctx.w(next),
-                        "work" | "works" | "working" | "based" | "employed" | "stationed" | "staffed"
-                    )
-                })
+            p.kind == PieceKind::Value && p.target.starts_with("clinicians.") && says_where_they_work(ctx, p)
         });
         st.r.count_context_only = !people_work
             && st
@@ -285,6 +255,24 @@ pub(super) fn fallback(ctx: &Ctx<'_>, st: &mut State) {
             confidence: DEFAULT,
         });
     }
+}
+
+/// A clinician value followed by where they work: "wound nurses work at …",
+/// "podiatrists are based in …", "surgeons who work in …".
+fn says_where_they_work(ctx: &Ctx<'_>, p: &LinkedPiece) -> bool {
+    let Some(s) = p.span else { return false };
+    let Some(last) = ctx.tokens.iter().rposition(|t| t.span.end == s.end) else {
+        return false;
+    };
+    let next = if matches!(ctx.w(last + 1), "are" | "who" | "that") {
+        last + 2
+    } else {
+        last + 1
+    };
+    matches!(
+        ctx.w(next),
+        "work" | "works" | "working" | "based" | "employed" | "stationed" | "staffed"
+    )
 }
 
 /// The entity a question opens by asking for ("which clinic …", "what clinic …"), when
