@@ -803,6 +803,15 @@ pub fn cues(tokens: &[Token], in_phrase: impl Fn(usize) -> bool) -> Cues {
             {
                 false
             }
+            // "in their 80s", "in their seventies": an age, not pointing back
+            "their"
+                if w(tokens, k.wrapping_sub(1)) == "in"
+                    && (next.ends_with("ties")
+                        || next.ends_with('s') && next.starts_with(|c: char| c.is_ascii_digit())
+                        || next.chars().all(|c| c.is_ascii_digit()) && w(tokens, k + 2) == "s") =>
+            {
+                false
+            }
             "it" | "them" | "they" | "those" | "these" | "ones" | "their" | "its" => true,
             "same" => matches!(next, "again" | "for" | "but" | "as" | "thing") || k == first_word,
             "that" | "this" => {

@@ -488,6 +488,92 @@ pub fn convert(value: f64, from: &str, to: &str) -> Option<f64> {
     })
 }
 
+/// A range of two numbers: "between N and M", "between the ages of N and M", "N to M",
+/// "N - M", "from N to M", "in their 70s" (a decade of age).
+struct Range {
+    low: f64,
+    high: f64,
+    /// The token of the first number.
+    numbers_at: usize,
+    /// One past the range's last token.
+    after: usize,
+    /// The words said it is an age ("the ages of", "in their 70s").
+    age: bool,
+}
+
+fn range_at(tokens: &[Token], i: usize) -> Option<Range> {
+    let w = |k: usize| tokens.get(k).map_or("", |t| t.text.as_str());
+    // "in their 70s", "in his eighties"
+    if w(i) == "in" && matches!(w(i + 1), "their" | "his" | "her") {
+        let decade = |t: &str| -> Option<f64> {
+            let d = t.strip_suffix("s")?;
+            let n: f64 = d.parse().ok().or_else(|| {
+                Some(match d.strip_suffix("tie").or(d.strip_suffix("ty"))? {
+                    "twen" => 20.0,
+                    "thir" => 30.0,
+                    "for" => 40.0,
+                    "fif" => 50.0,
+                    "six" => 60.0,
+                    "seven" => 70.0,
+                    "eigh" => 80.0,
+                    "nine" => 90.0,
+                    _ => return None,
+                })
+            })?;
+            ((10.0..110.0).contains(&n) && n % 10.0 == 0.0).then_some(n)
+        };
+        let (n, after) = match (decade(w(i + 2)), number(tokens, i + 2)) {
+            (Some(n), _) => (n, i + 3),
+            // "70s" split as "70" "s"
+            (None, Some(n)) if w(i + 3) == "s" && n % 10.0 == 0.0 && (10.0..110.0).contains(&n) => (n, i + 4),
+            _ => return None,
+        };
+        return Some(Range {
+            low: n,
+            high: n + 9.0,
+            numbers_at: i + 2,
+            after,
+            age: true,
+        });
+    }
+    let (mut j, mut age) = (i, false);
+    let between = w(i) == "between";
+    if between || w(i) == "from" {
+        j += 1;
+        if w(j) == "the" {
+            j += 1;
+        }
+        if matches!(w(j), "ages" | "age") {
+            age = true;
+            j += 1;
+            if w(j) == "of" {
+                j += 1;
+            }
+        }
+    }
+    let low = number(tokens, j)?;
+    let joiner = w(j + 1);
+    let ok = if between {
+        matches!(joiner, "and" | "to" | "-")
+    } else {
+        matches!(joiner, "to" | "-")
+    };
+    if !ok {
+        return None;
+    }
+    let high = number(tokens, j + 2)?;
+    if high < low {
+        return None;
+    }
+    Some(Range {
+        low,
+        high,
+        numbers_at: j,
+        after: j + 3,
+        age,
+    })
+}
+
 fn number(tokens: &[Token], i: usize) -> Option<f64> {
     let t = tokens.get(i)?;
     if matches!(t.kind, TokenKind::Number | TokenKind::NumberWord) {
@@ -529,25 +615,35 @@ pub fn comparisons(
                 .find(|c| **c == words[0])
                 .map(|c| (*c).to_owned());
         }
-        // "between N and M"
-        if w(i) == "between"
-            && let (Some(a), true, Some(b)) =
-                (number(tokens, i + 1), w(i + 2) == "and", number(tokens, i + 3))
-        {
-            let (unit, ulen) =
-                unit_for(model, tokens, mentions, i + 4).map_or((None, 0), |(u, l)| (Some(u.to_owned()), l));
-            let last = i + 4 + ulen;
-            let (subject, sm, first) = subject_before(model, tokens, mentions, i, None, unit.as_deref());
+        // "between N and M", "between the ages of N and M", "aged 50-60", "50 to 60 years
+        // old", "from 2 to 5 cm2", "in their 70s"
+        if let Some(range) = range_at(tokens, i) {
+            let (unit, ulen) = unit_for(model, tokens, mentions, range.after)
+                .map_or((None, 0), |(u, l)| (Some(u.to_owned()), l));
+            let last = range.after + ulen;
+            let before = if w(i) == "between" { i } else { range.numbers_at };
+            let (subject, sm, first) = if range.age {
+                (Some(Subject::Attribute("patients.age".into())), None, i)
+            } else if w(i) == "between" || unit.is_some() || matches!(w(i.wrapping_sub(1)), "aged" | "age") {
+                subject_before(model, tokens, mentions, before, None, unit.as_deref())
+            } else {
+                // "pain 4 to 6": only a measurement named right before the numbers
+                match subject_before(model, tokens, mentions, before, None, None) {
+                    s @ (Some(Subject::Attribute(_) | Subject::ColumnTerm(_)), _, _) => s,
+                    _ => (None, None, i),
+                }
+            };
             if let Some(subject) = subject {
+                let unit = if range.age { Some("years".to_owned()) } else { unit };
                 out.push(Comparison {
-                    first,
+                    first: first.min(i),
                     last,
-                    span: TextSpan::new(tokens[first].span.start, tokens[last - 1].span.end),
+                    span: TextSpan::new(tokens[first.min(i)].span.start, tokens[last - 1].span.end),
                     subject,
                     subject_mention: sm,
                     op: CompareOp::Gte,
-                    value: a,
-                    upper: Some(b),
+                    value: range.low,
+                    upper: Some(range.high),
                     unit,
                     comparative: None,
                 });
@@ -915,18 +1011,20 @@ fn attribute_subject(model: &SemanticModel, m: &Mention, unit: Option<&str>) -> 
     // a column term (size, area, length …) wins: its options choose the attribute
     for t in m.terms() {
         let term = &model.terms[t];
-        // a column word whose options are all keys ("which clinic": treating or
-        // registered) is never the subject of a number
-        let keys_only = term.options.iter().all(|o| match &o.change {
+        // a column word none of whose options is a comparable non-key attribute ("which
+        // clinic": treating or registered; "who": the names) is never the subject of a
+        // number
+        let keys_only = !term.options.iter().any(|o| match &o.change {
             Some(crate::semantic::PlanChange::ChooseAttribute { attribute }) => {
                 model.attribute(attribute).is_some_and(|r| {
-                    matches!(
-                        r.attribute.role,
-                        crate::semantic::AttributeRole::Key | crate::semantic::AttributeRole::ForeignKey
-                    )
+                    (r.attribute.ty.is_ordered() || r.attribute.ty == AttributeType::Integer)
+                        && !matches!(
+                            r.attribute.role,
+                            crate::semantic::AttributeRole::Key | crate::semantic::AttributeRole::ForeignKey
+                        )
                 })
             }
-            _ => false,
+            _ => true,
         });
         if term.kind == crate::semantic::TermKind::Column && !keys_only {
             return Some(Subject::ColumnTerm(t));

@@ -4443,3 +4443,214 @@ fn ties_broken_by_name_is_an_instruction_not_a_grouping() {
     let p = plan(&u);
     assert_eq!(p.dimensions.len(), 1, "{}: {:?}", u.restatement, p.dimensions);
 }
+
+fn between(p: &QueryPlan, attribute: &str) -> Option<(f64, f64)> {
+    let mut found = None;
+    for f in &p.filters {
+        f.visit(&mut |c| {
+            if let Constraint::Between {
+                attribute: a,
+                min,
+                max,
+                ..
+            } = c
+                && a == attribute
+            {
+                found = min.as_f64().zip(max.as_f64());
+            }
+        });
+    }
+    found
+}
+
+#[test]
+fn who_did_what_a_negated_active_verb_says_is_negated() {
+    // the value before "has never <verb>ed" is the verb's agent: no record by it exists
+    for q in [
+        "open wounds a vascular surgeon has never seen",
+        "patients a wound nurse hasn't reviewed",
+        "list the VLUs that a podiatrist has not yet assessed",
+    ] {
+        let u = ask(q);
+        let p = plan(&u);
+        assert!(negated_eq(p, "clinicians.discipline"), "{q}: {}", u.restatement);
+    }
+    // the passive says it of the subject: the value stays as said
+    let u = ask("patients with diabetes have never had a DFU");
+    let p = plan(&u);
+    assert!(!negated_eq(p, "patients.diabetes"), "{}", u.restatement);
+    assert!(negated_eq(p, "wounds.etiology"), "{}", u.restatement);
+}
+
+#[test]
+fn a_range_of_ages_is_read_in_every_usual_form() {
+    for (q, lo, hi) in [
+        ("patients 65 to 75 years old", 65.0, 75.0),
+        ("pts between the ages of 30 and 45", 30.0, 45.0),
+        ("list patients aged 70-80 with a skin tear", 70.0, 80.0),
+        ("how many patients in their 80s", 80.0, 89.0),
+        ("smokers in their sixties", 60.0, 69.0),
+        ("diabetic pts who are between 40 and 55 yrs old", 40.0, 55.0),
+    ] {
+        let u = ask(q);
+        let p = plan(&u);
+        assert_eq!(
+            between(p, "patients.age"),
+            Some((lo, hi)),
+            "{q}: {}",
+            u.restatement
+        );
+        assert!(u.questions().next().is_none(), "{q}: asked {:?}", asked(&u));
+    }
+    // a measurement named before two numbers
+    let u = ask("open wounds with a pain score 3 to 5");
+    assert!(
+        plan(&u).filters.iter().any(|f| matches!(f, Constraint::Between { min, max, .. } if min.as_f64() == Some(3.0) && max.as_f64() == Some(5.0))),
+        "{}",
+        u.restatement
+    );
+}
+
+#[test]
+fn a_relative_pronoun_is_never_what_a_number_measures() {
+    // "who" names people (a column word for names), never the subject of "over 80"
+    for q in [
+        "patients who are over 85 years old",
+        "list the pts that are older than 90",
+    ] {
+        let u = ask(q);
+        let p = plan(&u);
+        assert!(has_filter(p, "patients.age"), "{q}: {}", u.restatement);
+    }
+}
+
+#[test]
+fn a_ranges_first_date_without_a_year_takes_the_seconds_year() {
+    for (q, start, end) in [
+        (
+            "assessments between 3 feb and 1 may 2024",
+            "2024-02-03",
+            "2024-05-02",
+        ),
+        (
+            "wounds with onset btwn march and may 2024",
+            "2024-03-01",
+            "2024-06-01",
+        ),
+        (
+            "assessments from 20 dec to 10 jan 2025",
+            "2024-12-20",
+            "2025-01-11",
+        ),
+    ] {
+        let u = ask(q);
+        let t = plan(&u)
+            .time_range
+            .clone()
+            .unwrap_or_else(|| panic!("{q}: no time range"));
+        assert_eq!((t.start, t.end), (d(start), d(end)), "{q}: {}", u.restatement);
+    }
+}
+
+#[test]
+fn a_time_ago_is_that_day_or_that_calendar_period() {
+    // today is 2025-11-20 (a Thursday)
+    for (q, start, end) in [
+        (
+            "how many assessments were done 12 days ago",
+            "2025-11-08",
+            "2025-11-09",
+        ),
+        (
+            "assessments recorded 4 days before today",
+            "2025-11-16",
+            "2025-11-17",
+        ),
+        ("wounds that started 3 weeks ago", "2025-10-27", "2025-11-03"),
+        ("patients seen 2 months back", "2025-09-01", "2025-10-01"),
+    ] {
+        let u = ask(q);
+        let t = plan(&u)
+            .time_range
+            .clone()
+            .unwrap_or_else(|| panic!("{q}: no time range"));
+        assert_eq!((t.start, t.end), (d(start), d(end)), "{q}: {}", u.restatement);
+        assert!(u.questions().next().is_none(), "{q}: asked {:?}", asked(&u));
+    }
+}
+
+#[test]
+fn time_since_the_last_visit_dates_the_last_visit() {
+    for (q, attribute, end) in [
+        (
+            "open wounds with over 21 days since their last assessment",
+            "wounds.last_assessed_on",
+            "2025-10-30",
+        ),
+        (
+            "wounds whose most recent assessment was more than 2 weeks ago",
+            "wounds.last_assessed_on",
+            "2025-11-06",
+        ),
+        (
+            "open wounds last reviewed more than 30 days ago",
+            "wounds.last_assessed_on",
+            "2025-10-21",
+        ),
+        (
+            "patients whose last visit was over 90 days ago",
+            "patients.last_visit_on",
+            "2025-08-22",
+        ),
+    ] {
+        let u = ask(q);
+        let p = plan(&u);
+        let t = p
+            .time_range
+            .clone()
+            .unwrap_or_else(|| panic!("{q}: no time range"));
+        assert_eq!(
+            (t.attribute.as_str(), t.end),
+            (attribute, d(end)),
+            "{q}: {}",
+            u.restatement
+        );
+        assert!(!has_filter(p, "wounds.days_open"), "{q}: {}", u.restatement);
+    }
+}
+
+#[test]
+fn not_seen_for_a_span_is_no_visit_in_it_and_nothing_else() {
+    for q in [
+        "open wounds not seen for over 3 weeks",
+        "wounds not assessed for more than 10 days",
+    ] {
+        let u = ask(q);
+        let p = plan(&u);
+        assert!(
+            p.filters.iter().any(|f| matches!(
+                f,
+                Constraint::RelatedCount {
+                    op: CompareOp::Eq,
+                    value: 0,
+                    ..
+                }
+            )),
+            "{q}: {}",
+            u.restatement
+        );
+        assert!(!has_filter(p, "wounds.days_open"), "{q}: {}", u.restatement);
+    }
+}
+
+#[test]
+fn records_said_by_a_value_then_where_they_are_are_what_is_listed() {
+    for (q, entity) in [
+        ("list wound nurses working at hospital clinics", "clinicians"),
+        ("show me the podiatrists at community clinics", "clinicians"),
+        ("list DFUs at long-term care clinics", "wounds"),
+    ] {
+        let u = ask(q);
+        assert_eq!(plan(&u).entity, entity, "{q}: {}", u.restatement);
+    }
+}

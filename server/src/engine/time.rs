@@ -296,6 +296,9 @@ struct DatePhrase {
     weak: bool,
     /// A month name alone (takes its year from a following date in a range).
     month_only: bool,
+    /// No year was said ("3 feb", "march"): it was taken from today, and a range's first
+    /// date takes it from the second instead.
+    no_year: bool,
 }
 
 /// Parses a date phrase at `i`: ISO date, `Q3 [2025]`, `[day] month [day][,] [year]`, year.
@@ -317,6 +320,7 @@ fn date_at(tokens: &[Token], i: usize, today: NaiveDate) -> Option<DatePhrase> {
             len: 1,
             weak: false,
             month_only: false,
+            no_year: false,
         });
     }
     // Q3 [2025]
@@ -348,6 +352,7 @@ fn date_at(tokens: &[Token], i: usize, today: NaiveDate) -> Option<DatePhrase> {
             len,
             weak: false,
             month_only: false,
+            no_year: false,
         });
     }
     // day month [year]
@@ -367,6 +372,7 @@ fn date_at(tokens: &[Token], i: usize, today: NaiveDate) -> Option<DatePhrase> {
             len,
             weak: false,
             month_only: false,
+            no_year: len == 2,
         });
     }
     // month [day][,] [year]
@@ -390,6 +396,7 @@ fn date_at(tokens: &[Token], i: usize, today: NaiveDate) -> Option<DatePhrase> {
         if year.is_some() {
             k += 1;
         }
+        let no_year = year.is_none();
         let weak = year.is_none() && day.is_none();
         let year = year.unwrap_or_else(|| most_recent_year(today, m, day.unwrap_or(1)));
         return Some(match day {
@@ -402,6 +409,7 @@ fn date_at(tokens: &[Token], i: usize, today: NaiveDate) -> Option<DatePhrase> {
                     len: k - i,
                     weak,
                     month_only: false,
+                    no_year,
                 }
             }
             None => {
@@ -413,6 +421,7 @@ fn date_at(tokens: &[Token], i: usize, today: NaiveDate) -> Option<DatePhrase> {
                     len: k - i,
                     weak,
                     month_only: weak,
+                    no_year,
                 }
             }
         });
@@ -439,6 +448,7 @@ fn date_at(tokens: &[Token], i: usize, today: NaiveDate) -> Option<DatePhrase> {
                 len: s_at + 1 - i,
                 weak: false,
                 month_only: false,
+                no_year: false,
             });
         }
     }
@@ -451,15 +461,33 @@ fn date_at(tokens: &[Token], i: usize, today: NaiveDate) -> Option<DatePhrase> {
             len: 1,
             weak: true,
             month_only: false,
+            no_year: false,
         });
     }
     None
+}
+
+/// A range's first date said without a year ("between 3 feb and 1 may 2026", "march to
+/// may 2026") in the second date's year (the year before when it comes later in the
+/// year: "1 dec to 15 jan 2026"); `None` when it needs no change.
+fn first_in_year_of(d1: &DatePhrase, d2: &DatePhrase) -> Option<NaiveDate> {
+    if !d1.no_year || d2.no_year {
+        return None;
+    }
+    let (m, day) = (d1.start.month(), d1.start.day());
+    let mut year = d2.start.year();
+    if (m, day) > (d2.start.month(), d2.start.day()) {
+        year -= 1;
+    }
+    (year != d1.start.year()).then(|| ymd(year, m, day)).flatten()
 }
 
 /// The label of a range's first date, with the year it took from the second.
 fn date_label_at(start: NaiveDate, d: &DatePhrase) -> String {
     if d.month_only {
         format!("{} {}", month_name(start.month()), start.year())
+    } else if d.no_year {
+        start.format("%-d %B %Y").to_string()
     } else {
         d.label.clone()
     }
@@ -540,6 +568,11 @@ fn parse_at(tokens: &[Token], i: usize, today: NaiveDate) -> Option<TimeExpr> {
                 ("ago" | "earlier" | "back", _) => Some(after + 1),
                 ("before" | "prior", "today" | "now") => Some(after + 2),
                 ("prior", "to") if w(after + 2) == "today" => Some(after + 3),
+                // "more than 10 days since their last assessment": the date said after
+                // "since" is the one more than that far back
+                ("since", next) if date_at(tokens, after + 1, today).is_none() && next != "then" => {
+                    Some(after + 1)
+                }
                 _ => None,
             };
             if let Some(last) = last {
@@ -547,6 +580,44 @@ fn parse_at(tokens: &[Token], i: usize, today: NaiveDate) -> Option<TimeExpr> {
                 let end = if inclusive { next_day(cut) } else { cut };
                 let word = if inclusive { "at least" } else { "more than" };
                 return expr(last, beginning(), end, format!("{word} {} ago", unit_name(u, n)));
+            }
+        }
+    }
+    // "10 days ago", "3 weeks before today", "2 months back": the period that far back (a
+    // day, or the calendar week / month / quarter / year, like "last month")
+    {
+        let k = if matches!(w(i), "on" | "in" | "during" | "exactly") {
+            i + 1
+        } else {
+            i
+        };
+        let n = if matches!(w(k), "a" | "an" | "one") && unit(w(k + 1)).is_some() {
+            Some(1)
+        } else {
+            tokens.get(k).and_then(count_of)
+        };
+        if let Some(n) = n
+            && let Some(u) = unit(w(k + 1))
+        {
+            let after = k + 2;
+            let last = match (w(after), w(after + 1)) {
+                ("ago" | "back", _) => Some(after + 1),
+                ("before" | "prior", "today" | "now") => Some(after + 2),
+                ("prior", "to") if w(after + 2) == "today" => Some(after + 3),
+                _ => None,
+            };
+            if let Some(last) = last {
+                let (start, end) = period_of(sub_units(today, u, n), u);
+                let ago = if n == 1 {
+                    format!("1 {}", unit_name(u, 1))
+                } else {
+                    unit_name(u, n)
+                };
+                let label = match u {
+                    Unit::Day => format!("on {} ({ago} ago)", start.format("%-d %B %Y")),
+                    _ => format!("in the {} {ago} ago", unit_name(u, 1)),
+                };
+                return expr(last, start, end, label);
             }
         }
     }
@@ -699,15 +770,11 @@ fn parse_at(tokens: &[Token], i: usize, today: NaiveDate) -> Option<TimeExpr> {
         if matches!(w(k), "and" | "to" | "until" | "till" | "through" | "-") {
             let d2 = date_at(tokens, k + 1, today)?;
             // "between March and June 2025": the first month takes the second's year
-            let (s1, e1) = (d1.start, d1.end);
-            let (start, label1) = if d1.month_only && d2.start.year() != s1.year() {
-                let m = s1.month();
-                let s = ymd(d2.start.year(), m, 1).unwrap_or(s1);
-                (s, format!("{} {}", month_name(m), d2.start.year()))
-            } else {
-                (s1, d1.label.clone())
+            let (start, label1) = match first_in_year_of(&d1, &d2) {
+                Some(s) if d1.month_only => (s, format!("{} {}", month_name(s.month()), s.year())),
+                Some(s) => (s, s.format("%-d %B %Y").to_string()),
+                None => (d1.start, d1.label.clone()),
             };
-            let _ = e1;
             let end = d2.end.max(next_day(start));
             return expr(
                 k + 1 + d2.len,
@@ -742,11 +809,7 @@ fn parse_at(tokens: &[Token], i: usize, today: NaiveDate) -> Option<TimeExpr> {
         && (d.month_only || !d.weak)
         && (d2.month_only || !d2.weak || d2.label.len() == 4)
     {
-        let start = if d.month_only && d2.start.year() != d.start.year() {
-            ymd(d2.start.year(), d.start.month(), 1).unwrap_or(d.start)
-        } else {
-            d.start
-        };
+        let start = first_in_year_of(&d, &d2).unwrap_or(d.start);
         if d2.end > start {
             let label = format!("{} to {}", date_label_at(start, &d), d2.label);
             return expr(c + 1 + d2.len, start, d2.end, format!("from {label}"));

@@ -140,6 +140,10 @@ pub fn tokenize(question: &str) -> Vec<Token> {
                 }
             }
             let span = TextSpan::new(start, end_of(j));
+            // shorthand for a function word that means nothing else
+            if let Some(full) = shorthand(&text) {
+                text = full.to_owned();
+            }
             if !text.is_empty() {
                 out.push(Token {
                     text,
@@ -201,6 +205,18 @@ pub fn tokenize(question: &str) -> Vec<Token> {
     }
     merge_number_words(&mut out);
     out
+}
+
+/// Typed shorthand of a function word ("btwn" → "between"); content words' shorthand
+/// ("pts", "dfu") is the model's synonyms.
+fn shorthand(word: &str) -> Option<&'static str> {
+    Some(match word {
+        "btwn" | "betw" | "betwn" | "btween" | "betwen" => "between",
+        "thru" => "through",
+        "w" | "wth" | "wiht" => "with",
+        "abt" => "about",
+        _ => return None,
+    })
 }
 
 fn is_word_char(c: char) -> bool {

@@ -40,6 +40,10 @@ pub(super) fn comparisons(ctx: &Ctx<'_>, st: &mut State) {
         if st.skip_cmp == Some(c.first) {
             continue;
         }
+        // words a step read as its own ("not seen for over 10 days")
+        if st.r.consumed.iter().any(|&(a, b)| a <= c.first && c.last <= b) {
+            continue;
+        }
         // the comparison is the groups' condition, read above
         if having_at.is_some_and(|(a, b)| c.first < b && a < c.last) {
             continue;

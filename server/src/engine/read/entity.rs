@@ -180,21 +180,50 @@ pub(super) fn fallback(ctx: &Ctx<'_>, st: &mut State) {
             st.r.entity_source = EntitySource::Implied;
         }
     }
-    // "how many vascular surgeons work in community clinics": the people said right
-    // after the count, then where they work, are what is counted (not the clinics)
-    if let Some(c) = ctx.cues.count {
-        let head = (c + 1..ctx.tokens.len()).find(|&k| !matches!(ctx.w(k), "many" | "of" | "the" | "our"));
+    // "how many vascular surgeons work in community clinics", "list podiatrists working
+    // at community clinics", "show me the wound nurses at Lakeview": the people said right
+    // after the count or list word, then where they are, are what is counted or listed
+    // (not the clinics)
+    if let Some(c) = ctx.cues.count.or(ctx.cues.list) {
+        let head = (c + 1..ctx.tokens.len()).find(|&k| {
+            !matches!(
+                ctx.w(k),
+                "many"
+                    | "of"
+                    | "the"
+                    | "our"
+                    | "me"
+                    | "us"
+                    | "all"
+                    | "every"
+                    | "each"
+                    | "any"
+                    | "please"
+                    | "out"
+            )
+        });
+        // (any kind of record said by its value: "list DFUs at community clinics")
         let people = st.r.pieces.iter().find(|p| {
             p.kind == PieceKind::Value
-                && p.target.starts_with("clinicians.")
+                && split_qualified(&p.target).is_some()
                 && p.span
                     .is_some_and(|s| head.is_some_and(|h| ctx.tokens[h].span.start == s.start))
         });
+        let where_they_are = |p: &LinkedPiece| {
+            says_where_they_work(ctx, p)
+                || p.span.is_some_and(|s| {
+                    ctx.tokens
+                        .iter()
+                        .rposition(|t| t.span.end == s.end)
+                        .is_some_and(|last| matches!(ctx.w(last + 1), "at" | "in" | "from"))
+                })
+        };
         if let Some(p) = people
-            && says_where_they_work(ctx, p)
-            && st.r.entity.as_deref() != Some("clinicians")
+            && let Some((e, _)) = split_qualified(&p.target)
+            && where_they_are(p)
+            && st.r.entity.as_deref() != Some(e)
         {
-            st.r.entity = Some("clinicians".into());
+            st.r.entity = Some(e.to_owned());
             st.r.entity_source = EntitySource::Implied;
         }
     }

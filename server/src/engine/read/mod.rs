@@ -18,7 +18,7 @@
 //! | `ranking.rs` | "top 5 …", superlatives, "which etiology has the highest …" |
 //! | `values.rs` | values, booleans, attributes, per-visit values |
 //! | `terms.rs` | dictionary terms and the entity each modifies |
-//! | `time.rs` | the time range, its date column, the trend grain |
+//! | `time.rs` | the time range, its date column ("more than 10 days since their last assessment": the last visit's date), the trend grain |
 //! | `compare.rs` | comparisons ("area over 10"), two values compared, threshold gaps |
 //! | `negation.rs` | "not", "no wounds", "never", "regardless of", "not seen in 2 weeks" |
 //! | `durations.rs` | days between two dates, "healed within 90 days" |

@@ -154,6 +154,11 @@ pub(super) fn negated_after(ctx: &Ctx<'_>, last: usize) -> bool {
     }
     for _ in 0..4 {
         if ctx.cues.negations.contains(&k) {
+            // "wounds a podiatrist has never assessed": the value is who did what the
+            // negated verb says (active voice), so no record by it exists
+            if agent_of_negated_verb(ctx, k) {
+                return true;
+            }
             // "pts with diabetes have never had a DFU": the negation governs what is said
             // after it, not the value before the copula
             return !negates_what_follows(ctx, k);
@@ -167,6 +172,41 @@ pub(super) fn negated_after(ctx: &Ctx<'_>, last: usize) -> bool {
         k += 1;
     }
     false
+}
+
+/// True when the negation at `k` is followed by a record's verb in the active voice ("has
+/// never assessed", "hasn't seen", "did not review"): what stands before the negation is
+/// the verb's agent. The passive ("have never been assessed") says it of the subject.
+fn agent_of_negated_verb(ctx: &Ctx<'_>, k: usize) -> bool {
+    let mut j = k + 1;
+    while matches!(ctx.w(j), "ever" | "yet" | "once" | "actually" | "personally") {
+        j += 1;
+    }
+    matches!(
+        ctx.w(j),
+        "assessed"
+            | "assess"
+            | "seen"
+            | "see"
+            | "saw"
+            | "reviewed"
+            | "review"
+            | "treated"
+            | "treat"
+            | "visited"
+            | "visit"
+            | "examined"
+            | "examine"
+            | "checked"
+            | "check"
+            | "evaluated"
+            | "evaluate"
+            | "measured"
+            | "measure"
+            | "managed"
+            | "manage"
+            | "dressed"
+    )
 }
 
 /// True when a mention follows the negation at `k` across linking words only ("never
@@ -467,7 +507,7 @@ pub(super) fn read_not_seen(
             let mut k = m.last;
             while matches!(
                 ctx.w(k),
-                "in" | "for" | "within" | "over" | "the" | "last" | "past" | "a"
+                "in" | "for" | "within" | "over" | "the" | "last" | "past" | "a" | "more" | "than" | "longer"
             ) {
                 k += 1;
             }
@@ -485,6 +525,9 @@ pub(super) fn read_not_seen(
             };
             if let Some(unit) = unit {
                 span = Some(Span { n, unit });
+                // "not seen for over 10 days": the span is this step's, not a comparison
+                // of its own (the wound's days open)
+                r.consumed.push((m.last, unit_at + 1));
             }
         }
         if span.is_none() && condition.is_none() {

@@ -83,6 +83,13 @@ pub(super) fn range(ctx: &Ctx<'_>, st: &mut State) {
             st.r.time_dimension = st.time_dim.clone();
         }
     }
+    if let Some(&t) = free.first()
+        && let Some(d) = visit_dimension(ctx, st, t)
+    {
+        // "more than 10 days since their last assessment", "whose last visit was over 2
+        // weeks ago": the date of the record's last (or first) visit
+        st.time_dim = Some(d);
+    }
     if let Some(&t) = free.first() {
         let mut spec = TimeSpec {
             start: t.start,
@@ -137,6 +144,68 @@ pub(super) fn range(ctx: &Ctx<'_>, st: &mut State) {
             confidence: EXACT,
         });
     }
+}
+
+/// The record's last or first visit named right after a period ending in "since" ("more
+/// than 10 days since their last assessment") or right before it ("whose last visit was
+/// over 2 weeks ago"): the question's entity's time dimension for that visit's date.
+fn visit_dimension(ctx: &Ctx<'_>, st: &State, t: &TimeExpr) -> Option<String> {
+    let visit_at = |k: usize| -> Option<(bool, usize)> {
+        let mut k = k;
+        if matches!(ctx.w(k), "their" | "its" | "the" | "his" | "her" | "whose" | "a") {
+            k += 1;
+        }
+        let latest = match (ctx.w(k), ctx.w(k + 1)) {
+            ("last" | "latest" | "previous", _) => {
+                k += 1;
+                true
+            }
+            ("most", "recent") => {
+                k += 2;
+                true
+            }
+            ("first" | "initial" | "earliest", _) => {
+                k += 1;
+                false
+            }
+            _ => return None,
+        };
+        matches!(
+            ctx.w(k),
+            "assessment" | "visit" | "review" | "appointment" | "assessments" | "visits" | "check"
+        )
+        .then_some((latest, k + 1))
+    };
+    let said = if t.last > t.first && ctx.w(t.last - 1) == "since" {
+        visit_at(t.last).map(|(l, _)| l)
+    } else {
+        // "last assessment was over 2 weeks ago": the visit words end just before
+        let mut end = t.first;
+        while end > 0 && matches!(ctx.w(end - 1), "was" | "were" | "is" | "happened" | "occurred") {
+            end -= 1;
+        }
+        (end.saturating_sub(4)..end).find_map(|k| visit_at(k).filter(|(_, e)| *e == end).map(|(l, _)| l))
+    }?;
+    let model = ctx.model;
+    let entity = st.r.entity.as_deref()?;
+    model
+        .time_dimensions
+        .iter()
+        .find(|d| {
+            crate::semantic::split_qualified(&d.attribute).is_some_and(|(e, _)| e == entity)
+                && model
+                    .attribute(&d.attribute)
+                    .is_some_and(|r| match &r.attribute.derived {
+                        Some(crate::semantic::Derived::Latest { attribute, .. }) => {
+                            said && attribute.starts_with("assessments.")
+                        }
+                        Some(crate::semantic::Derived::First { attribute, .. }) => {
+                            !said && attribute.starts_with("assessments.")
+                        }
+                        _ => false,
+                    })
+        })
+        .map(|d| d.name.clone())
 }
 
 /// The date column a period names itself: birth dates for "turning 70", else a date word
