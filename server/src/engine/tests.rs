@@ -235,6 +235,7 @@ fn words_that_decide_the_cohort_are_asked_and_others_become_assumptions() {
         ("elderly patients", "term:elderly@patients"),
         ("wounds doing well", "term:doing_well@wounds"),
         ("list new wounds", "term:new@wounds"),
+        // "heavy" is high to some and moderate-or-high to others (blind writers split)
         ("heavily exuding wounds", "term:high_exudate@wounds"),
     ];
     for (q, id) in asked_table {
@@ -4652,5 +4653,52 @@ fn records_said_by_a_value_then_where_they_are_are_what_is_listed() {
     ] {
         let u = ask(q);
         assert_eq!(plan(&u).entity, entity, "{q}: {}", u.restatement);
+    }
+}
+
+#[test]
+fn one_word_operators_compare_two_measurements_when_both_are_named() {
+    for (q, op) in [
+        (
+            "how many DFUs have a current area above their initial area",
+            CompareOp::Gt,
+        ),
+        (
+            "open wounds with a latest area below the baseline area",
+            CompareOp::Lt,
+        ),
+    ] {
+        let u = ask(q);
+        let p = plan(&u);
+        assert!(
+            p.filters.iter().any(|f| matches!(f, Constraint::Compare { attribute, op: o, .. } if attribute == "wounds.area_change_pct" && *o == op)),
+            "{q}: {}",
+            u.restatement
+        );
+    }
+    // alone they stay ordinary comparisons with a number
+    let u = ask("wounds with latest area over 12");
+    assert!(has_filter(plan(&u), "wounds.latest_area"), "{}", u.restatement);
+}
+
+#[test]
+fn the_one_with_the_most_asks_which_one() {
+    // "the <attribute or entity> with the <superlative>" is "which … has the …"
+    for (q, shape) in [
+        ("the body location with the most wounds", "location"),
+        (
+            "the etiology with the 3rd highest number of open wounds",
+            "etiology",
+        ),
+        ("show me the clinician with the most assessments", "clinician"),
+    ] {
+        let u = ask(q);
+        let p = plan(&u);
+        assert_eq!(p.limit, Some(1), "{q}: {}", u.restatement);
+        assert!(
+            u.restatement.to_lowercase().contains(shape),
+            "{q}: {}",
+            u.restatement
+        );
     }
 }

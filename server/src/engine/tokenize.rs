@@ -204,7 +204,80 @@ pub fn tokenize(question: &str) -> Vec<Token> {
         i += 1;
     }
     merge_number_words(&mut out);
+    which_for_the(&mut out);
     out
+}
+
+/// "the etiology with the most open wounds", "show me the clinic with the 2nd highest
+/// number of patients": a question opening on "the <words> with the <superlative>" asks
+/// which one, like "which etiology has the most open wounds" (the tokens keep their
+/// spans; only their words change).
+fn which_for_the(tokens: &mut [Token]) {
+    let w = |tokens: &[Token], k: usize| tokens.get(k).map_or(String::new(), |t| t.text.clone());
+    let mut k = 0;
+    while matches!(
+        w(tokens, k).as_str(),
+        "show"
+            | "me"
+            | "give"
+            | "tell"
+            | "find"
+            | "name"
+            | "list"
+            | "get"
+            | "please"
+            | "what"
+            | "is"
+            | "was"
+            | "whats"
+    ) {
+        k += 1;
+    }
+    if w(tokens, k) != "the" {
+        return;
+    }
+    let superlative = |t: &str| {
+        matches!(
+            t,
+            "most"
+                | "highest"
+                | "lowest"
+                | "fewest"
+                | "least"
+                | "largest"
+                | "biggest"
+                | "smallest"
+                | "greatest"
+                | "longest"
+                | "shortest"
+                | "deepest"
+                | "worst"
+                | "best"
+                | "top"
+                | "busiest"
+        )
+    };
+    for j in k + 2..(k + 5).min(tokens.len()) {
+        let t = w(tokens, j);
+        if matches!(t.as_str(), "with" | "having") && w(tokens, j + 1) == "the" {
+            let mut s = j + 2;
+            if tokens
+                .get(s)
+                .is_some_and(|t| t.num.is_some() && t.text.len() > 1 && !t.text.ends_with('s'))
+                || matches!(w(tokens, s).as_str(), "second" | "third" | "fourth" | "fifth")
+            {
+                s += 1;
+            }
+            if superlative(&w(tokens, s)) {
+                tokens[k].text = "which".to_owned();
+                tokens[j].text = "has".to_owned();
+            }
+            return;
+        }
+        if !tokens[j].is_wordlike() {
+            return;
+        }
+    }
 }
 
 /// Typed shorthand of a function word ("btwn" → "between"); content words' shorthand

@@ -94,6 +94,16 @@ fn change_between(model: &SemanticModel, from: &str, to: &str) -> Option<String>
         .map(|a| format!("{fe}.{}", a.name))
 }
 
+/// A one-word operator that compares two measurements only when both are named ("latest
+/// area above their initial area"); alone it is too loose ("over 10", "under review").
+fn loose_operator(w: &str) -> Option<CompareOp> {
+    match w {
+        "above" | "over" | "exceeding" => Some(CompareOp::Gt),
+        "below" | "under" => Some(CompareOp::Lt),
+        _ => None,
+    }
+}
+
 /// An operator said between the two sides: its operator and the token after it.
 fn operator_at(ctx: &Ctx<'_>, k: usize) -> Option<(CompareOp, usize)> {
     if let Some((words, op)) = op_phrase_at(ctx.tokens, k) {
@@ -160,7 +170,8 @@ pub(super) fn two_measurements(ctx: &Ctx<'_>, st: &mut State) {
     let model = ctx.model;
     let n = ctx.tokens.len();
     for k in 0..n {
-        let Some((op, mut after)) = operator_at(ctx, k) else {
+        let loose = loose_operator(ctx.w(k));
+        let Some((op, mut after)) = operator_at(ctx, k).or(loose.map(|op| (op, k + 1))) else {
             continue;
         };
         // "larger now than at the first visit": "now" is the left side's visit
@@ -249,6 +260,9 @@ pub(super) fn two_measurements(ctx: &Ctx<'_>, st: &mut State) {
                 | "expanded"
                 | "contracted"
         );
+        if loose.is_some() && operator_at(ctx, k).is_none() && (left_base.is_none() || right_base.is_none()) {
+            continue;
+        }
         let base = match (&left_base, &right_base) {
             (Some(b), _) | (None, Some(b)) => b.clone(),
             (None, None) if size_word => "assessments.area".to_owned(),
