@@ -513,7 +513,22 @@ pub fn cues(tokens: &[Token], in_phrase: impl Fn(usize) -> bool) -> Cues {
         let word = w(tokens, k);
         let next = w(tokens, k + 1);
         let free = !in_phrase(k) && !instruction.is_some_and(|(a, b, _)| a <= k && k < b);
+        // "sorted by number of assessments", "ranked by no. of wounds": the sort key, not
+        // a count of the records
+        let sort_key = {
+            let b = if w(tokens, k.wrapping_sub(1)) == "the" {
+                k.wrapping_sub(2)
+            } else {
+                k.wrapping_sub(1)
+            };
+            w(tokens, b) == "by"
+                && matches!(
+                    w(tokens, b.wrapping_sub(1)),
+                    "sorted" | "sort" | "ordered" | "order" | "ranked" | "rank" | "arranged" | "listed"
+                )
+        };
         match word {
+            "number" | "numbers" | "no" | "nr" | "num" | "count" if sort_key => {}
             "how" if matches!(next, "many" | "much") => {
                 c.count.get_or_insert(k);
             }
@@ -622,7 +637,14 @@ pub fn cues(tokens: &[Token], in_phrase: impl Fn(usize) -> bool) -> Cues {
                     });
                 }
             }
-            if matches!(word, "rank" | "ranking" | "ranked") && c.rank.is_none() {
+            // "clinicians sorted by number of assessments": a ranking of every row by a
+            // count, like "ranked by" (most first unless the question says otherwise)
+            let sorted_by_count =
+                matches!(word, "sorted" | "ordered" | "arranged" | "sort" | "order") && next == "by" && {
+                    let j = if w(tokens, k + 2) == "the" { k + 3 } else { k + 2 };
+                    matches!(w(tokens, j), "number" | "no" | "nr" | "num" | "count" | "#")
+                };
+            if (matches!(word, "rank" | "ranking" | "ranked") || sorted_by_count) && c.rank.is_none() {
                 c.rank = Some(RankCue {
                     first: k,
                     last: k + 1,

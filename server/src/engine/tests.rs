@@ -4702,3 +4702,48 @@ fn the_one_with_the_most_asks_which_one() {
         );
     }
 }
+
+#[test]
+fn a_count_of_related_records_said_first_counts_those_records() {
+    // "number of assessments" also names each wound's assessment count; said at the
+    // opening, with no records before it, it counts the assessments
+    for (q, entity) in [
+        ("number of assessments done in march 2025", "assessments"),
+        ("the total number of visits last month", "assessments"),
+    ] {
+        let u = ask(q);
+        let p = plan(&u);
+        assert_eq!(
+            (p.intent, p.entity.as_str()),
+            (Intent::Count, entity),
+            "{q}: {}",
+            u.restatement
+        );
+        assert!(p.time_range.is_some(), "{q}: {}", u.restatement);
+        assert!(u.questions().next().is_none(), "{q}: asked {:?}", asked(&u));
+    }
+}
+
+#[test]
+fn records_sorted_by_a_count_are_every_record_ranked_by_it() {
+    for (q, order) in [
+        ("clinicians ordered by number of assessments", SortOrder::Desc),
+        ("patients sorted by the no. of wounds they have", SortOrder::Desc),
+        (
+            "clinics arranged by number of open wounds, fewest first",
+            SortOrder::Asc,
+        ),
+    ] {
+        let u = ask(q);
+        let p = plan(&u);
+        assert!(u.questions().next().is_none(), "{q}: asked {:?}", asked(&u));
+        assert_eq!(p.dimensions.len(), 1, "{q}: {}", u.restatement);
+        assert_eq!(p.limit, None, "{q}: {}", u.restatement);
+        assert_eq!(
+            p.order.first().map(|o| o.order),
+            Some(order),
+            "{q}: {}",
+            u.restatement
+        );
+    }
+}

@@ -33,6 +33,22 @@ pub(super) fn named(ctx: &Ctx<'_>, st: &mut State) {
             .first()
             .is_some_and(|(mi, _)| s.start < ms[*mi].span.start)
     });
+    // "number of assessments done last month", "total no. of visits in 2025": a count of
+    // related records said at the opening counts those records (not the records that
+    // have them, whose attribute the phrase also names: "wounds by number of
+    // assessments")
+    if let Some((mi, rel)) = opening_count_of_related(ctx, st) {
+        st.r.entity = Some(rel.clone());
+        st.r.entity_source = EntitySource::Named;
+        st.r.entity_span = Some(ms[mi].span);
+        st.used[mi] = true;
+        st.r.pieces
+            .push(piece(ctx, &ms[mi], PieceKind::Entity, rel, None));
+        for (oi, _) in &st.explicit {
+            st.used[*oi] = true;
+        }
+        return;
+    }
     // "which clinic is treating wound 1500", "what clinic is pt 42 registered at": the
     // entity asked about with "which"/"what" is the one answered, even as a column word
     if !earlier_named
@@ -284,6 +300,46 @@ pub(super) fn fallback(ctx: &Ctx<'_>, st: &mut State) {
             confidence: DEFAULT,
         });
     }
+}
+
+/// A count phrase naming related records ("number of assessments", a count attribute's
+/// synonym) that opens the question, with no records named before it: those records.
+fn opening_count_of_related(ctx: &Ctx<'_>, st: &State) -> Option<(usize, String)> {
+    let c = ctx.cues.count?;
+    let (mi, m) = ctx
+        .mentions
+        .iter()
+        .enumerate()
+        .find(|(mi, m)| !st.used[*mi] && m.first <= c && c < m.last)?;
+    let opening = (0..m.first).all(|k| {
+        !ctx.tokens[k].is_wordlike()
+            || matches!(
+                ctx.w(k),
+                "the"
+                    | "total"
+                    | "overall"
+                    | "what"
+                    | "whats"
+                    | "is"
+                    | "was"
+                    | "give"
+                    | "me"
+                    | "show"
+                    | "tell"
+                    | "get"
+                    | "our"
+                    | "so"
+                    | "ok"
+                    | "please"
+            )
+    });
+    if !opening || m.entity().is_some() {
+        return None;
+    }
+    let rel = m.attributes().find_map(|(e, a)| {
+        crate::engine::link::counts_related(ctx.model, &super::state::qualified(ctx.model, e, a))
+    })?;
+    Some((mi, rel))
 }
 
 /// A clinician value followed by where they work: "wound nurses work at …",

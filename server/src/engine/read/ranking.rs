@@ -224,7 +224,11 @@ pub(super) fn rank(ctx: &Ctx<'_>, st: &mut State) {
             subject: st.rank_subject.clone(),
             span: ctx.span_of(rc.first, rc.last),
             skip: rc.skip,
-            every: n_before_subject.is_none() && matches!(ctx.w(rc.first), "rank" | "ranked" | "ranking"),
+            every: n_before_subject.is_none()
+                && matches!(
+                    ctx.w(rc.first),
+                    "rank" | "ranked" | "ranking" | "sorted" | "ordered" | "arranged" | "sort" | "order"
+                ),
         });
     }
 }
@@ -499,9 +503,16 @@ fn by_number_of(ctx: &Ctx<'_>, st: &mut State, rc: cues::RankCue) -> Option<Rank
                 .or_else(|| counted_by(m))
                 .map(|e| (mi, e))
         })?;
-    // what is ranked: the words right after the cue ("body sites", "clinicians")
-    let mut ri = ctx
-        .mention_covering(rc.last)
+    // what is ranked: the words right after the cue ("body sites", "clinicians"), or
+    // right before a verb of ordering ("clinicians ranked by no. of assessments")
+    let before_verb = matches!(
+        ctx.w(rc.first),
+        "ranked" | "sorted" | "ordered" | "arranged" | "rank" | "sort" | "order"
+    )
+    .then(|| ms.iter().position(|m| m.last == rc.first))
+    .flatten();
+    let mut ri = before_verb
+        .or_else(|| ctx.mention_covering(rc.last))
         .or_else(|| ctx.mention_covering(rc.last + 1))?;
     // "wound locations": the entity's word qualifies the attribute after it
     if ms[ri].entity().is_some()
