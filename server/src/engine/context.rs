@@ -51,6 +51,9 @@ pub(crate) fn merge(
         && drill
         && matches!(r.metric, MetricSpec::None | MetricSpec::Count)
     {
+        // "how many open wounds" → "how many patients have them": the rows the previous
+        // count counted are what the new records must have
+        keep_counted_rows(&mut plan, previous);
         plan.entity = fragment.entity.clone();
         plan.columns.clear();
         if matches!(plan.intent, Intent::Rank) {
@@ -75,6 +78,15 @@ pub(crate) fn merge(
         || c.agg.is_some()
         || c.share.is_some();
     if new_metric && !fragment.metrics.is_empty() {
+        // "how many open wounds" → "how many of those are in smokers": the previous
+        // count's condition said which rows it counted; a plain count of the same rows
+        // keeps them
+        let plain_count = |m: &super::plan::Metric| {
+            m.agg == crate::semantic::MeasureAgg::Count && m.attribute.is_none() && m.condition.is_none()
+        };
+        if fragment.metrics.iter().all(plain_count) && (fragment.entity == previous.entity || drill) {
+            keep_counted_rows(&mut plan, previous);
+        }
         plan.metrics = fragment.metrics.clone();
         plan.entity = fragment.entity.clone();
         if !matches!(
@@ -215,6 +227,20 @@ pub(crate) fn merge(
     plan_ops::fold_negations(model, &mut plan);
     plan_ops::consolidate(model, &mut plan);
     plan
+}
+
+/// The condition of the previous plan's row count (the rows it counted: "open wounds")
+/// kept as a filter of the plan.
+fn keep_counted_rows(plan: &mut QueryPlan, previous: &QueryPlan) {
+    for m in &previous.metrics {
+        if m.agg == crate::semantic::MeasureAgg::Count
+            && m.attribute.is_none()
+            && let Some(c) = &m.condition
+            && !plan.filters.contains(c)
+        {
+            plan.filters.push(c.clone());
+        }
+    }
 }
 
 /// "compare with Lakeview" after a question about Riverside: the first equality filter

@@ -303,6 +303,16 @@ fn run_with(input: &EngineInput<'_>, index: &EngineIndex, with_suggestions: bool
         return refused(input, RefuseReason::Unintelligible, message, steps);
     }
     ambiguity::unknown_words(&ctx, &reading, &cov, &mut detected);
+    // "only the diabetic ones" after "open pressure injuries": a refinement keeps a subset
+    // of the previous rows, so a best guess that contradicts one of its conditions (a
+    // diabetic foot ulcer is not a pressure injury) gives way to one that does not
+    if reading.follow_up
+        && let Some(prev) = &input.context.previous
+    {
+        for c in &mut detected.candidates {
+            plan_ops::prefer_consistent_default(&mut c.ambiguity.options, prev);
+        }
+    }
     let settlement = gate::settle(
         &mut detected.candidates,
         input.preferences,

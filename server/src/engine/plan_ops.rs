@@ -864,3 +864,43 @@ pub(crate) fn show_counted(model: &SemanticModel, plan: &mut QueryPlan) {
         }
     }
 }
+
+/// Moves an ambiguity's best guess off an option whose condition contradicts one of the
+/// previous plan's (`attribute = v` where it kept `attribute = w`) onto the first option
+/// that does not, when there is one.
+pub(crate) fn prefer_consistent_default(options: &mut [super::AmbiguityOption], previous: &QueryPlan) {
+    let kept = |attribute: &str| -> Option<Vec<Value>> {
+        previous.filters.iter().find_map(|f| match f {
+            Constraint::Compare {
+                attribute: a,
+                op: CompareOp::Eq,
+                value,
+                ..
+            } if a == attribute => Some(vec![value.clone()]),
+            Constraint::InSet { attribute: a, values } if a == attribute => Some(values.clone()),
+            _ => None,
+        })
+    };
+    let contradicts = |o: &super::AmbiguityOption| match &o.effect.constraint {
+        Some(Constraint::Compare {
+            attribute,
+            op: CompareOp::Eq,
+            value,
+            ..
+        }) => kept(attribute).is_some_and(|vs| !vs.contains(value)),
+        _ => false,
+    };
+    let Some(d) = options.iter().position(|o| o.default) else {
+        return;
+    };
+    if !contradicts(&options[d]) {
+        return;
+    }
+    if let Some(n) = options
+        .iter()
+        .position(|o| !contradicts(o) && o.effect.constraint.is_some())
+    {
+        options[d].default = false;
+        options[n].default = true;
+    }
+}

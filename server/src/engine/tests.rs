@@ -4747,3 +4747,58 @@ fn records_sorted_by_a_count_are_every_record_ranked_by_it() {
         );
     }
 }
+
+#[test]
+fn a_follow_up_about_those_rows_keeps_what_they_were() {
+    // the previous count's own condition ("open") stays, whatever the follow-up adds
+    for (prev, q, entity) in [
+        (
+            "how many open wounds",
+            "how many of those are in pts with diabetes",
+            "wounds",
+        ),
+        (
+            "how many open wounds",
+            "and how many of them belong to smokers",
+            "wounds",
+        ),
+        ("how many open wounds", "how many patients have them", "patients"),
+    ] {
+        let u = after(prev, q);
+        let p = plan(&u);
+        assert_eq!(p.entity, entity, "{q}: {}", u.restatement);
+        assert!(
+            eq_filter(p, "wounds.status", text("open")),
+            "{q}: {}",
+            u.restatement
+        );
+    }
+}
+
+#[test]
+fn a_refinements_best_guess_never_contradicts_the_previous_rows() {
+    // "diabetic" after pressure injuries cannot be diabetic foot ulcers: the patients'
+    // diabetes is the best guess (still asked: the word is critical)
+    let u = after(
+        "list open pressure injuries at Harborview",
+        "only the diabetic ones",
+    );
+    let p = plan(&u);
+    assert!(
+        eq_filter(p, "wounds.etiology", text("pressure_injury")),
+        "{}",
+        u.restatement
+    );
+    assert!(
+        eq_filter(p, "patients.diabetes", Value::Bool(true)),
+        "{}",
+        u.restatement
+    );
+    // with nothing to contradict, the model's best guess stays
+    let u = after("list open wounds", "only the diabetic ones");
+    assert!(
+        eq_filter(plan(&u), "wounds.etiology", text("diabetic_foot_ulcer")),
+        "{}",
+        u.restatement
+    );
+}

@@ -110,13 +110,36 @@ pub(super) fn follow_up(ctx: &Ctx<'_>, st: &mut State) {
             || matches!(
                 st.r.entity_source,
                 EntitySource::Term | EntitySource::Who | EntitySource::Implied
-            ))
+            )
+            || qualified_pronoun(ctx, &st.r))
     {
         // the fragment is about the previous question's rows
         st.r.entity = Some(prev.entity.clone());
         st.r.entity_source = EntitySource::Context;
         st.r.term_entities.clear();
     }
+}
+
+/// "how many of those are in pts with diabetes", "only those in diabetic patients", "the
+/// ones belonging to smokers": the records named after the pronoun and a preposition say
+/// which of the previous rows are meant, they are not the rows themselves.
+fn qualified_pronoun(ctx: &Ctx<'_>, r: &Reading) -> bool {
+    let Some(named) = r.entity_span.filter(|_| r.entity_source == EntitySource::Named) else {
+        return false;
+    };
+    ctx.cues.pronouns.iter().any(|&p| {
+        matches!(ctx.w(p), "those" | "these" | "them" | "ones")
+            && ctx.tokens[p].span.end <= named.start
+            && (p + 1..(p + 5).min(ctx.tokens.len())).any(|k| {
+                matches!(
+                    ctx.w(k),
+                    "in" | "among" | "amongst" | "of" | "from" | "for" | "belonging" | "with"
+                ) && ctx.tokens[k].span.end <= named.start
+                    && (k + 1..ctx.tokens.len())
+                        .take(3)
+                        .any(|j| ctx.tokens[j].span.start == named.start)
+            })
+    })
 }
 
 /// True when the question refines the previous one (there must be one).
@@ -135,7 +158,7 @@ pub(crate) fn is_follow_up(ctx: &Ctx<'_>, r: &Reading) -> bool {
                 Some("those" | "these" | "them" | "they" | "ones" | "it" | "their" | "that" | "this")
             )
     });
-    if points_back && r.entity_source != EntitySource::Named {
+    if points_back && (r.entity_source != EntitySource::Named || qualified_pronoun(ctx, r)) {
         return true;
     }
     let own_entity = matches!(r.entity_source, EntitySource::Named | EntitySource::Measure);
