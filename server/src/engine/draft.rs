@@ -514,6 +514,30 @@ pub(crate) fn build(ctx: &Ctx<'_>, r: &Reading, det: &Detected, chosen: &[Chosen
     plan
 }
 
+/// The groupings said besides the attribute a ranking ranks ("for each care setting" in
+/// "for each care setting, the 2 most common etiologies").
+fn other_groups(plan: &QueryPlan, ranked: &str) -> Vec<Dimension> {
+    plan.dimensions
+        .iter()
+        .filter(|d| !matches!(d, Dimension::Attribute { attribute } if attribute == ranked))
+        .cloned()
+        .collect()
+}
+
+/// A ranking of an attribute's values said per group: the ranked attribute first, then
+/// the groups, and the top N kept within each group (one when no number was said: "the
+/// most common tissue type in each clinic") — never the top N overall with the grouping
+/// dropped.
+fn per_group(plan: &mut QueryPlan, rank: &RankSpec, groups: Vec<Dimension>) {
+    if groups.is_empty() {
+        return;
+    }
+    plan.dimensions.extend(groups);
+    plan.limit_per_group = Some(rank.n.unwrap_or(1));
+    plan.limit = None;
+    plan.offset = None;
+}
+
 fn apply_rank(model: &SemanticModel, plan: &mut QueryPlan, r: &Reading, rank: &RankSpec) {
     let singular_which = r.pieces.iter().any(|p| {
         p.kind == PieceKind::Entity
@@ -583,6 +607,7 @@ fn apply_rank(model: &SemanticModel, plan: &mut QueryPlan, r: &Reading, rank: &R
             plan.intent = Intent::List;
         }
         RankKey::CountBy { attribute, counted } => {
+            let groups = other_groups(plan, attribute);
             plan.entity = counted.clone();
             plan.metrics = vec![count_metric(model, counted)];
             plan.dimensions = vec![Dimension::Attribute {
@@ -597,12 +622,14 @@ fn apply_rank(model: &SemanticModel, plan: &mut QueryPlan, r: &Reading, rank: &R
                     .any(|p| p.target == *attribute && p.text.ends_with('s'));
             plan.limit = Some(rank.n.unwrap_or(if one { 1 } else { 10 }));
             plan.intent = Intent::Rank;
+            per_group(plan, rank, groups);
         }
         RankKey::AggBy {
             attribute,
             agg,
             measured,
         } => {
+            let groups = other_groups(plan, attribute);
             if let Some((owner, _)) = split_qualified(measured) {
                 plan.entity = owner.to_owned();
             }
@@ -619,6 +646,7 @@ fn apply_rank(model: &SemanticModel, plan: &mut QueryPlan, r: &Reading, rank: &R
                 .any(|p| p.target == *attribute && p.text.ends_with('s'));
             plan.limit = Some(rank.n.unwrap_or(if one { 1 } else { 10 }));
             plan.intent = Intent::Rank;
+            per_group(plan, rank, groups);
         }
         RankKey::CountPerGroup(counted) => {
             plan.entity = counted.clone();
