@@ -4482,7 +4482,7 @@ fn ids_said_of_records_without_a_number_list_those_records() {
 }
 
 #[test]
-fn reverse_chronological_and_date_order_sort_a_list_by_its_own_date() {
+fn time_order_instructions_sort_a_list_by_its_own_date() {
     for (q, order) in [
         (
             "assessments of wound 12 in reverse chronological order",
@@ -4491,6 +4491,9 @@ fn reverse_chronological_and_date_order_sort_a_list_by_its_own_date() {
         ("pt 8's visits, reverse chronological", SortOrder::Desc),
         ("assessments for wound 5 in date order", SortOrder::Asc),
         ("wound 40's assessments in chronological order", SortOrder::Asc),
+        ("assessments for wound 5 from oldest to newest", SortOrder::Asc),
+        ("pt 8's visits, most recent to oldest", SortOrder::Desc),
+        ("wound 31's assessments newest first", SortOrder::Desc),
     ] {
         let u = ask(q);
         let p = plan(&u);
