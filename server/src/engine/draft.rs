@@ -655,6 +655,9 @@ fn apply_rank(model: &SemanticModel, plan: &mut QueryPlan, r: &Reading, rank: &R
             plan.order = rank_order(rank.order);
             plan.limit = Some(rank.n.unwrap_or(10));
             plan.intent = Intent::Rank;
+            // "top 3 locations per clinic": the first grouping is ranked within the others
+            let groups = plan.dimensions.split_off(1.min(plan.dimensions.len()));
+            per_group(plan, rank, groups);
         }
         RankKey::CountOf(e2) => {
             let subject = rank

@@ -4577,6 +4577,8 @@ fn a_ranking_said_per_group_keeps_the_top_n_within_each_group() {
         ("for each clinic, the 3 most common wound locations", 3),
         ("the most common tissue type in each clinic", 1),
         ("for every region, the 2 most common etiologies of open wounds", 2),
+        ("top 3 locations per clinic", 3),
+        ("bottom 2 etiologies in each care setting", 2),
     ] {
         let u = ask(q);
         let p = plan(&u);
@@ -4589,4 +4591,34 @@ fn a_ranking_said_per_group_keeps_the_top_n_within_each_group() {
     let u = ask("the 2 most common etiologies of open wounds");
     assert_eq!(plan(&u).limit_per_group, None, "{}", u.restatement);
     assert_eq!(plan(&u).limit, Some(2), "{}", u.restatement);
+}
+
+#[test]
+fn top_n_of_an_attributes_values_with_no_key_ranks_them_by_their_rows() {
+    for (q, attribute) in [
+        ("top 3 locations", "wounds.location"),
+        ("top 2 etiologies of open wounds", "wounds.etiology"),
+        ("top 4 tissue types", "assessments.tissue_type"),
+    ] {
+        let u = ask(q);
+        let p = plan(&u);
+        assert_eq!(
+            p.dimensions.first(),
+            Some(&Dimension::Attribute {
+                attribute: attribute.into()
+            }),
+            "{q}: {}",
+            u.restatement
+        );
+        assert_eq!(p.metrics.first().map(|m| m.agg), Some(MeasureAgg::Count), "{q}");
+    }
+    // records ranked with no key still ask by what
+    let u = ask("top 10 wounds");
+    assert!(
+        u.ambiguities
+            .iter()
+            .any(|a| a.kind == AmbiguityKind::RankingWithoutMeasure),
+        "{:?}",
+        ids(&u)
+    );
 }
