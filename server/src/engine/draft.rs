@@ -575,8 +575,15 @@ fn apply_rank(model: &SemanticModel, plan: &mut QueryPlan, r: &Reading, rank: &R
             plan.order = rank_order(rank.order);
             plan.limit = Some(rank.n.unwrap_or(if singular_which { 1 } else { 10 }));
             plan.intent = Intent::Rank;
+            // "top 2 clinicians by healing rate in each region": ranked within the groups
+            let groups = plan.dimensions.split_off(1.min(plan.dimensions.len()));
+            per_group(plan, rank, groups);
         }
         RankKey::Attribute(a) => {
+            // "the 3 oldest patients per clinic": records ranked within each group cannot
+            // be listed; said so (the renderer refuses it with the reason), never the top
+            // records overall with the grouping dropped
+            let grouped = !plan.dimensions.is_empty();
             // "the second-highest bmi on record": with no records named, the ranked rows
             // are the ones the attribute belongs to (patients), not the default entity
             if matches!(
@@ -605,6 +612,9 @@ fn apply_rank(model: &SemanticModel, plan: &mut QueryPlan, r: &Reading, rank: &R
             }];
             plan.limit = Some(rank.n.unwrap_or(if singular_which { 1 } else { 10 }));
             plan.intent = Intent::List;
+            if grouped {
+                plan.limit_per_group = plan.limit;
+            }
         }
         RankKey::CountBy { attribute, counted } => {
             let groups = other_groups(plan, attribute);

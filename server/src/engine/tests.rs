@@ -4622,3 +4622,24 @@ fn top_n_of_an_attributes_values_with_no_key_ranks_them_by_their_rows() {
         ids(&u)
     );
 }
+
+#[test]
+fn records_ranked_within_each_group_are_refused_with_help_never_ranked_overall() {
+    let check = crate::sql::RenderCheck { model: model() };
+    for q in [
+        "the 3 oldest patients per clinic",
+        "the 5 youngest patients in each clinic",
+    ] {
+        let u = ask_with(q, |i| i.with_check(&check));
+        match &u.decision {
+            Decision::Refuse {
+                reason: RefuseReason::CannotAnswer,
+                message,
+            } => assert!(message.contains("within each group"), "{q}: {message}"),
+            other => panic!("{q}: {other:?} {}", u.restatement),
+        }
+    }
+    // without a grouping they are still ranked
+    let u = ask_with("the 3 oldest patients", |i| i.with_check(&check));
+    assert!(!u.is_refused(), "{:?}", u.decision);
+}

@@ -194,6 +194,8 @@ impl RenderError {
                 format!("a value in the question does not fit {}", label(attribute))
             }
             RenderError::DateOutOfRange => "a date in the question is out of range".to_owned(),
+            // a ranking within groups that cannot be built says why, in the user's words
+            RenderError::InvalidPlan { reason } if reason.contains("within each group") => reason.clone(),
             _ => "I could not turn my reading of it into a query".to_owned(),
         }
     }
@@ -453,6 +455,11 @@ impl<'p, 'm> Builder<'p, 'm> {
     }
 
     fn query(mut self, cap: Option<u32>) -> Result<Rendered, RenderError> {
+        if self.plan.limit_per_group.is_some() && self.plan.intent == Intent::List {
+            return Err(RenderError::InvalidPlan {
+                reason: "records ranked within each group cannot be listed yet: ask for the top records overall, or for values ranked within each group (\"the most common etiologies in each clinic\")".into(),
+            });
+        }
         let conds = self.filters()?;
         let limit = match (self.plan.limit, cap) {
             (Some(l), Some(c)) => Some(u64::from(l).min(u64::from(c) + 1)),
@@ -777,12 +784,12 @@ impl<'p, 'm> Builder<'p, 'm> {
         };
         if dims.len() < 2 {
             return Err(invalid(
-                "a ranking within groups needs the ranked value and a grouping",
+                "a ranking within each group needs the ranked value and a grouping",
             ));
         }
         if n == 0 || !ctes.is_empty() {
             return Err(invalid(
-                "a ranking within groups needs a count, sum, average, minimum or maximum",
+                "a ranking within each group needs a count, sum, average, minimum or maximum",
             ));
         }
         let Some(OrderBy {
@@ -790,10 +797,10 @@ impl<'p, 'm> Builder<'p, 'm> {
             order: dir,
         }) = self.plan.order.first()
         else {
-            return Err(invalid("a ranking within groups is ranked by its figure"));
+            return Err(invalid("a ranking within each group is ranked by its figure"));
         };
         let Some(metric) = selected.get(dims.len() + *index as usize) else {
-            return Err(invalid("no figure to rank the groups' rows by"));
+            return Err(invalid("no figure to rank the rows within each group by"));
         };
         let dir_sql = |d: SortOrder| match d {
             SortOrder::Asc => " ASC NULLS LAST",
