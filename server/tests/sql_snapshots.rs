@@ -375,3 +375,17 @@ fn row_cap_fetches_one_extra_row_unless_the_plan_limit_is_smaller() {
     assert_eq!(large.values.last(), Some(&server::sql::BoundValue::Int(1001)));
     insta::assert_snapshot!(capped.sql);
 }
+
+#[test]
+fn two_most_common_etiologies_of_open_wounds_in_each_care_setting() {
+    let mut p = plan("wounds", Intent::Rank);
+    p.metrics = vec![metric(MeasureAgg::Count, None, "Number of wounds")];
+    p.dimensions = vec![by("wounds.etiology"), by("clinics.care_setting")];
+    p.filters = vec![cmp("wounds.status", CompareOp::Eq, text("open"))];
+    p.order = vec![OrderBy {
+        key: OrderKey::Metric { index: 0 },
+        order: SortOrder::Desc,
+    }];
+    p.limit_per_group = Some(2);
+    insta::assert_snapshot!(show(&p));
+}

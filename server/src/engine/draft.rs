@@ -514,6 +514,30 @@ pub(crate) fn build(ctx: &Ctx<'_>, r: &Reading, det: &Detected, chosen: &[Chosen
     plan
 }
 
+/// The groupings said besides the attribute a ranking ranks ("for each care setting" in
+/// "for each care setting, the 2 most common etiologies").
+fn other_groups(plan: &QueryPlan, ranked: &str) -> Vec<Dimension> {
+    plan.dimensions
+        .iter()
+        .filter(|d| !matches!(d, Dimension::Attribute { attribute } if attribute == ranked))
+        .cloned()
+        .collect()
+}
+
+/// A ranking of an attribute's values said per group: the ranked attribute first, then
+/// the groups, and the top N kept within each group (one when no number was said: "the
+/// most common tissue type in each clinic") — never the top N overall with the grouping
+/// dropped.
+fn per_group(plan: &mut QueryPlan, rank: &RankSpec, groups: Vec<Dimension>) {
+    if groups.is_empty() {
+        return;
+    }
+    plan.dimensions.extend(groups);
+    plan.limit_per_group = Some(rank.n.unwrap_or(1));
+    plan.limit = None;
+    plan.offset = None;
+}
+
 fn apply_rank(model: &SemanticModel, plan: &mut QueryPlan, r: &Reading, rank: &RankSpec) {
     let singular_which = r.pieces.iter().any(|p| {
         p.kind == PieceKind::Entity
@@ -551,8 +575,15 @@ fn apply_rank(model: &SemanticModel, plan: &mut QueryPlan, r: &Reading, rank: &R
             plan.order = rank_order(rank.order);
             plan.limit = Some(rank.n.unwrap_or(if singular_which { 1 } else { 10 }));
             plan.intent = Intent::Rank;
+            // "top 2 clinicians by healing rate in each region": ranked within the groups
+            let groups = plan.dimensions.split_off(1.min(plan.dimensions.len()));
+            per_group(plan, rank, groups);
         }
         RankKey::Attribute(a) => {
+            // "the 3 oldest patients per clinic": records ranked within each group cannot
+            // be listed; said so (the renderer refuses it with the reason), never the top
+            // records overall with the grouping dropped
+            let grouped = !plan.dimensions.is_empty();
             // "the second-highest bmi on record": with no records named, the ranked rows
             // are the ones the attribute belongs to (patients), not the default entity
             if matches!(
@@ -581,8 +612,12 @@ fn apply_rank(model: &SemanticModel, plan: &mut QueryPlan, r: &Reading, rank: &R
             }];
             plan.limit = Some(rank.n.unwrap_or(if singular_which { 1 } else { 10 }));
             plan.intent = Intent::List;
+            if grouped {
+                plan.limit_per_group = plan.limit;
+            }
         }
         RankKey::CountBy { attribute, counted } => {
+            let groups = other_groups(plan, attribute);
             plan.entity = counted.clone();
             plan.metrics = vec![count_metric(model, counted)];
             plan.dimensions = vec![Dimension::Attribute {
@@ -597,12 +632,14 @@ fn apply_rank(model: &SemanticModel, plan: &mut QueryPlan, r: &Reading, rank: &R
                     .any(|p| p.target == *attribute && p.text.ends_with('s'));
             plan.limit = Some(rank.n.unwrap_or(if one { 1 } else { 10 }));
             plan.intent = Intent::Rank;
+            per_group(plan, rank, groups);
         }
         RankKey::AggBy {
             attribute,
             agg,
             measured,
         } => {
+            let groups = other_groups(plan, attribute);
             if let Some((owner, _)) = split_qualified(measured) {
                 plan.entity = owner.to_owned();
             }
@@ -619,6 +656,7 @@ fn apply_rank(model: &SemanticModel, plan: &mut QueryPlan, r: &Reading, rank: &R
                 .any(|p| p.target == *attribute && p.text.ends_with('s'));
             plan.limit = Some(rank.n.unwrap_or(if one { 1 } else { 10 }));
             plan.intent = Intent::Rank;
+            per_group(plan, rank, groups);
         }
         RankKey::CountPerGroup(counted) => {
             plan.entity = counted.clone();
@@ -627,6 +665,9 @@ fn apply_rank(model: &SemanticModel, plan: &mut QueryPlan, r: &Reading, rank: &R
             plan.order = rank_order(rank.order);
             plan.limit = Some(rank.n.unwrap_or(10));
             plan.intent = Intent::Rank;
+            // "top 3 locations per clinic": the first grouping is ranked within the others
+            let groups = plan.dimensions.split_off(1.min(plan.dimensions.len()));
+            per_group(plan, rank, groups);
         }
         RankKey::CountOf(e2) => {
             let subject = rank

@@ -482,9 +482,12 @@ pub fn restate(model: &SemanticModel, plan: &QueryPlan) -> String {
             } else {
                 "Top"
             };
-            let n = plan.limit.map_or_else(String::new, |n| format!(" {n}"));
+            let n = plan
+                .limit_per_group
+                .or(plan.limit)
+                .map_or_else(String::new, |n| format!(" {n}"));
             let by = metric.map_or_else(|| "count".to_owned(), metric_phrase);
-            if plan.limit == Some(1) {
+            if plan.limit_per_group.or(plan.limit) == Some(1) {
                 let most = if word == "Top" { "highest" } else { "lowest" };
                 let one = per.trim_end_matches('s');
                 match plan.offset.filter(|&o| o > 0) {
@@ -543,7 +546,10 @@ pub fn restate(model: &SemanticModel, plan: &QueryPlan) -> String {
         })
         .map(|d| dim_name(model, plan, d))
         .collect();
-    if !dims.is_empty() {
+    if !dims.is_empty() && plan.limit_per_group.is_some() {
+        // "for each care setting, the 2 most common etiologies": the ranking within each
+        parts.push(format!("in each {}", join_and(&dims)));
+    } else if !dims.is_empty() {
         parts.push(format!("by {}", join_and(&dims)));
     }
     if let Some(h) = plan.having {

@@ -140,6 +140,28 @@ fn temporal_sort(tokens: &[Token]) -> Option<(usize, usize, SortOrder)> {
             ("recent", "most") => (SortOrder::Desc, k - 1),
             _ => continue,
         };
+        // "oldest to newest", "from most recent to oldest": both ends of the time order,
+        // closing the clause (not "from earliest to latest assessment", a duration)
+        let other = match (w(tokens, k + 2), w(tokens, k + 3)) {
+            ("newest" | "latest", _) => Some((SortOrder::Asc, 1)),
+            ("most", "recent") => Some((SortOrder::Asc, 2)),
+            ("oldest" | "earliest", _) => Some((SortOrder::Desc, 1)),
+            _ => None,
+        };
+        if w(tokens, k + 1) == "to"
+            && let Some((o, len)) = other.filter(|&(o, _)| o == order)
+            && matches!(
+                w(tokens, k + 2 + len),
+                "" | "," | "." | ";" | ")" | "please" | "pls"
+            )
+        {
+            let first = if w(tokens, first.wrapping_sub(1)) == "from" {
+                first - 1
+            } else {
+                first
+            };
+            return Some((first, k + 2 + len, o));
+        }
         if w(tokens, k + 1) == "first" {
             return Some((first, k + 2, order));
         }

@@ -185,16 +185,26 @@ fn run_with(input: &EngineInput<'_>, index: &EngineIndex, with_suggestions: bool
     };
     let mut cues = intent::cues(&tokens, multiword);
     intent::history_extreme(&mut cues, &tokens, &mentions, &comparisons, model);
+    // "the largest area ever measured", "the smallest depth any assessment measured": the
+    // dictionary's ranking phrase "the largest" names records ("the largest wounds"); before
+    // a measured column it is that column's extreme, as without "the"
+    let the_superlative = |m: &link::Mention| {
+        m.last == m.first + 2
+            && tokens.get(m.first).is_some_and(|t| t.text == "the")
+            && m.entity().is_none()
+            && m.terms().any(|t| model.terms[t].kind == TermKind::Ranking)
+    };
     let superlative = if cues.history_extreme.is_some() {
         None
     } else {
-        intent::superlative_aggregate(&mut cues, &tokens, &mentions, model)
+        let bare: Vec<link::Mention> = mentions.iter().filter(|m| !the_superlative(m)).cloned().collect();
+        intent::superlative_aggregate(&mut cues, &tokens, &bare, model)
     };
     let mentions = match superlative {
         // the superlative is the aggregate, not a ranking word
         Some(k) => mentions
             .into_iter()
-            .filter(|m| !(m.first == k && m.last == k + 1))
+            .filter(|m| m.last != k + 1 || m.first != k && !the_superlative(m))
             .collect(),
         None => mentions,
     };

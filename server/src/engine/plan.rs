@@ -109,6 +109,12 @@ pub struct QueryPlan {
     pub order: Vec<OrderBy>,
     /// Row limit requested by the question (the executor also applies its own cap).
     pub limit: Option<u32>,
+    /// A ranking kept within each group ("for each care setting, the 2 most common
+    /// etiologies", "top 3 locations per clinic"): the first dimension is the one ranked,
+    /// the others are the groups, and each group keeps its first this-many rows in the
+    /// plan's order (`limit` is then unset). Ranked plans with two or more dimensions only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limit_per_group: Option<u32>,
     /// Rows skipped before the limit: "the second-highest" is `limit 1, offset 1`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub offset: Option<u32>,
@@ -141,6 +147,7 @@ impl QueryPlan {
             time_range: None,
             order: Vec::new(),
             limit: None,
+            limit_per_group: None,
             offset: None,
             round: None,
             having: None,

@@ -823,7 +823,7 @@ pub(crate) fn normalise_intent(model: &SemanticModel, plan: &mut QueryPlan) {
                     plan.intent = Intent::Aggregate;
                 }
             }
-            if plan.limit.is_none() && !plan.order.is_empty() {
+            if plan.limit.is_none() && plan.limit_per_group.is_none() && !plan.order.is_empty() {
                 plan.limit = Some(10);
             }
         }

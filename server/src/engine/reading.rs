@@ -348,6 +348,9 @@ pub(crate) struct Reading {
     pub row_limit: Option<u32>,
     /// Groups kept by their count ("etiologies with more than 20 wounds").
     pub having: Option<(CompareOp, f64)>,
+    /// "area at first assessment vs latest area": a measurement's first and latest values
+    /// shown side by side as list columns (the question lists, whatever its "vs" says).
+    pub side_by_side: bool,
     /// Mentions no reading step gave a role (their words are not explained by them).
     pub unused: Vec<usize>,
     /// Mentions of known words used in a way nothing reads ("large clinics": "large" is
@@ -403,6 +406,7 @@ impl Reading {
             round: None,
             row_limit: None,
             having: None,
+            side_by_side: false,
         }
     }
 }

@@ -4802,3 +4802,203 @@ fn a_refinements_best_guess_never_contradicts_the_previous_rows() {
         u.restatement
     );
 }
+
+#[test]
+fn a_record_named_by_its_id_before_records_it_has_is_their_parent() {
+    for (q, entity, key) in [
+        ("list wound 77's assessments", "assessments", "wounds.id"),
+        ("patient 17's wounds", "wounds", "patients.id"),
+        ("pt 42's visits", "assessments", "patients.id"),
+        ("clinic 3's clinicians", "clinicians", "clinics.id"),
+        ("wound #88: all assessments", "assessments", "wounds.id"),
+    ] {
+        let u = ask(q);
+        let p = plan(&u);
+        assert_eq!(p.entity, entity, "{q}: {}", u.restatement);
+        assert_eq!(p.intent, Intent::List, "{q}: {}", u.restatement);
+        assert!(has_filter(p, key), "{q}: {:?}", p.filters);
+    }
+    // a record named alone is still listed itself
+    let u = ask("show wound 1234");
+    assert_eq!(plan(&u).entity, "wounds", "{}", u.restatement);
+}
+
+#[test]
+fn ids_said_of_records_without_a_number_list_those_records() {
+    for q in [
+        "assessment ids for wound 300",
+        "wound ids for patient 9",
+        "ids of the open wounds at Lakeview",
+    ] {
+        let u = ask(q);
+        assert!(
+            !u.ambiguities.iter().any(|a| a.kind == AmbiguityKind::UnknownWord),
+            "{q}: {:?}",
+            ids(&u)
+        );
+        assert_eq!(plan(&u).intent, Intent::List, "{q}: {}", u.restatement);
+    }
+}
+
+#[test]
+fn time_order_instructions_sort_a_list_by_its_own_date() {
+    for (q, order) in [
+        (
+            "assessments of wound 12 in reverse chronological order",
+            SortOrder::Desc,
+        ),
+        ("pt 8's visits, reverse chronological", SortOrder::Desc),
+        ("assessments for wound 5 in date order", SortOrder::Asc),
+        ("wound 40's assessments in chronological order", SortOrder::Asc),
+        ("assessments for wound 5 from oldest to newest", SortOrder::Asc),
+        ("pt 8's visits, most recent to oldest", SortOrder::Desc),
+        ("wound 31's assessments newest first", SortOrder::Desc),
+    ] {
+        let u = ask(q);
+        let p = plan(&u);
+        assert!(
+            !u.ambiguities.iter().any(|a| a.kind == AmbiguityKind::UnknownWord),
+            "{q}: {:?}",
+            ids(&u)
+        );
+        assert_eq!(p.entity, "assessments", "{q}: {}", u.restatement);
+        let first = p.order.first().unwrap_or_else(|| panic!("{q}: not ordered"));
+        assert_eq!(
+            first.key,
+            OrderKey::Attribute {
+                attribute: "assessments.assessed_on".into()
+            },
+            "{q}"
+        );
+        assert_eq!(first.order, order, "{q}: {}", u.restatement);
+    }
+}
+
+#[test]
+fn a_measurements_first_and_latest_values_are_shown_side_by_side() {
+    for q in [
+        "initial and current area of wound 12",
+        "wound 40: first area vs latest area",
+        "latest area versus area at the first assessment for wound 7",
+        "open DFUs with their first and latest area",
+    ] {
+        let u = ask(q);
+        let p = plan(&u);
+        assert_eq!(p.intent, Intent::List, "{q}: {}", u.restatement);
+        assert_eq!(p.entity, "wounds", "{q}: {}", u.restatement);
+        for col in ["wounds.initial_area", "wounds.latest_area"] {
+            assert!(p.columns.iter().any(|c| c == col), "{q}: {:?}", p.columns);
+        }
+        assert!(p.metrics.is_empty(), "{q}: {:?}", p.metrics);
+        assert_ne!(u.decision, Decision::Clarify, "{q}: {:?}", asked(&u));
+    }
+    // a condition between the two values is not two columns
+    let u = ask("wounds whose latest area is larger than their initial area");
+    assert!(!plan(&u).filters.is_empty(), "{}", u.restatement);
+}
+
+#[test]
+fn the_superlative_of_a_measurement_said_with_the_is_its_extreme_over_every_visit() {
+    for (q, agg, attribute) in [
+        (
+            "the largest area ever measured",
+            MeasureAgg::Max,
+            "assessments.area",
+        ),
+        (
+            "what was the biggest area recorded at any one assessment",
+            MeasureAgg::Max,
+            "assessments.area",
+        ),
+        (
+            "the smallest depth any visit recorded",
+            MeasureAgg::Min,
+            "assessments.depth",
+        ),
+    ] {
+        let u = ask(q);
+        let p = plan(&u);
+        assert_eq!(p.intent, Intent::Aggregate, "{q}: {}", u.restatement);
+        assert_eq!(p.metrics.len(), 1, "{q}: {:?}", p.metrics);
+        assert_eq!(p.metrics[0].agg, agg, "{q}");
+        assert_eq!(p.metrics[0].attribute.as_deref(), Some(attribute), "{q}");
+        assert!(p.limit.is_none(), "{q}: {}", u.restatement);
+    }
+    // records ranked by it stay a ranking
+    let u = ask("the largest wounds");
+    assert_eq!(plan(&u).entity, "wounds", "{}", u.restatement);
+    assert!(plan(&u).limit.is_some(), "{}", u.restatement);
+}
+
+#[test]
+fn a_ranking_said_per_group_keeps_the_top_n_within_each_group() {
+    for (q, n) in [
+        ("for each clinic, the 3 most common wound locations", 3),
+        ("the most common tissue type in each clinic", 1),
+        ("for every region, the 2 most common etiologies of open wounds", 2),
+        ("top 3 locations per clinic", 3),
+        ("bottom 2 etiologies in each care setting", 2),
+    ] {
+        let u = ask(q);
+        let p = plan(&u);
+        assert_eq!(p.limit_per_group, Some(n), "{q}: {}", u.restatement);
+        assert_eq!(p.limit, None, "{q}: {}", u.restatement);
+        assert_eq!(p.dimensions.len(), 2, "{q}: {:?}", p.dimensions);
+        assert!(u.restatement.contains("in each"), "{q}: {}", u.restatement);
+    }
+    // an overall ranking has no groups
+    let u = ask("the 2 most common etiologies of open wounds");
+    assert_eq!(plan(&u).limit_per_group, None, "{}", u.restatement);
+    assert_eq!(plan(&u).limit, Some(2), "{}", u.restatement);
+}
+
+#[test]
+fn top_n_of_an_attributes_values_with_no_key_ranks_them_by_their_rows() {
+    for (q, attribute) in [
+        ("top 3 locations", "wounds.location"),
+        ("top 2 etiologies of open wounds", "wounds.etiology"),
+        ("top 4 tissue types", "assessments.tissue_type"),
+    ] {
+        let u = ask(q);
+        let p = plan(&u);
+        assert_eq!(
+            p.dimensions.first(),
+            Some(&Dimension::Attribute {
+                attribute: attribute.into()
+            }),
+            "{q}: {}",
+            u.restatement
+        );
+        assert_eq!(p.metrics.first().map(|m| m.agg), Some(MeasureAgg::Count), "{q}");
+    }
+    // records ranked with no key still ask by what
+    let u = ask("top 10 wounds");
+    assert!(
+        u.ambiguities
+            .iter()
+            .any(|a| a.kind == AmbiguityKind::RankingWithoutMeasure),
+        "{:?}",
+        ids(&u)
+    );
+}
+
+#[test]
+fn records_ranked_within_each_group_are_refused_with_help_never_ranked_overall() {
+    let check = crate::sql::RenderCheck { model: model() };
+    for q in [
+        "the 3 oldest patients per clinic",
+        "the 5 youngest patients in each clinic",
+    ] {
+        let u = ask_with(q, |i| i.with_check(&check));
+        match &u.decision {
+            Decision::Refuse {
+                reason: RefuseReason::CannotAnswer,
+                message,
+            } => assert!(message.contains("within each group"), "{q}: {message}"),
+            other => panic!("{q}: {other:?} {}", u.restatement),
+        }
+    }
+    // without a grouping they are still ranked
+    let u = ask_with("the 3 oldest patients", |i| i.with_check(&check));
+    assert!(!u.is_refused(), "{:?}", u.decision);
+}

@@ -427,11 +427,31 @@ fn date_at(tokens: &[Token], i: usize, today: NaiveDate) -> Option<DatePhrase> {
         });
     }
     // "the 1950s", "1980's", "the 60s": a decade (two digits: of the 1900s, from the 30s;
-    // never after "their"/"her"/"his", an age: "in their 60s")
+    // never after "their"/"her"/"his", an age: "in their 60s"; never after a record's word
+    // or an id's, a record's id said as its owner: "wound 40's assessments")
     let s_at = if w(i + 1) == "'" { i + 2 } else { i + 1 };
     if w(s_at) == "s"
         && t.kind == TokenKind::Number
-        && !matches!(w(i.wrapping_sub(1)), "their" | "his" | "her" | "aged" | "age")
+        && !matches!(
+            w(i.wrapping_sub(1)),
+            "their"
+                | "his"
+                | "her"
+                | "aged"
+                | "age"
+                | "wound"
+                | "ulcer"
+                | "patient"
+                | "pt"
+                | "clinic"
+                | "clinician"
+                | "assessment"
+                | "visit"
+                | "id"
+                | "#"
+                | "no"
+                | "number"
+        )
     {
         let decade = match (year_of(t), count_of(t)) {
             (Some(y), _) if y % 10 == 0 => Some(y),

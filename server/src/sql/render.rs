@@ -28,7 +28,7 @@ use super::fragment::{BoundValue, Ident, Sql};
 use super::predicate::{Leaf, Pred, and_all, lower, render_conjunction, require_type};
 use super::scope::RowScope;
 use crate::engine::PlanCheck;
-use crate::engine::plan::{Dimension, Intent, Metric, OrderKey, QueryPlan};
+use crate::engine::plan::{Dimension, Intent, Metric, OrderBy, OrderKey, QueryPlan};
 use crate::semantic::{AttributeRef, AttributeType, CompareOp, Grain, MeasureAgg, SemanticModel, SortOrder};
 
 /// A rendered statement: SQL text with placeholders and the values to bind, in order.
@@ -194,6 +194,8 @@ impl RenderError {
                 format!("a value in the question does not fit {}", label(attribute))
             }
             RenderError::DateOutOfRange => "a date in the question is out of range".to_owned(),
+            // a ranking within groups that cannot be built says why, in the user's words
+            RenderError::InvalidPlan { reason } if reason.contains("within each group") => reason.clone(),
             _ => "I could not turn my reading of it into a query".to_owned(),
         }
     }
@@ -453,6 +455,11 @@ impl<'p, 'm> Builder<'p, 'm> {
     }
 
     fn query(mut self, cap: Option<u32>) -> Result<Rendered, RenderError> {
+        if self.plan.limit_per_group.is_some() && self.plan.intent == Intent::List {
+            return Err(RenderError::InvalidPlan {
+                reason: "records ranked within each group cannot be listed yet: ask for the top records overall, or for values ranked within each group (\"the most common etiologies in each clinic\")".into(),
+            });
+        }
         let conds = self.filters()?;
         let limit = match (self.plan.limit, cap) {
             (Some(l), Some(c)) => Some(u64::from(l).min(u64::from(c) + 1)),
@@ -748,7 +755,119 @@ impl<'p, 'm> Builder<'p, 'm> {
                 order.push(self.sort_term(&s.alias, s.expr.clone(), *sql_ty, SortOrder::Asc));
             }
         }
+        if let Some(n) = self.plan.limit_per_group {
+            return self.per_group(n, ctes, selected, &dims, conds, group_by, having);
+        }
         Ok(self.assemble(ctes, selected, conds, group_by, having, order))
+    }
+
+    /// A ranking kept within each group (`limit_per_group`): the grouped rows numbered
+    /// within each group of the dimensions after the first, by the plan's first order key
+    /// (a metric), then by the ranked value; the rows numbered up to `n` kept.
+    ///
+    /// `SELECT … FROM (SELECT …, ROW_NUMBER() OVER (PARTITION BY groups ORDER BY metric,
+    /// ranked) AS group_rank FROM … GROUP BY …) AS ranked WHERE group_rank <= n` — the same
+    /// text in SQLite and PostgreSQL.
+    #[allow(clippy::too_many_arguments)]
+    fn per_group(
+        &self,
+        n: u32,
+        ctes: Vec<(Ident, Sql)>,
+        mut selected: Vec<Selected>,
+        dims: &[(Selected, AttributeType, String)],
+        conds: &[Sql],
+        group_by: Vec<Sql>,
+        having: Option<Sql>,
+    ) -> Result<(Sql, Vec<OutputColumn>), RenderError> {
+        let invalid = |reason: &str| RenderError::InvalidPlan {
+            reason: reason.to_owned(),
+        };
+        if dims.len() < 2 {
+            return Err(invalid(
+                "a ranking within each group needs the ranked value and a grouping",
+            ));
+        }
+        if n == 0 || !ctes.is_empty() {
+            return Err(invalid(
+                "a ranking within each group needs a count, sum, average, minimum or maximum",
+            ));
+        }
+        let Some(OrderBy {
+            key: OrderKey::Metric { index },
+            order: dir,
+        }) = self.plan.order.first()
+        else {
+            return Err(invalid("a ranking within each group is ranked by its figure"));
+        };
+        let Some(metric) = selected.get(dims.len() + *index as usize) else {
+            return Err(invalid("no figure to rank the rows within each group by"));
+        };
+        let dir_sql = |d: SortOrder| match d {
+            SortOrder::Asc => " ASC NULLS LAST",
+            SortOrder::Desc => " DESC NULLS LAST",
+        };
+        let d = self.dialect();
+        let mut window = Sql::text("ROW_NUMBER() OVER (PARTITION BY ");
+        window.push_sql(Sql::join(dims[1..].iter().map(|(s, _, _)| s.expr.clone()), ", "));
+        window
+            .push(" ORDER BY ")
+            .push_sql(metric.expr.clone())
+            .push(dir_sql(*dir))
+            .push(", ")
+            .push_sql(d.sort_key(dims[0].0.expr.clone(), dims[0].1))
+            .push(" ASC NULLS LAST)");
+        let rank_alias = Ident::new("group_rank")?;
+        let outer: Vec<(Ident, AttributeType)> =
+            selected.iter().map(|s| (s.alias.clone(), s.column.ty)).collect();
+        selected.push(Selected {
+            expr: window,
+            alias: rank_alias.clone(),
+            column: OutputColumn {
+                name: "group_rank".into(),
+                label: "Rank in group".into(),
+                ty: AttributeType::Integer,
+                source: ColumnSource::RowCount,
+            },
+        });
+        let (inner, mut columns) = self.assemble(ctes, selected, conds, group_by, having, Vec::new());
+        columns.pop();
+        let ranked = Ident::new("ranked")?;
+        let mut s = Sql::text("SELECT ");
+        s.push_sql(Sql::join(
+            outer.iter().map(|(a, _)| {
+                let mut c = Sql::new();
+                c.push_ident(a);
+                c
+            }),
+            ", ",
+        ));
+        s.push("\nFROM (")
+            .push_sql(inner)
+            .push(") AS ")
+            .push_ident(&ranked)
+            .push("\nWHERE ")
+            .push_ident(&rank_alias)
+            .push(" <= ")
+            .push_param(BoundValue::Int(i64::from(n)));
+        // the groups in order, each group's rows in rank order
+        let by_alias = |j: usize, dir: SortOrder| {
+            let (alias, ty) = &outer[j];
+            let mut c = Sql::new();
+            c.push_ident(alias);
+            let ty = if *ty == AttributeType::Date {
+                AttributeType::Text
+            } else {
+                *ty
+            };
+            let mut c = d.sort_key(c, ty);
+            c.push(dir_sql(dir));
+            c
+        };
+        let mut order: Vec<Sql> = (1..dims.len()).map(|j| by_alias(j, SortOrder::Asc)).collect();
+        order.push(by_alias(dims.len() + *index as usize, *dir));
+        order.push(by_alias(0, SortOrder::Asc));
+        s.push("\nORDER BY ").push_sql(Sql::join(order, ", "));
+        Ok((s, columns))
     }
 
     /// One metric's aggregate and its output type.

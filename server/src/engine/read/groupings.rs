@@ -194,7 +194,16 @@ pub(super) fn groupings(ctx: &Ctx<'_>, st: &mut State) {
                     spec = Some(DimSpec::Attribute(format!("{}.{}", ent.name, ent.key)));
                 }
             } else if let Some((e, a)) = m.attributes().find(|&(e, a)| groupable(model, e, a)) {
-                if ctx.cues.rank.is_some() && ctx.cues.sort_at.is_empty() && st.rank_key_mention.is_none() {
+                // "for each care setting, the 2 most common etiologies", "… in each
+                // clinic": said per group, or before the ranking, it is a grouping
+                let each_group = matches!(ctx.w(g.wrapping_sub(1)), "each" | "every" | "per");
+                let before_cue = ctx.cues.rank.is_some_and(|rc| g < rc.first);
+                if ctx.cues.rank.is_some()
+                    && ctx.cues.sort_at.is_empty()
+                    && st.rank_key_mention.is_none()
+                    && !each_group
+                    && !before_cue
+                {
                     // "top 10 wounds by area": a ranking key
                     st.rank_key_mention = Some(mi);
                     st.used[mi] = true;

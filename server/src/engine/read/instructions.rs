@@ -110,14 +110,21 @@ pub(super) fn instructions(ctx: &Ctx<'_>, st: &mut State) {
             st.r.round = Some(places);
         }
         // "in chronological order", "chronologically": the time order, which is how a
-        // trend is shown; a list is ordered by its date
+        // trend is shown; a list is ordered by its date. "in reverse chronological order",
+        // "reverse-chronologically": newest first
         if matches!(w(k), "chronological" | "chronologically") {
-            let first = if w(k.wrapping_sub(1)) == "in" { k - 1 } else { k };
-            let last = if w(k + 1) == "order" { k + 2 } else { k + 1 };
-            st.r.consumed.push((first, last));
-            if st.r.sort_by.is_none() && st.r.dims.is_empty() {
-                st.r.sort_by = Some((None, SortOrder::Asc));
+            let reverse = matches!(w(k.wrapping_sub(1)), "reverse" | "reversed" | "inverse");
+            let mut first = if reverse { k - 1 } else { k };
+            if w(first.wrapping_sub(1)) == "in" {
+                first -= 1;
             }
+            let last = if w(k + 1) == "order" { k + 2 } else { k + 1 };
+            let order = if reverse { SortOrder::Desc } else { SortOrder::Asc };
+            date_order(ctx, st, (first, last), order);
+        }
+        // "in date order", "by date order": the records' own date, earliest first
+        if w(k) == "date" && w(k + 1) == "order" && matches!(w(k.wrapping_sub(1)), "in" | "by") {
+            date_order(ctx, st, (k - 1, k + 2), SortOrder::Asc);
         }
         // "round to 1 decimal", "rounded to 2 decimal places", "to 1 dp"
         if matches!(w(k), "round" | "rounded" | "rounding") {
@@ -218,6 +225,24 @@ pub(super) fn instructions(ctx: &Ctx<'_>, st: &mut State) {
                 st.r.consumed.push((k + 1, end));
             }
         }
+    }
+}
+
+/// The rows in the order of their own date (a list's date, a trend's time): the words
+/// `at` are read, and any model phrase inside them ("date", "recent") is spoken for — an
+/// instruction, not a column, a time term or a ranking.
+fn date_order(ctx: &Ctx<'_>, st: &mut State, at: (usize, usize), order: SortOrder) {
+    let (a, b) = at;
+    st.r.consumed.push((a, b));
+    let inside = |mi: usize| ctx.mentions[mi].first >= a && ctx.mentions[mi].last <= b;
+    st.r.terms.retain(|t| !inside(t.mention));
+    for mi in 0..ctx.mentions.len() {
+        if inside(mi) {
+            st.used[mi] = true;
+        }
+    }
+    if st.r.dims.is_empty() && st.r.sort_by.as_ref().is_none_or(|(attr, _)| attr.is_none()) {
+        st.r.sort_by = Some((None, order));
     }
 }
 

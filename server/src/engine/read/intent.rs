@@ -53,6 +53,14 @@ pub(super) fn intent(ctx: &Ctx<'_>, st: &mut State) {
         ev.filters = true;
     }
     let (intent, conf) = cues::decide(ctx.cues, &ev);
+    // "area at first assessment vs latest area": two columns of each record listed, what
+    // ever the "vs" made of it
+    let (intent, conf) = if st.r.side_by_side {
+        st.r.metric = MetricSpec::None;
+        (Intent::List, conf.max(0.9))
+    } else {
+        (intent, conf)
+    };
     st.r.intent = intent;
     st.r.intent_confidence = conf;
     // metric for the intent

@@ -24,11 +24,12 @@
 //! | `durations.rs` | days between two dates, "healed within 90 days" |
 //! | `visits.rs` | "at the latest assessment", "at any visit", "area at the first assessment" |
 //! | `extremes.rs` | an aggregate of each record's extreme: "average of each wound's largest area" |
+//! | `first_latest.rs` | a measurement's first and latest values side by side: "area at first assessment vs latest area", "initial and current area of wound 12" |
 //! | `versus.rs` | two values of one record compared: "latest area above the first one", "shrank since the first visit" |
-//! | `ids.rs` | a record named by its key ("wound id 100") |
+//! | `ids.rs` | a record named by its key ("wound id 100"), the parent of the records listed ("wound 1234's assessments", "pt 42's visits"); "assessment ids" as the records |
 //! | `names.rs` | words that look like names the model does not know |
 //! | `follow_up.rs` | refinements of the previous question, words that point back |
-//! | `instructions.rs` | layout said in the question: "one row per month", "from most to fewest", "include healed ones" |
+//! | `instructions.rs` | layout said in the question: "one row per month", "from most to fewest", "include healed ones", "in reverse chronological order", "in date order" |
 //! | `intent.rs` | the intent and the metric it needs |
 //!
 //! What no step used is accounted for by [`super::coverage`].
@@ -40,6 +41,7 @@ mod compare;
 mod durations;
 mod entity;
 mod extremes;
+mod first_latest;
 mod follow_up;
 mod groupings;
 mod ids;
@@ -66,10 +68,11 @@ pub(crate) fn read(ctx: &Ctx<'_>) -> Reading {
     ranking::claim_rank_words(ctx, &mut st);
     follow_up::relaxed_filters(ctx, &mut st);
     visits::read_visit_hint(ctx, &mut st.r, &mut st.used);
+    first_latest::first_and_latest(ctx, &mut st);
     visits::read_history_extreme(ctx, &mut st);
     versus::two_measurements(ctx, &mut st);
     extremes::per_record(ctx, &mut st);
-    ids::read_ids(ctx, &mut st.r);
+    ids::read_ids(ctx, &mut st);
     measures::read_distinct(ctx, &mut st.r, &mut st.used);
     negation::read_regardless(ctx, &mut st.used);
     negation::read_quantifiers(ctx, &mut st);

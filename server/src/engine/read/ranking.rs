@@ -87,10 +87,12 @@ pub(super) fn rank(ctx: &Ctx<'_>, st: &mut State) {
                 _ => "wounds.latest_area",
             }
         });
-        let count_by = by_number_of(ctx, st, rc).or_else(|| {
-            count_by_attribute(ctx, st, rc)
-                .map(|(attribute, counted)| RankKey::CountBy { attribute, counted })
-        });
+        let count_by = by_number_of(ctx, st, rc)
+            .or_else(|| {
+                count_by_attribute(ctx, st, rc)
+                    .map(|(attribute, counted)| RankKey::CountBy { attribute, counted })
+            })
+            .or_else(|| top_values(ctx, st, rc));
         let key = if let Some(key) = count_by {
             key
         } else if let Some(key) = agg_by_attribute(ctx, st, rc) {
@@ -424,6 +426,91 @@ fn count_by_attribute(ctx: &Ctx<'_>, st: &mut State, rc: cues::RankCue) -> Optio
         })
         .unwrap_or(own);
     Some((attribute, counted))
+}
+
+/// "top 3 locations per clinic", "bottom 2 etiologies of open wounds", "top 4 tissue
+/// types": an attribute's values, said in the plural right after "top"/"bottom" with no
+/// key ("by …"), are ranked by how many rows each has — not the records of a ranking
+/// word's default measure. A column word ("locations": which location?) stays its own
+/// question as the ranked grouping.
+fn top_values(ctx: &Ctx<'_>, st: &mut State, rc: cues::RankCue) -> Option<RankKey> {
+    let model = ctx.model;
+    let ms = ctx.mentions;
+    if rc.by_count
+        || rc.superlative.is_some()
+        || !matches!(ctx.w(rc.first), "top" | "bottom")
+        || (rc.last..ctx.tokens.len()).any(|k| matches!(ctx.w(k), "by" | "with"))
+    {
+        return None;
+    }
+    let mi = ctx
+        .mention_covering(rc.last)
+        .filter(|&mi| ms[mi].first == rc.last && !st.used[mi])?;
+    let m = &ms[mi];
+    if m.entity().is_some() || m.measure().is_some() || !ctx.tokens[m.last - 1].text.ends_with('s') {
+        return None;
+    }
+    let text_groupable = |a: &str| {
+        model
+            .attribute(a)
+            .is_some_and(|r| groupable_attr(r.attribute) && r.attribute.ty == AttributeType::Text)
+    };
+    let attribute = m
+        .attributes()
+        .map(|(e, a)| qualified(model, e, a))
+        .find(|q| text_groupable(q));
+    let column = || {
+        m.terms()
+            .filter(|&t| model.terms[t].kind == TermKind::Column)
+            .find_map(
+                |t| match model.terms[t].default_option().and_then(|o| o.change.as_ref()) {
+                    Some(PlanChange::ChooseAttribute { attribute }) if text_groupable(attribute) => {
+                        Some((t, attribute.clone()))
+                    }
+                    _ => None,
+                },
+            )
+    };
+    let term = if attribute.is_none() { column() } else { None };
+    let own = attribute
+        .clone()
+        .or_else(|| term.as_ref().map(|(_, a)| a.clone()))
+        .and_then(|a| split_qualified(&a).map(|(e, _)| e.to_owned()))?;
+    // the rows counted: a count measure or an entity named after the values
+    let counted = st
+        .measures
+        .iter()
+        .find(|(o, mx)| ms[*o].first >= m.last && model.measures[*mx].agg == MeasureAgg::Count)
+        .map(|&(_, mx)| model.measures[mx].entity.clone())
+        .or_else(|| {
+            ms.iter()
+                .enumerate()
+                .filter(|(oi, o)| !st.used[*oi] && o.first >= m.last)
+                .find_map(|(_, o)| o.entity().map(|e| model.entities[e].name.clone()))
+        })
+        .unwrap_or(own);
+    st.used[mi] = true;
+    // the ranking word is the cue, not a dictionary ranking of other records
+    if let Some(ti) = ctx.mention_covering(rc.first) {
+        st.used[ti] = true;
+    }
+    match (attribute, term) {
+        (Some(attribute), _) => Some(RankKey::CountBy { attribute, counted }),
+        (None, Some((t, _))) => {
+            st.r.dims.insert(
+                0,
+                Dim {
+                    spec: DimSpec::ColumnTerm { term: t, mention: mi },
+                    span: m.span,
+                },
+            );
+            let mut p = piece(ctx, m, PieceKind::Dimension, model.terms[t].id.clone(), None);
+            p.confidence = p.confidence.min(crate::engine::link::EXACT);
+            st.r.pieces.push(p);
+            Some(RankKey::CountPerGroup(counted))
+        }
+        (None, None) => None,
+    }
 }
 
 /// "top 3 body sites for DFUs by no. of wounds", "top 5 clinicians by number of

@@ -374,3 +374,39 @@ fn a_related_count_counts_only_rows_matching_its_condition() {
     }];
     assert!(matches!(err(&p), RenderError::InvalidPlan { .. }));
 }
+
+#[test]
+fn a_ranking_within_groups_numbers_each_groups_rows_in_both_dialects() {
+    let mut p = plan("wounds", Intent::Rank);
+    p.metrics = vec![Metric {
+        agg: MeasureAgg::Count,
+        attribute: None,
+        condition: None,
+        label: "Number of wounds".into(),
+    }];
+    p.dimensions = vec![
+        Dimension::Attribute {
+            attribute: "wounds.etiology".into(),
+        },
+        Dimension::Attribute {
+            attribute: "clinics.care_setting".into(),
+        },
+    ];
+    p.order = vec![OrderBy {
+        key: OrderKey::Metric { index: 0 },
+        order: SortOrder::Desc,
+    }];
+    p.limit_per_group = Some(2);
+    for d in Dialect::ALL {
+        let r = render(&p, &model(), d).unwrap();
+        assert!(r.sql.contains("ROW_NUMBER() OVER (PARTITION BY"), "{}", r.sql);
+        assert!(r.values.contains(&BoundValue::Int(2)), "{:?}", r.values);
+        // the rank column is not shown
+        assert_eq!(r.columns.len(), 3, "{:?}", r.columns);
+        sqlparser::parser::Parser::parse_sql(&*d.parser_dialect(), &r.sql)
+            .unwrap_or_else(|e| panic!("{d:?}: {e}: {}", r.sql));
+    }
+    // without a grouping besides the ranked value there is nothing to rank within
+    p.dimensions.truncate(1);
+    assert!(matches!(err(&p), RenderError::InvalidPlan { .. }));
+}
