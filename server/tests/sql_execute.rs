@@ -781,6 +781,92 @@ async fn hand_picked_plans_match_values_computed_from_the_dataset() {
 }
 
 #[tokio::test]
+async fn row_counts_by_period_are_the_generated_rows_counted_per_period() {
+    // "assessments per month in 2026" is rendered as counts per day summed per month
+    // (`per_day`); the groups, counts, HAVING and order must be those of the rows
+    let dbs = seeded_backends().await;
+    let t = Truth::new();
+    let day = |y, m, d| NaiveDate::from_ymd_opt(y, m, d).unwrap();
+    let (start, end) = (day(2025, 7, 1), day(2026, 11, 1));
+    let mut want: BTreeMap<String, i64> = BTreeMap::new();
+    for a in t
+        .data
+        .assessments
+        .iter()
+        .filter(|a| a.assessed_on >= start && a.assessed_on < end)
+    {
+        *want
+            .entry(a.assessed_on.format("%Y-%m-01").to_string())
+            .or_default() += 1;
+    }
+    assert!(want.len() >= 12, "the dataset should cover the range: {want:?}");
+    let mut p = plan("assessments", Intent::GroupBy);
+    p.dimensions = vec![Dimension::Time {
+        attribute: "assessments.assessed_on".into(),
+        grain: Grain::Month,
+    }];
+    p.time_range = Some(server::engine::plan::TimeRange {
+        attribute: "assessments.assessed_on".into(),
+        start,
+        end,
+    });
+    let mut counts: Vec<i64> = want.values().copied().collect();
+    counts.sort();
+    let threshold = counts[counts.len() / 2];
+    for db in &dbs {
+        let dialect = Dialect::from(db.db.backend());
+        p.having = None;
+        p.order = Vec::new();
+        p.metrics = Vec::new();
+        let sql = render(&p, &MODEL, dialect).unwrap().sql;
+        assert!(sql.contains("per_day"), "{dialect:?}: {sql}");
+        let got: Vec<(String, i64)> = rows(db, &p)
+            .await
+            .iter()
+            .map(|r| match &r[0] {
+                Cell::Text(m) => (m.clone(), int(&r[1])),
+                other => panic!("{dialect:?}: a month as text, got {other:?}"),
+            })
+            .collect();
+        assert_eq!(got, want.clone().into_iter().collect::<Vec<_>>(), "{dialect:?}");
+
+        // months with more than the median count, the busiest first
+        p.metrics = vec![Metric {
+            agg: MeasureAgg::Count,
+            attribute: None,
+            condition: None,
+            label: "Assessments".into(),
+        }];
+        p.having = Some(server::engine::plan::Having {
+            op: CompareOp::Gt,
+            value: threshold as f64,
+        });
+        p.order = vec![OrderBy {
+            key: OrderKey::Metric { index: 0 },
+            order: SortOrder::Desc,
+        }];
+        let mut busy: Vec<(String, i64)> = want
+            .iter()
+            .filter(|(_, n)| **n > threshold)
+            .map(|(m, n)| (m.clone(), *n))
+            .collect();
+        busy.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+        let got: Vec<(String, i64)> = rows(db, &p)
+            .await
+            .iter()
+            .map(|r| match &r[0] {
+                Cell::Text(m) => (m.clone(), int(&r[1])),
+                other => panic!("{dialect:?}: a month as text, got {other:?}"),
+            })
+            .collect();
+        assert_eq!(got, busy, "{dialect:?} with HAVING");
+    }
+    for db in dbs {
+        db.cleanup().await;
+    }
+}
+
+#[tokio::test]
 async fn the_row_cap_fetches_one_extra_row_to_detect_truncation() {
     let dbs = seeded_backends().await;
     let mut p = plan("assessments", Intent::List);

@@ -185,10 +185,14 @@ pub(crate) struct Scope {
     pub alias: Ident,
     /// Joined routes (by key) and the alias at their end.
     joined: Vec<(Vec<(usize, bool)>, Ident)>,
-    /// `LEFT JOIN …` / `JOIN …` clauses, in the order added.
-    joins: Vec<Sql>,
+    /// The join clauses in the order added, each `table AS alias ON …` with the key of
+    /// its route (the keyword is chosen when they are written out).
+    joins: Vec<(Vec<(usize, bool)>, Sql)>,
     /// Top level: left joins, entity names as aliases. Subquery: inner joins, fresh aliases.
     top: bool,
+    /// Top level: routes whose every row the `WHERE` requires to be matched (see
+    /// [`Scope::require`]); they are written as inner joins.
+    required: Vec<Vec<(usize, bool)>>,
 }
 
 impl Scope {
@@ -200,6 +204,7 @@ impl Scope {
             joined: Vec::new(),
             joins: Vec::new(),
             top: true,
+            required: Vec::new(),
         })
     }
 
@@ -211,16 +216,40 @@ impl Scope {
             joined: Vec::new(),
             joins: Vec::new(),
             top: false,
+            required: Vec::new(),
         }
     }
 
     /// The join clauses, concatenated (each starts with a space).
     pub(crate) fn join_clauses(&self) -> Sql {
         let mut s = Sql::new();
-        for j in &self.joins {
-            s.push_sql_ref(j);
+        for (key, clause) in &self.joins {
+            let inner = !self.top || self.required.contains(key);
+            s.push(if inner { " JOIN " } else { " LEFT JOIN " });
+            s.push_sql_ref(clause);
         }
         s
+    }
+
+    /// Marks a many-to-one `route` from the anchor (and each route it extends) as one the
+    /// query's `WHERE` only keeps rows for when the joined row exists: a top-level
+    /// condition on a column at its end that is false or unknown on a null (`=`, `<`,
+    /// `IN`, `BETWEEN`, `IS NOT NULL`). A `LEFT JOIN` there returns the same rows as an
+    /// inner join (the null-extended rows are filtered out), and the inner join lets
+    /// the database start from the joined table ("assessments at Riverside in 2026"
+    /// reads Riverside's wounds' assessments instead of every 2026 assessment). Each
+    /// step's `ON` compares a column of the previous alias, so a matched row at the end
+    /// implies a matched row at every step before it.
+    pub(crate) fn require(&mut self, model: &SemanticModel, route: &[JoinStep<'_>]) {
+        if !self.top || route.iter().any(|s| !s.forward) {
+            return;
+        }
+        for i in 0..route.len() {
+            let key = route_key(model, &route[..=i]);
+            if !self.required.contains(&key) {
+                self.required.push(key);
+            }
+        }
     }
 
     /// The alias at the end of a many-to-one `route` from the anchor, joining what is missing.
@@ -246,7 +275,7 @@ impl Scope {
             } else {
                 ctx.fresh_alias(&target.name)?
             };
-            let mut clause = Sql::text(if self.top { " LEFT JOIN " } else { " JOIN " });
+            let mut clause = Sql::new();
             clause
                 .push_ident(&ctx.table(target)?)
                 .push(" AS ")
@@ -255,7 +284,7 @@ impl Scope {
             // a parent outside the row scope is not joined (its attributes read as null)
             let on = step_condition(ctx, step, &here, &alias)?;
             clause.push_sql(super::scope::and_scope(ctx, on, &alias, &target.name)?);
-            self.joins.push(clause);
+            self.joins.push((key.clone(), clause));
             self.joined.push((key, alias.clone()));
             here = alias;
         }

@@ -543,6 +543,32 @@ fn flatten<'m>(preds: Vec<Pred<'m>>, out: &mut Vec<Pred<'m>>) {
     }
 }
 
+/// The many-to-one routes a conjunction only holds on when the row at their end is
+/// matched (see `Scope::require`): its top-level leaves that compare a plain column
+/// with a value, or require it not null. Each is false or unknown on a null-extended
+/// row; a derived attribute (`COALESCE`, a sub-select) may not be, nor may a leaf under
+/// `OR` or `NOT`.
+pub(crate) fn null_rejecting_routes<'a, 'm>(preds: &'a [Pred<'m>], out: &mut Vec<&'a [JoinStep<'m>]>) {
+    for p in preds {
+        match p {
+            Pred::And(ps) => null_rejecting_routes(ps, out),
+            Pred::Leaf { route, leaf } => {
+                let rejects = match leaf {
+                    Leaf::Compare { attr, .. } | Leaf::Between { attr, .. } | Leaf::InSet { attr, .. } => {
+                        attr.attribute.column.is_some()
+                    }
+                    Leaf::Null { attr, negated } => *negated && attr.attribute.column.is_some(),
+                    Leaf::Change { .. } | Leaf::RelatedCount { .. } => false,
+                };
+                if rejects && !route.is_empty() && first_fan_out(route).is_none() {
+                    out.push(route);
+                }
+            }
+            Pred::Or(_) | Pred::Not(_) => {}
+        }
+    }
+}
+
 enum Slot {
     Done(Sql),
     Group(usize),

@@ -25,7 +25,7 @@ use serde::Serialize;
 use super::dialect::Dialect;
 use super::expr::{Ctx, Scope, attr_expr, correlated, first_fan_out};
 use super::fragment::{BoundValue, Ident, Sql};
-use super::predicate::{Leaf, Pred, and_all, lower, render_conjunction, require_type};
+use super::predicate::{Leaf, Pred, and_all, lower, null_rejecting_routes, render_conjunction, require_type};
 use super::scope::RowScope;
 use crate::engine::PlanCheck;
 use crate::engine::plan::{Dimension, Intent, Metric, OrderBy, OrderKey, QueryPlan};
@@ -406,6 +406,12 @@ impl<'p, 'm> Builder<'p, 'm> {
                 bound(CompareOp::Lt, range.end),
             ]));
         }
+        // a join the WHERE needs a matched row of is written as an inner join
+        let mut required = Vec::new();
+        null_rejecting_routes(&preds, &mut required);
+        for route in required {
+            self.scope.require(self.ctx.model, route);
+        }
         let mut conds = render_conjunction(&mut self.ctx, &mut self.scope, preds)?;
         // The plan's own rows: the orchestrator's scope filter renders the same condition
         // when it is on the row itself; otherwise it is added here as well.
@@ -581,6 +587,9 @@ impl<'p, 'm> Builder<'p, 'm> {
     }
 
     fn aggregate(&mut self, conds: &[Sql]) -> Result<(Sql, Vec<OutputColumn>), RenderError> {
+        if let Some(rolled_up) = self.counts_by_period(conds)? {
+            return Ok(rolled_up);
+        }
         let d = self.dialect();
         let mut dims: Vec<(Selected, AttributeType, String)> = Vec::new();
         for dim in &self.plan.dimensions {
@@ -868,6 +877,188 @@ impl<'p, 'm> Builder<'p, 'm> {
         order.push(by_alias(0, SortOrder::Asc));
         s.push("\nORDER BY ").push_sql(Sql::join(order, ", "));
         Ok((s, columns))
+    }
+
+    /// Row counts by a period of the plan entity's own date column ("assessments per
+    /// month"), counted per day first and the days then summed per period:
+    ///
+    /// ```sql
+    /// WITH "per_day" AS (SELECT "a"."d" AS "day", COUNT(*) AS "n" FROM … WHERE … GROUP BY "a"."d")
+    /// SELECT <period of "per_day"."day">, SUM("per_day"."n") FROM "per_day" GROUP BY <period> …
+    /// ```
+    ///
+    /// The same groups and counts as `GROUP BY <period of "a"."d">` (a period is a
+    /// function of the day; a null date is a group of its own either way), but the
+    /// inner grouping follows an index on the date in order, without sorting every row
+    /// by its period: 490k assessments of 2026 by month, 10× data, 528 → 52 ms on
+    /// SQLite, 264 → 60 ms on PostgreSQL. `None` when the plan is not that shape (one
+    /// period dimension of a column of the plan's entity, only plain row counts, no
+    /// condition but a range of that column).
+    fn counts_by_period(&mut self, conds: &[Sql]) -> Result<Option<(Sql, Vec<OutputColumn>)>, RenderError> {
+        let [Dimension::Time { attribute, grain }] = self.plan.dimensions.as_slice() else {
+            return Ok(None);
+        };
+        if *grain == Grain::Day {
+            return Ok(None); // a day is its own period: nothing to sum
+        }
+        let plain_count =
+            |m: &Metric| m.agg == MeasureAgg::Count && m.attribute.is_none() && m.condition.is_none();
+        if !self.plan.metrics.iter().all(plain_count) || self.plan.per_record.is_some() {
+            return Ok(None);
+        }
+        // only the period's own column is constrained: a condition on another column
+        // (or the user's row scope) would make SQLite read every row of the range by
+        // the date index to group in order, slower than one scan of the table
+        // ("assessments with infection signs this year vs last year": 170 ms → 1.4 s)
+        let own_range = self
+            .plan
+            .time_range
+            .as_ref()
+            .is_none_or(|r| r.attribute == *attribute);
+        if !self.plan.filters.is_empty()
+            || !own_range
+            || self.ctx.rows.constraint(&self.plan.entity)?.is_some()
+        {
+            return Ok(None);
+        }
+        let attr = self.ctx.attribute(attribute)?;
+        if attr.entity.name != self.plan.entity || attr.attribute.column.is_none() {
+            return Ok(None);
+        }
+        require_type(attr, AttributeType::Date)?;
+        let d = self.dialect();
+        let (_, day) = self.attribute_expr(attribute)?;
+        let cte = Ident::new("per_day")?;
+        let (day_col, n_col) = (Ident::new("day")?, Ident::new("n")?);
+
+        let period = d.truncate_date(Sql::column(&cte, &day_col), *grain);
+        let dim_alias = Ident::dotted(&[&attr.entity.name, &attr.attribute.name, grain.as_str()])?;
+        let mut selected = vec![Selected {
+            expr: period.clone(),
+            alias: dim_alias.clone(),
+            column: OutputColumn {
+                name: dim_alias.as_str().to_owned(),
+                label: format!("{} ({})", attr.attribute.name.replace('_', " "), grain.as_str()),
+                ty: attr.attribute.ty,
+                source: ColumnSource::Bucket {
+                    attribute: attribute.clone(),
+                    grain: *grain,
+                },
+            },
+        }];
+        let mut total = Sql::text("SUM(");
+        total.push_sql(Sql::column(&cte, &n_col)).push(")");
+        if self.plan.metrics.is_empty() {
+            selected.push(Selected {
+                expr: d.output(total.clone(), AttributeType::Integer),
+                alias: Ident::new("row_count")?,
+                column: OutputColumn {
+                    name: "row_count".into(),
+                    label: "Count".into(),
+                    ty: AttributeType::Integer,
+                    source: ColumnSource::RowCount,
+                },
+            });
+        }
+        for (i, m) in self.plan.metrics.iter().enumerate() {
+            let alias = Ident::new(&format!("metric_{i}"))?;
+            selected.push(Selected {
+                expr: d.output(total.clone(), AttributeType::Integer),
+                column: OutputColumn {
+                    name: alias.as_str().to_owned(),
+                    label: m.label.clone(),
+                    ty: AttributeType::Integer,
+                    source: ColumnSource::Metric { index: i },
+                },
+                alias,
+            });
+        }
+        let having = match self.plan.having {
+            Some(h) => {
+                if !h.value.is_finite() {
+                    return Err(RenderError::InvalidPlan {
+                        reason: "the groups' condition needs a number".into(),
+                    });
+                }
+                let mut c = total.clone();
+                c.push(crate::sql::predicate::op_sql(h.op));
+                if h.value.fract() == 0.0 && h.value.abs() < 1e15 {
+                    c.push_param(BoundValue::Int(h.value as i64));
+                } else {
+                    c.push_param(BoundValue::Real(h.value));
+                }
+                Some(c)
+            }
+            None => None,
+        };
+        // the same order as the general shape: the plan's keys, then the period ascending
+        let mut order = Vec::new();
+        let mut period_sorted = false;
+        let mut plan_order: Vec<(OrderKey, SortOrder)> =
+            self.plan.order.iter().map(|o| (o.key.clone(), o.order)).collect();
+        if plan_order.is_empty() && self.plan.intent == Intent::Rank && !self.plan.metrics.is_empty() {
+            plan_order.push((OrderKey::Metric { index: 0 }, SortOrder::Desc));
+        }
+        for (key, dir) in plan_order {
+            match key {
+                OrderKey::Metric { index } => {
+                    let Some(s) = selected
+                        .get(1 + index as usize)
+                        .filter(|_| (index as usize) < self.plan.metrics.len())
+                    else {
+                        return Err(RenderError::InvalidPlan {
+                            reason: format!("no metric {index} to sort by"),
+                        });
+                    };
+                    order.push(self.sort_term(&s.alias, Sql::new(), AttributeType::Real, dir));
+                }
+                OrderKey::Attribute { attribute: a } if a == *attribute => {
+                    order.push(self.sort_term(&dim_alias, period.clone(), AttributeType::Text, dir));
+                    period_sorted = true;
+                }
+                OrderKey::Attribute { attribute: a } => {
+                    return Err(RenderError::InvalidPlan {
+                        reason: format!("cannot sort groups by {a}: it is not a dimension"),
+                    });
+                }
+            }
+        }
+        if !period_sorted {
+            order.push(self.sort_term(&dim_alias, period.clone(), AttributeType::Text, SortOrder::Asc));
+        }
+
+        let mut inner = Sql::text("SELECT ");
+        inner
+            .push_sql(day.clone())
+            .push(" AS ")
+            .push_ident(&day_col)
+            .push(", COUNT(*) AS ")
+            .push_ident(&n_col)
+            .push_sql(self.source_sql(conds))
+            .push("\nGROUP BY ")
+            .push_sql(day);
+        let mut s = Sql::text("WITH ");
+        s.push_ident(&cte)
+            .push(" AS (")
+            .push_sql(inner)
+            .push(")\nSELECT ");
+        let mut columns = Vec::new();
+        for (i, sel) in selected.into_iter().enumerate() {
+            if i > 0 {
+                s.push(", ");
+            }
+            s.push_sql(sel.expr).push(" AS ").push_ident(&sel.alias);
+            columns.push(sel.column);
+        }
+        s.push("\nFROM ")
+            .push_ident(&cte)
+            .push("\nGROUP BY ")
+            .push_sql(period);
+        if let Some(h) = having {
+            s.push("\nHAVING ").push_sql(h);
+        }
+        s.push("\nORDER BY ").push_sql(Sql::join(order, ", "));
+        Ok(Some((s, columns)))
     }
 
     /// One metric's aggregate and its output type.

@@ -410,3 +410,92 @@ fn a_ranking_within_groups_numbers_each_groups_rows_in_both_dialects() {
     p.dimensions.truncate(1);
     assert!(matches!(err(&p), RenderError::InvalidPlan { .. }));
 }
+
+#[test]
+fn a_join_the_where_needs_a_matched_row_of_is_inner_and_the_others_stay_left() {
+    let setting = || {
+        cmp(
+            "clinics.care_setting",
+            CompareOp::Eq,
+            Value::Text("community".into()),
+        )
+    };
+    let mut p = plan("assessments", Intent::GroupBy);
+    p.dimensions = vec![Dimension::Attribute {
+        attribute: "clinicians.discipline".into(),
+    }];
+    // a condition on the clinic's column: the clinic and the wound on its way are joined
+    // inner; the clinician, only grouped by, keeps its null group (left join)
+    p.filters = vec![setting()];
+    for d in Dialect::ALL {
+        let sql = render(&p, &model(), d).unwrap().sql;
+        assert!(
+            sql.contains(" JOIN \"wounds\" AS \"wounds\"") && !sql.contains("LEFT JOIN \"wounds\""),
+            "{sql}"
+        );
+        assert!(
+            sql.contains(" JOIN \"clinics\" AS \"clinics\"") && !sql.contains("LEFT JOIN \"clinics\""),
+            "{sql}"
+        );
+        assert!(sql.contains("LEFT JOIN \"clinicians\""), "{sql}");
+    }
+    // a null-extended row can satisfy these: every join stays left
+    for filters in [
+        vec![Constraint::IsNull {
+            attribute: "clinics.care_setting".into(),
+        }],
+        vec![Constraint::Any {
+            of: vec![
+                setting(),
+                cmp("assessments.pain_score", CompareOp::Gte, Value::Integer(8)),
+            ],
+        }],
+        vec![cmp("wounds.latest_area", CompareOp::Gt, Value::Real(10.0))],
+    ] {
+        p.filters = filters;
+        let sql = render(&p, &model(), Dialect::Sqlite).unwrap().sql;
+        let inner = sql.replace("LEFT JOIN", "");
+        assert!(
+            !inner.contains(" JOIN \"wounds\"") && !inner.contains(" JOIN \"clinics\""),
+            "{sql}"
+        );
+    }
+}
+
+#[test]
+fn row_counts_by_a_period_of_the_entitys_date_are_counted_per_day_first() {
+    let mut p = plan("assessments", Intent::GroupBy);
+    p.dimensions = vec![Dimension::Time {
+        attribute: "assessments.assessed_on".into(),
+        grain: crate::semantic::Grain::Month,
+    }];
+    for d in Dialect::ALL {
+        let sql = render(&p, &model(), d).unwrap().sql;
+        assert!(
+            sql.starts_with(
+                "WITH \"per_day\" AS (SELECT \"assessments\".\"assessed_on\" AS \"day\", COUNT(*)"
+            ),
+            "{sql}"
+        );
+        assert!(sql.contains("GROUP BY \"assessments\".\"assessed_on\")"), "{sql}");
+    }
+    // another condition, an average, or a period of a related entity's date: the plain shape
+    let mut with_filter = p.clone();
+    with_filter.filters = vec![cmp("assessments.pain_score", CompareOp::Gte, Value::Integer(8))];
+    let mut average = p.clone();
+    average.metrics = vec![Metric {
+        agg: MeasureAgg::Avg,
+        attribute: Some("assessments.pain_score".into()),
+        condition: None,
+        label: "Average pain".into(),
+    }];
+    let mut related = plan("assessments", Intent::GroupBy);
+    related.dimensions = vec![Dimension::Time {
+        attribute: "wounds.onset_date".into(),
+        grain: crate::semantic::Grain::Month,
+    }];
+    for q in [with_filter, average, related] {
+        let sql = render(&q, &model(), Dialect::Sqlite).unwrap().sql;
+        assert!(!sql.contains("per_day"), "{sql}");
+    }
+}
