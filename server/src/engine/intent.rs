@@ -82,6 +82,9 @@ pub struct Cues {
     pub more_about: bool,
     /// Number of words (not punctuation).
     pub words: usize,
+    /// "smoking and wounds", "diabetes and healing": two topics joined by "and" with no
+    /// word saying what is wanted of them (no verb, question word or linking word).
+    pub bare_pair: bool,
     /// "wounds whose highest pain score ever was below 3": an extreme over every visit
     /// compared with a number, a filter rather than a ranking.
     pub history_extreme: Option<HistoryExtreme>,
@@ -925,6 +928,62 @@ pub fn cues(tokens: &[Token], in_phrase: impl Fn(usize) -> bool) -> Cues {
     ) {
         c.follow_lead = true;
     }
+    let words: Vec<&str> = tokens
+        .iter()
+        .filter(|t| t.is_wordlike())
+        .map(|t| t.text.as_str())
+        .collect();
+    c.bare_pair = (3..=6).contains(&words.len())
+        && words.iter().filter(|w| **w == "and").count() == 1
+        && words.first() != Some(&"and")
+        && words.last() != Some(&"and")
+        && c.count.is_none()
+        && c.list.is_none()
+        && c.weak_list.is_none()
+        && c.agg.is_none()
+        && c.share.is_none()
+        && c.rank.is_none()
+        && c.trend.is_none()
+        && c.compare.is_none()
+        && c.negations.is_empty()
+        && c.pronouns.is_empty()
+        && !words.iter().any(|w| {
+            matches!(
+                *w,
+                "with"
+                    | "without"
+                    | "who"
+                    | "whom"
+                    | "whose"
+                    | "that"
+                    | "which"
+                    | "where"
+                    | "what"
+                    | "how"
+                    | "when"
+                    | "in"
+                    | "at"
+                    | "for"
+                    | "by"
+                    | "of"
+                    | "per"
+                    | "from"
+                    | "have"
+                    | "has"
+                    | "had"
+                    | "are"
+                    | "is"
+                    | "were"
+                    | "was"
+                    | "both"
+                    | "between"
+                    | "on"
+                    | "to"
+                    | "do"
+                    | "does"
+                    | "did"
+            )
+        });
     c
 }
 
@@ -954,6 +1013,10 @@ pub fn decide(c: &Cues, e: &Evidence) -> (Intent, f64) {
     let metric = e.measure.is_some() || c.agg.is_some() || c.share.is_some();
     if c.compare.is_some() && (e.two_values || e.dimensions || e.entity || metric) {
         return (Intent::Compare, 0.9);
+    }
+    // "smoking and wounds": two topics side by side, nothing said of how they relate
+    if c.bare_pair && !e.two_values && !e.dimensions && !e.grain && e.measure.is_none() {
+        return (Intent::List, 0.5);
     }
     if c.trend.is_some() || e.trend_term || (e.grain && !e.dimensions) {
         return (

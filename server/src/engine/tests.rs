@@ -5002,3 +5002,33 @@ fn records_ranked_within_each_group_are_refused_with_help_never_ranked_overall()
     let u = ask_with("the 3 oldest patients", |i| i.with_check(&check));
     assert!(!u.is_refused(), "{:?}", u.decision);
 }
+
+#[test]
+fn two_topics_side_by_side_ask_what_is_wanted_of_them() {
+    // nothing says how they relate: a list of one filtered by the other is a guess
+    for q in [
+        "smoking and wounds",
+        "diabetes and healing",
+        "wheelchair users and pressure injuries",
+    ] {
+        let u = ask(q);
+        assert!(
+            u.questions().any(|a| a.kind == AmbiguityKind::Intent),
+            "{q}: asked {:?}",
+            asked(&u)
+        );
+    }
+    // two values of one attribute are a list of both; a linking word says the relation
+    for q in [
+        "DFUs and VLUs",
+        "healed and amputated wounds",
+        "patients with diabetes and wounds",
+    ] {
+        let u = ask(q);
+        assert!(
+            !u.ambiguities.iter().any(|a| a.kind == AmbiguityKind::Intent),
+            "{q}: {:?}",
+            ids(&u)
+        );
+    }
+}

@@ -52,6 +52,11 @@ pub(super) fn intent(ctx: &Ctx<'_>, st: &mut State) {
     if st.r.entity_source == EntitySource::Term {
         ev.filters = true;
     }
+    // "DFUs and VLUs", "healed and amputated wounds": two values of one attribute are a
+    // list of both, not two topics side by side
+    if ctx.cues.bare_pair && same_attribute_around_and(ctx) {
+        ev.two_values = true;
+    }
     let (intent, conf) = cues::decide(ctx.cues, &ev);
     // "area at first assessment vs latest area": two columns of each record listed, what
     // ever the "vs" made of it
@@ -113,4 +118,36 @@ pub(super) fn intent(ctx: &Ctx<'_>, st: &mut State) {
             confidence: conf,
         });
     }
+}
+
+/// True when the words on both sides of the question's "and" are values of one attribute.
+fn same_attribute_around_and(ctx: &Ctx<'_>) -> bool {
+    let Some(k) = (0..ctx.tokens.len()).find(|&k| ctx.w(k) == "and") else {
+        return false;
+    };
+    let attributes = |m: &crate::engine::link::Mention| -> Vec<String> {
+        let mut v: Vec<String> = m
+            .entries
+            .iter()
+            .filter_map(|e| match &e.target {
+                crate::engine::vocab::Target::Value(a, _) => Some(a.clone()),
+                _ => None,
+            })
+            .collect();
+        v.extend(m.values.iter().map(|h| h.attribute.clone()));
+        v
+    };
+    let left = ctx
+        .mentions
+        .iter()
+        .find(|m| m.last == k)
+        .map(attributes)
+        .unwrap_or_default();
+    let right = ctx
+        .mentions
+        .iter()
+        .find(|m| m.first == k + 1)
+        .map(attributes)
+        .unwrap_or_default();
+    left.iter().any(|a| right.contains(a))
 }
