@@ -290,15 +290,15 @@ pub const TARGETS: Limits = Limits {
 /// `server/eval/README.md`). A change that makes any of them worse fails CI; raise them as
 /// the engine improves, until they reach [`TARGETS`].
 pub const BLIND_FLOORS: Limits = Limits {
-    // All ten blind batches together (1,110 items) when batch 10 was added, untouched;
-    // every batch's untouched and after-fix figures are in server/eval/README.md. Raise
-    // as the engine improves.
-    precision: 305.0 / 385.0 - 1e-9,
-    recall: 305.0 / 365.0 - 1e-9,
-    clarify_clear: 60.0 / 745.0 + 1e-9,
-    exec_clear: 627.0 / 726.0 - 1e-9,
+    // All ten blind batches together (1,110 items) after the batch-10 round; every
+    // batch's untouched and after-fix figures are in server/eval/README.md. Raise as the
+    // engine improves.
+    precision: 307.0 / 384.0 - 1e-9,
+    recall: 307.0 / 365.0 - 1e-9,
+    clarify_clear: 57.0 / 745.0 + 1e-9,
+    exec_clear: 641.0 / 726.0 - 1e-9,
     after_answer: 0.0,
-    silent: 17.0 / 473.0 + 1e-9,
+    silent: 15.0 / 473.0 + 1e-9,
 };
 
 /// Silent guesses in the tuned and holdout parts, as measured when the figure was added
