@@ -70,6 +70,20 @@ impl Mention {
     }
 
     /// The entities among the meanings.
+    /// The attributes whose values the phrase names (model values and database values).
+    pub fn value_attributes(&self) -> Vec<String> {
+        let mut v: Vec<String> = self
+            .entries
+            .iter()
+            .filter_map(|e| match &e.target {
+                Target::Value(a, _) => Some(a.clone()),
+                _ => None,
+            })
+            .collect();
+        v.extend(self.values.iter().map(|h| h.attribute.clone()));
+        v
+    }
+
     pub fn entity(&self) -> Option<usize> {
         self.targets(|t| if let Target::Entity(x) = *t { Some(x) } else { None })
             .next()

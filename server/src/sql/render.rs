@@ -699,14 +699,7 @@ impl<'p, 'm> Builder<'p, 'm> {
                     reason: "the groups' condition needs a number".into(),
                 });
             }
-            let mut c = e.clone();
-            c.push(crate::sql::predicate::op_sql(h.op));
-            if h.value.fract() == 0.0 && h.value.abs() < 1e15 {
-                c.push_param(BoundValue::Int(h.value as i64));
-            } else {
-                c.push_param(BoundValue::Real(h.value));
-            }
-            having = Some(c);
+            having = Some(having_sql(e, &h));
         }
         for (sql, alias, column) in metrics {
             let expr = match sql {
@@ -980,14 +973,7 @@ impl<'p, 'm> Builder<'p, 'm> {
                         reason: "the groups' condition needs a number".into(),
                     });
                 }
-                let mut c = total.clone();
-                c.push(crate::sql::predicate::op_sql(h.op));
-                if h.value.fract() == 0.0 && h.value.abs() < 1e15 {
-                    c.push_param(BoundValue::Int(h.value as i64));
-                } else {
-                    c.push_param(BoundValue::Real(h.value));
-                }
-                Some(c)
+                Some(having_sql(&total, &h))
             }
             None => None,
         };
@@ -1360,3 +1346,15 @@ impl<'p, 'm> Builder<'p, 'm> {
 
 #[cfg(test)]
 mod tests;
+
+/// `<aggregate> op <number>`: a HAVING condition (a whole number bound as an integer).
+fn having_sql(aggregate: &Sql, h: &crate::engine::plan::Having) -> Sql {
+    let mut c = aggregate.clone();
+    c.push(crate::sql::predicate::op_sql(h.op));
+    if h.value.fract() == 0.0 && h.value.abs() < 1e15 {
+        c.push_param(BoundValue::Int(h.value as i64));
+    } else {
+        c.push_param(BoundValue::Real(h.value));
+    }
+    c
+}

@@ -125,29 +125,17 @@ fn same_attribute_around_and(ctx: &Ctx<'_>) -> bool {
     let Some(k) = (0..ctx.tokens.len()).find(|&k| ctx.w(k) == "and") else {
         return false;
     };
-    let attributes = |m: &crate::engine::link::Mention| -> Vec<String> {
-        let mut v: Vec<String> = m
-            .entries
-            .iter()
-            .filter_map(|e| match &e.target {
-                crate::engine::vocab::Target::Value(a, _) => Some(a.clone()),
-                _ => None,
-            })
-            .collect();
-        v.extend(m.values.iter().map(|h| h.attribute.clone()));
-        v
-    };
     let left = ctx
         .mentions
         .iter()
         .find(|m| m.last == k)
-        .map(attributes)
+        .map(|m| m.value_attributes())
         .unwrap_or_default();
     let right = ctx
         .mentions
         .iter()
         .find(|m| m.first == k + 1)
-        .map(attributes)
+        .map(|m| m.value_attributes())
         .unwrap_or_default();
     left.iter().any(|a| right.contains(a))
 }

@@ -243,18 +243,7 @@ fn negates_what_follows(ctx: &Ctx<'_>, k: usize) -> bool {
 /// "not on the sacrum or heel", "no DFUs nor VLUs": a value listed after a negated value
 /// of the same attribute, joined by "or" / "nor" / a comma, is negated too.
 pub(super) fn negated_in_list(ctx: &Ctx<'_>, m: &Mention) -> bool {
-    let attrs = |x: &Mention| -> Vec<String> {
-        let mut v: Vec<String> = x
-            .entries
-            .iter()
-            .filter_map(|e| match &e.target {
-                crate::engine::vocab::Target::Value(a, _) => Some(a.clone()),
-                _ => None,
-            })
-            .collect();
-        v.extend(x.values.iter().map(|h| h.attribute.clone()));
-        v
-    };
+    let attrs = |x: &Mention| x.value_attributes();
     let mine = attrs(m);
     if mine.is_empty() {
         return false;
