@@ -2787,7 +2787,7 @@ pub(crate) fn intent_question(ctx: &Ctx<'_>, r: &Reading, low: f64, d: &mut Dete
         .entity
         .as_deref()
         .filter(|_| matches!(r.entity_source, EntitySource::Named | EntitySource::Measure));
-    let options = example_options(ctx, entity, 5);
+    let options = bare_pair_options(ctx, r).unwrap_or_else(|| example_options(ctx, entity, 5));
     let a = new_ambiguity(
         "intent".into(),
         AmbiguityKind::Intent,
@@ -2800,6 +2800,71 @@ pub(crate) fn intent_question(ctx: &Ctx<'_>, r: &Reading, low: f64, d: &mut Dete
         "The question does not say what to count, list or compare.".into(),
     );
     d.push_question(a, Slot::Plan);
+}
+
+/// "smoking and wounds": the readings of two topics side by side — the records that match
+/// the other topic (the draft, preselected), how many there are, and the records counted
+/// by the other topic's attribute.
+fn bare_pair_options(ctx: &Ctx<'_>, r: &Reading) -> Option<Vec<AmbiguityOption>> {
+    if !ctx.cues.bare_pair {
+        return None;
+    }
+    let model = ctx.model;
+    let e = r.entity.as_deref().filter(|e| model.entity(e).is_some())?;
+    let entity_span = r.entity_span?;
+    let and = ctx.tokens.iter().position(|t| t.text == "and")?;
+    let and_start = ctx.tokens[and].span.start;
+    // the words of the side that is not the records' word
+    let other: Vec<&str> = if entity_span.start > and_start {
+        ctx.tokens[..and].iter()
+    } else {
+        ctx.tokens[and + 1..].iter()
+    }
+    .filter(|t| t.is_wordlike())
+    .map(|t| t.text.as_str())
+    .collect();
+    let attribute = r
+        .filters
+        .iter()
+        .find_map(|f| f.constraint.attributes().first().map(|a| (*a).to_owned()))?;
+    if other.is_empty() {
+        return None;
+    }
+    let other = other.join(" ");
+    let plural = model
+        .entity(e)
+        .map_or_else(|| e.to_owned(), |x| plan_ops::plural(&x.label));
+    let mut by = QueryPlan::new(e, ctx.today);
+    by.intent = Intent::GroupBy;
+    by.metrics = vec![plan_ops::count_metric(model, e)];
+    by.dimensions = vec![Dimension::Attribute {
+        attribute: attribute.clone(),
+    }];
+    Some(vec![
+        option(
+            "matching",
+            &format!("List the {plural} that match \u{201c}{other}\u{201d}"),
+            "",
+            true,
+            patch_effect(PlanPatch::NoChange),
+        ),
+        option(
+            "count_matching",
+            &format!("Count the {plural} that match \u{201c}{other}\u{201d}"),
+            "",
+            false,
+            patch_effect(PlanPatch::SetIntent {
+                intent: Intent::Count,
+            }),
+        ),
+        option(
+            "count_by",
+            &format!("Count {plural} by {}", short_label(&attribute)),
+            "",
+            false,
+            patch_effect(PlanPatch::ReplacePlan { plan: Box::new(by) }),
+        ),
+    ])
 }
 
 /// Why a question is outside what the engine answers, if it is.

@@ -5018,6 +5018,26 @@ fn two_topics_side_by_side_ask_what_is_wanted_of_them() {
             asked(&u)
         );
     }
+    // its options are built from the two topics, the draft preselected
+    let u = ask("smoking and wounds");
+    let a = u
+        .questions()
+        .find(|a| a.kind == AmbiguityKind::Intent)
+        .expect("asked");
+    let default = a.options.iter().find(|o| o.default).expect("a default");
+    assert!(default.label.contains("smoking"), "{:?}", a.options);
+    assert!(
+        eq_filter(plan(&u), "patients.smoker", Value::Bool(true)),
+        "{}",
+        u.restatement
+    );
+    for o in &a.options {
+        if let Some(PlanPatch::ReplacePlan { plan: p }) = &o.effect.patch {
+            for d in [crate::sql::Dialect::Sqlite, crate::sql::Dialect::Postgres] {
+                assert!(crate::sql::render(p, model(), d).is_ok(), "{}: {d:?}", o.label);
+            }
+        }
+    }
     // two values of one attribute are a list of both; a linking word says the relation
     for q in [
         "DFUs and VLUs",
