@@ -44,18 +44,37 @@ pub fn chart_for(t: &ResultTable) -> Option<ChartSpec> {
         || ["month", "week", "year", "day", "quarter"]
             .iter()
             .any(|k| lc.name.contains(k));
+    // a second text column groups the bars too ("etiology" within "care setting"): each
+    // bar says both, or the same label would stand for different groups
+    let second = (!line)
+        .then(|| (label + 1..t.columns.len()).find(|&i| i != value && t.columns[i].kind == "text"))
+        .flatten();
+    let text = |r: &Vec<serde_json::Value>, i: usize| -> Option<String> {
+        Some(match r.get(i)? {
+            serde_json::Value::Null => "(none)".to_string(),
+            serde_json::Value::String(s) => s.clone(),
+            other => other.to_string(),
+        })
+    };
     let points: Vec<(String, f64)> = t
         .rows
         .iter()
         .filter_map(|r| {
-            let l = match r.get(label)? {
-                serde_json::Value::Null => "(none)".to_string(),
-                serde_json::Value::String(s) => s.clone(),
-                other => other.to_string(),
+            let l = match second {
+                Some(s) => format!("{} · {}", text(r, s)?, text(r, label)?),
+                None => text(r, label)?,
             };
             Some((l, r.get(value)?.as_f64()?))
         })
         .collect();
+    let label_title = match second {
+        Some(s) => format!(
+            "{} and {}",
+            super::results::label(&t.columns[s]).to_lowercase(),
+            super::results::label(lc).to_lowercase()
+        ),
+        None => super::results::label(lc),
+    };
     let fits = if line {
         points.len() >= 2
     } else {
@@ -63,7 +82,7 @@ pub fn chart_for(t: &ResultTable) -> Option<ChartSpec> {
     };
     fits.then(|| ChartSpec {
         line,
-        label_title: super::results::label(lc),
+        label_title,
         value_title: super::results::label(vc),
         unit: vc.unit.clone().filter(|u| !u.is_empty()),
         points,
@@ -258,6 +277,29 @@ mod tests {
         assert_eq!(bars.points, vec![("A".into(), 3.0), ("B".into(), 5.0)]);
         t.columns[0] = col("month", "text");
         assert!(chart_for(&t).unwrap().line);
+    }
+
+    #[test]
+    fn bars_grouped_by_two_columns_say_both() {
+        let t = ResultTable {
+            columns: vec![
+                col("etiology", "text"),
+                col("care setting", "text"),
+                col("count", "integer"),
+            ],
+            rows: vec![
+                vec![json!("VLU"), json!("Community"), json!(3)],
+                vec![json!("VLU"), json!("Hospital"), json!(5)],
+            ],
+            row_count: 2,
+            truncated: false,
+        };
+        let bars = chart_for(&t).unwrap();
+        assert_eq!(
+            bars.points,
+            vec![("Community · VLU".into(), 3.0), ("Hospital · VLU".into(), 5.0)]
+        );
+        assert_eq!(bars.label_title, "care setting and etiology");
     }
 
     #[test]
