@@ -94,6 +94,28 @@ fn w(tokens: &[Token], k: usize) -> &str {
     tokens.get(k).map_or("", |t| t.text.as_str())
 }
 
+/// The count word of "<sorted|ordered|ranked …> by [the] <number|no|count …> of …" when
+/// the verb of ordering is at `verb`: a sort key said as a count.
+fn sort_count_at(tokens: &[Token], verb: usize) -> Option<usize> {
+    if !matches!(
+        w(tokens, verb),
+        "sorted" | "sort" | "ordered" | "order" | "ranked" | "rank" | "arranged" | "listed"
+    ) || w(tokens, verb + 1) != "by"
+    {
+        return None;
+    }
+    let j = if w(tokens, verb + 2) == "the" {
+        verb + 3
+    } else {
+        verb + 2
+    };
+    matches!(
+        w(tokens, j),
+        "number" | "numbers" | "no" | "nr" | "num" | "count" | "#"
+    )
+    .then_some(j)
+}
+
 fn count_at(tokens: &[Token], k: usize) -> Option<u32> {
     let t = tokens.get(k)?;
     if !matches!(t.kind, TokenKind::Number | TokenKind::NumberWord) || t.text.ends_with(char::is_alphabetic) {
@@ -540,18 +562,7 @@ pub fn cues(tokens: &[Token], in_phrase: impl Fn(usize) -> bool) -> Cues {
         let free = !in_phrase(k) && !instruction.is_some_and(|(a, b, _)| a <= k && k < b);
         // "sorted by number of assessments", "ranked by no. of wounds": the sort key, not
         // a count of the records
-        let sort_key = {
-            let b = if w(tokens, k.wrapping_sub(1)) == "the" {
-                k.wrapping_sub(2)
-            } else {
-                k.wrapping_sub(1)
-            };
-            w(tokens, b) == "by"
-                && matches!(
-                    w(tokens, b.wrapping_sub(1)),
-                    "sorted" | "sort" | "ordered" | "order" | "ranked" | "rank" | "arranged" | "listed"
-                )
-        };
+        let sort_key = (k.saturating_sub(3)..k).any(|v| sort_count_at(tokens, v) == Some(k));
         match word {
             "number" | "numbers" | "no" | "nr" | "num" | "count" if sort_key => {}
             "how" if matches!(next, "many" | "much") => {
@@ -665,10 +676,7 @@ pub fn cues(tokens: &[Token], in_phrase: impl Fn(usize) -> bool) -> Cues {
             // "clinicians sorted by number of assessments": a ranking of every row by a
             // count, like "ranked by" (most first unless the question says otherwise)
             let sorted_by_count =
-                matches!(word, "sorted" | "ordered" | "arranged" | "sort" | "order") && next == "by" && {
-                    let j = if w(tokens, k + 2) == "the" { k + 3 } else { k + 2 };
-                    matches!(w(tokens, j), "number" | "no" | "nr" | "num" | "count" | "#")
-                };
+                !matches!(word, "ranked" | "rank" | "listed") && sort_count_at(tokens, k).is_some();
             if (matches!(word, "rank" | "ranking" | "ranked") || sorted_by_count) && c.rank.is_none() {
                 c.rank = Some(RankCue {
                     first: k,
@@ -853,9 +861,7 @@ pub fn cues(tokens: &[Token], in_phrase: impl Fn(usize) -> bool) -> Cues {
             // "in their 80s", "in their seventies": an age, not pointing back
             "their"
                 if w(tokens, k.wrapping_sub(1)) == "in"
-                    && (next.ends_with("ties")
-                        || next.ends_with('s') && next.starts_with(|c: char| c.is_ascii_digit())
-                        || next.chars().all(|c| c.is_ascii_digit()) && w(tokens, k + 2) == "s") =>
+                    && super::tokenize::age_decade_at(tokens, k + 1).is_some() =>
             {
                 false
             }

@@ -519,29 +519,7 @@ fn range_at(tokens: &[Token], i: usize) -> Option<Range> {
     let w = |k: usize| tokens.get(k).map_or("", |t| t.text.as_str());
     // "in their 70s", "in his eighties"
     if w(i) == "in" && matches!(w(i + 1), "their" | "his" | "her") {
-        let decade = |t: &str| -> Option<f64> {
-            let d = t.strip_suffix("s")?;
-            let n: f64 = d.parse().ok().or_else(|| {
-                Some(match d.strip_suffix("tie").or(d.strip_suffix("ty"))? {
-                    "twen" => 20.0,
-                    "thir" => 30.0,
-                    "for" => 40.0,
-                    "fif" => 50.0,
-                    "six" => 60.0,
-                    "seven" => 70.0,
-                    "eigh" => 80.0,
-                    "nine" => 90.0,
-                    _ => return None,
-                })
-            })?;
-            ((10.0..110.0).contains(&n) && n % 10.0 == 0.0).then_some(n)
-        };
-        let (n, after) = match (decade(w(i + 2)), number(tokens, i + 2)) {
-            (Some(n), _) => (n, i + 3),
-            // "70s" split as "70" "s"
-            (None, Some(n)) if w(i + 3) == "s" && n % 10.0 == 0.0 && (10.0..110.0).contains(&n) => (n, i + 4),
-            _ => return None,
-        };
+        let (n, after) = super::tokenize::age_decade_at(tokens, i + 2)?;
         return Some(Range {
             low: n,
             high: n + 9.0,

@@ -487,6 +487,18 @@ fn date_at(tokens: &[Token], i: usize, today: NaiveDate) -> Option<DatePhrase> {
     None
 }
 
+/// One past the words after "<N> <unit>" that count it back from today ("ago", "back",
+/// "before today", "prior to today"), if they are there at `after`.
+fn ago_end(tokens: &[Token], after: usize) -> Option<usize> {
+    let w = |k: usize| tokens.get(k).map_or("", |t| t.text.as_str());
+    match (w(after), w(after + 1)) {
+        ("ago" | "back", _) => Some(after + 1),
+        ("before" | "prior", "today" | "now") => Some(after + 2),
+        ("prior", "to") if w(after + 2) == "today" => Some(after + 3),
+        _ => None,
+    }
+}
+
 /// A range's first date said without a year ("between 3 feb and 1 may 2026", "march to
 /// may 2026") in the second date's year (the year before when it comes later in the
 /// year: "1 dec to 15 jan 2026"); `None` when it needs no change.
@@ -584,17 +596,15 @@ fn parse_at(tokens: &[Token], i: usize, today: NaiveDate) -> Option<TimeExpr> {
             && let Some(u) = unit(w(n_at + 1))
         {
             let after = n_at + 2;
-            let last = match (w(after), w(after + 1)) {
-                ("ago" | "earlier" | "back", _) => Some(after + 1),
-                ("before" | "prior", "today" | "now") => Some(after + 2),
-                ("prior", "to") if w(after + 2) == "today" => Some(after + 3),
+            let last = ago_end(tokens, after).or_else(|| match (w(after), w(after + 1)) {
+                ("earlier", _) => Some(after + 1),
                 // "more than 10 days since their last assessment": the date said after
                 // "since" is the one more than that far back
                 ("since", next) if date_at(tokens, after + 1, today).is_none() && next != "then" => {
                     Some(after + 1)
                 }
                 _ => None,
-            };
+            });
             if let Some(last) = last {
                 let cut = sub_units(today, u, n);
                 let end = if inclusive { next_day(cut) } else { cut };
@@ -618,27 +628,19 @@ fn parse_at(tokens: &[Token], i: usize, today: NaiveDate) -> Option<TimeExpr> {
         };
         if let Some(n) = n
             && let Some(u) = unit(w(k + 1))
+            && let Some(last) = ago_end(tokens, k + 2)
         {
-            let after = k + 2;
-            let last = match (w(after), w(after + 1)) {
-                ("ago" | "back", _) => Some(after + 1),
-                ("before" | "prior", "today" | "now") => Some(after + 2),
-                ("prior", "to") if w(after + 2) == "today" => Some(after + 3),
-                _ => None,
+            let (start, end) = period_of(sub_units(today, u, n), u);
+            let ago = if n == 1 {
+                format!("1 {}", unit_name(u, 1))
+            } else {
+                unit_name(u, n)
             };
-            if let Some(last) = last {
-                let (start, end) = period_of(sub_units(today, u, n), u);
-                let ago = if n == 1 {
-                    format!("1 {}", unit_name(u, 1))
-                } else {
-                    unit_name(u, n)
-                };
-                let label = match u {
-                    Unit::Day => format!("on {} ({ago} ago)", start.format("%-d %B %Y")),
-                    _ => format!("in the {} {ago} ago", unit_name(u, 1)),
-                };
-                return expr(last, start, end, label);
-            }
+            let label = match u {
+                Unit::Day => format!("on {} ({ago} ago)", start.format("%-d %B %Y")),
+                _ => format!("in the {} {ago} ago", unit_name(u, 1)),
+            };
+            return expr(last, start, end, label);
         }
     }
     // [in|over|during|within|for] [the] last|past|previous [N] unit

@@ -208,15 +208,47 @@ pub fn tokenize(question: &str) -> Vec<Token> {
     out
 }
 
+/// A decade of age said at `i` — "70s", "70" "s", "seventies" — as (its first year, one
+/// past its tokens): the words after "in their" ("in their 80s").
+pub(crate) fn age_decade_at(tokens: &[Token], i: usize) -> Option<(f64, usize)> {
+    let w = |k: usize| tokens.get(k).map_or("", |t| t.text.as_str());
+    let decade = |n: f64| ((10.0..110.0).contains(&n) && n % 10.0 == 0.0).then_some(n);
+    if let Some(d) = w(i).strip_suffix('s') {
+        let n = d.parse().ok().or_else(|| {
+            Some(match d.strip_suffix("tie").or(d.strip_suffix("ty"))? {
+                "twen" => 20.0,
+                "thir" => 30.0,
+                "for" => 40.0,
+                "fif" => 50.0,
+                "six" => 60.0,
+                "seven" => 70.0,
+                "eigh" => 80.0,
+                "nine" => 90.0,
+                _ => return None,
+            })
+        });
+        if let Some(n) = n.and_then(decade) {
+            return Some((n, i + 1));
+        }
+    }
+    // "70s" split as "70" "s"
+    let n = tokens
+        .get(i)
+        .filter(|t| t.kind == TokenKind::Number)
+        .and_then(|t| t.num)?;
+    (w(i + 1) == "s").then_some(())?;
+    decade(n).map(|n| (n, i + 2))
+}
+
 /// "the etiology with the most open wounds", "show me the clinic with the 2nd highest
 /// number of patients": a question opening on "the <words> with the <superlative>" asks
 /// which one, like "which etiology has the most open wounds" (the tokens keep their
 /// spans; only their words change).
 fn which_for_the(tokens: &mut [Token]) {
-    let w = |tokens: &[Token], k: usize| tokens.get(k).map_or(String::new(), |t| t.text.clone());
+    let w = |k: usize| tokens.get(k).map_or("", |t| t.text.as_str());
     let mut k = 0;
     while matches!(
-        w(tokens, k).as_str(),
+        w(k),
         "show"
             | "me"
             | "give"
@@ -233,7 +265,7 @@ fn which_for_the(tokens: &mut [Token]) {
     ) {
         k += 1;
     }
-    if w(tokens, k) != "the" {
+    if w(k) != "the" {
         return;
     }
     let superlative = |t: &str| {
@@ -257,26 +289,29 @@ fn which_for_the(tokens: &mut [Token]) {
                 | "busiest"
         )
     };
+    let mut with_at = None;
     for j in k + 2..(k + 5).min(tokens.len()) {
-        let t = w(tokens, j);
-        if matches!(t.as_str(), "with" | "having") && w(tokens, j + 1) == "the" {
+        if matches!(w(j), "with" | "having") && w(j + 1) == "the" {
             let mut s = j + 2;
             if tokens
                 .get(s)
                 .is_some_and(|t| t.num.is_some() && t.text.len() > 1 && !t.text.ends_with('s'))
-                || matches!(w(tokens, s).as_str(), "second" | "third" | "fourth" | "fifth")
+                || matches!(w(s), "second" | "third" | "fourth" | "fifth")
             {
                 s += 1;
             }
-            if superlative(&w(tokens, s)) {
-                tokens[k].text = "which".to_owned();
-                tokens[j].text = "has".to_owned();
+            if superlative(w(s)) {
+                with_at = Some(j);
             }
-            return;
+            break;
         }
         if !tokens[j].is_wordlike() {
-            return;
+            break;
         }
+    }
+    if let Some(j) = with_at {
+        tokens[k].text = "which".to_owned();
+        tokens[j].text = "has".to_owned();
     }
 }
 

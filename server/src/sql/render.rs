@@ -694,12 +694,7 @@ impl<'p, 'm> Builder<'p, 'm> {
                     reason: "groups can be kept by a count, sum, average, minimum or maximum only".into(),
                 });
             };
-            if !h.value.is_finite() {
-                return Err(RenderError::InvalidPlan {
-                    reason: "the groups' condition needs a number".into(),
-                });
-            }
-            having = Some(having_sql(e, &h));
+            having = Some(having_sql(e, &h)?);
         }
         for (sql, alias, column) in metrics {
             let expr = match sql {
@@ -723,11 +718,7 @@ impl<'p, 'm> Builder<'p, 'm> {
         let group_by: Vec<Sql> = dims.iter().map(|(s, _, _)| s.expr.clone()).collect();
         let mut order = Vec::new();
         let mut used_dims = Vec::new();
-        let mut plan_order: Vec<(OrderKey, SortOrder)> =
-            self.plan.order.iter().map(|o| (o.key.clone(), o.order)).collect();
-        if plan_order.is_empty() && self.plan.intent == Intent::Rank && !self.plan.metrics.is_empty() {
-            plan_order.push((OrderKey::Metric { index: 0 }, SortOrder::Desc));
-        }
+        let plan_order = self.effective_order();
         for (key, dir) in plan_order {
             match key {
                 OrderKey::Metric { index } => {
@@ -761,6 +752,17 @@ impl<'p, 'm> Builder<'p, 'm> {
             return self.per_group(n, ctes, selected, &dims, conds, group_by, having);
         }
         Ok(self.assemble(ctes, selected, conds, group_by, having, order))
+    }
+
+    /// The plan's sort keys; a ranking without any sorts by its first metric, largest
+    /// first.
+    fn effective_order(&self) -> Vec<(OrderKey, SortOrder)> {
+        let mut order: Vec<(OrderKey, SortOrder)> =
+            self.plan.order.iter().map(|o| (o.key.clone(), o.order)).collect();
+        if order.is_empty() && self.plan.intent == Intent::Rank && !self.plan.metrics.is_empty() {
+            order.push((OrderKey::Metric { index: 0 }, SortOrder::Desc));
+        }
+        order
     }
 
     /// A ranking kept within each group (`limit_per_group`): the grouped rows numbered
@@ -967,24 +969,13 @@ impl<'p, 'm> Builder<'p, 'm> {
             });
         }
         let having = match self.plan.having {
-            Some(h) => {
-                if !h.value.is_finite() {
-                    return Err(RenderError::InvalidPlan {
-                        reason: "the groups' condition needs a number".into(),
-                    });
-                }
-                Some(having_sql(&total, &h))
-            }
+            Some(h) => Some(having_sql(&total, &h)?),
             None => None,
         };
         // the same order as the general shape: the plan's keys, then the period ascending
         let mut order = Vec::new();
         let mut period_sorted = false;
-        let mut plan_order: Vec<(OrderKey, SortOrder)> =
-            self.plan.order.iter().map(|o| (o.key.clone(), o.order)).collect();
-        if plan_order.is_empty() && self.plan.intent == Intent::Rank && !self.plan.metrics.is_empty() {
-            plan_order.push((OrderKey::Metric { index: 0 }, SortOrder::Desc));
-        }
+        let plan_order = self.effective_order();
         for (key, dir) in plan_order {
             match key {
                 OrderKey::Metric { index } => {
@@ -1348,7 +1339,12 @@ impl<'p, 'm> Builder<'p, 'm> {
 mod tests;
 
 /// `<aggregate> op <number>`: a HAVING condition (a whole number bound as an integer).
-fn having_sql(aggregate: &Sql, h: &crate::engine::plan::Having) -> Sql {
+fn having_sql(aggregate: &Sql, h: &crate::engine::plan::Having) -> Result<Sql, RenderError> {
+    if !h.value.is_finite() {
+        return Err(RenderError::InvalidPlan {
+            reason: "the groups' condition needs a number".into(),
+        });
+    }
     let mut c = aggregate.clone();
     c.push(crate::sql::predicate::op_sql(h.op));
     if h.value.fract() == 0.0 && h.value.abs() < 1e15 {
@@ -1356,5 +1352,5 @@ fn having_sql(aggregate: &Sql, h: &crate::engine::plan::Having) -> Sql {
     } else {
         c.push_param(BoundValue::Real(h.value));
     }
-    c
+    Ok(c)
 }

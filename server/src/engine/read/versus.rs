@@ -170,8 +170,8 @@ pub(super) fn two_measurements(ctx: &Ctx<'_>, st: &mut State) {
     let model = ctx.model;
     let n = ctx.tokens.len();
     for k in 0..n {
-        let loose = loose_operator(ctx.w(k));
-        let Some((op, mut after)) = operator_at(ctx, k).or(loose.map(|op| (op, k + 1))) else {
+        let strict = operator_at(ctx, k);
+        let Some((op, mut after)) = strict.or(loose_operator(ctx.w(k)).map(|op| (op, k + 1))) else {
             continue;
         };
         // "larger now than at the first visit": "now" is the left side's visit
@@ -260,7 +260,8 @@ pub(super) fn two_measurements(ctx: &Ctx<'_>, st: &mut State) {
                 | "expanded"
                 | "contracted"
         );
-        if loose.is_some() && operator_at(ctx, k).is_none() && (left_base.is_none() || right_base.is_none()) {
+        // a loose operator compares two measurements only when both are named
+        if strict.is_none() && (left_base.is_none() || right_base.is_none()) {
             continue;
         }
         let base = match (&left_base, &right_base) {
