@@ -351,6 +351,19 @@ struct Selected {
     column: OutputColumn,
 }
 
+/// Writes `expr AS alias, …` and returns the output columns in that order.
+fn push_select_list(s: &mut Sql, selected: Vec<Selected>) -> Vec<OutputColumn> {
+    let mut columns = Vec::new();
+    for (i, sel) in selected.into_iter().enumerate() {
+        if i > 0 {
+            s.push(", ");
+        }
+        s.push_sql(sel.expr).push(" AS ").push_ident(&sel.alias);
+        columns.push(sel.column);
+    }
+    columns
+}
+
 /// A metric's SQL: a plain aggregate, or (SQLite) a median computed in a CTE.
 enum MetricSql {
     Aggregate(Sql),
@@ -1019,14 +1032,7 @@ impl<'p, 'm> Builder<'p, 'm> {
             .push(" AS (")
             .push_sql(inner)
             .push(")\nSELECT ");
-        let mut columns = Vec::new();
-        for (i, sel) in selected.into_iter().enumerate() {
-            if i > 0 {
-                s.push(", ");
-            }
-            s.push_sql(sel.expr).push(" AS ").push_ident(&sel.alias);
-            columns.push(sel.column);
-        }
+        let columns = push_select_list(&mut s, selected);
         s.push("\nFROM ")
             .push_ident(&cte)
             .push("\nGROUP BY ")
@@ -1313,14 +1319,7 @@ impl<'p, 'm> Builder<'p, 'm> {
             s.push("\n");
         }
         s.push("SELECT ");
-        let mut columns = Vec::new();
-        for (i, sel) in selected.into_iter().enumerate() {
-            if i > 0 {
-                s.push(", ");
-            }
-            s.push_sql(sel.expr).push(" AS ").push_ident(&sel.alias);
-            columns.push(sel.column);
-        }
+        let columns = push_select_list(&mut s, selected);
         s.push_sql(self.source_sql(conds));
         if !group_by.is_empty() {
             s.push("\nGROUP BY ").push_sql(Sql::join(group_by, ", "));
