@@ -174,6 +174,23 @@ async fn hand_picked_plans_match_values_computed_from_the_dataset() {
             "{dialect:?} count preview"
         );
 
+        // A difference between two values of one record: pain at the latest visit above
+        // pain at the first (wounds.pain_change > 0), wounds whose first pain was 0 included.
+        let p = count_of(
+            "wounds",
+            vec![cmp("wounds.pain_change", CompareOp::Gt, Value::Integer(0))],
+        );
+        let more_pain = t.wounds_where(|w| {
+            let v = t.visits(w.id);
+            matches!((v.first(), v.last()), (Some(f), Some(l)) if l.pain_score > f.pain_score)
+        });
+        assert!(more_pain > 0, "the dataset has wounds with more pain now");
+        assert_eq!(
+            counted(db, &p).await,
+            more_pain,
+            "{dialect:?} pain now above the first visit"
+        );
+
         // The extreme of a per-visit value over every visit, as filters on the visits:
         // highest pain < 4 (no visit at 4 or more, some visit measured); lowest pain >= 3
         // (no visit below 3); highest pain = 6 (a visit at 6, none above).

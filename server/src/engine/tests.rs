@@ -5052,3 +5052,172 @@ fn two_topics_side_by_side_ask_what_is_wanted_of_them() {
         );
     }
 }
+
+#[test]
+fn sorted_by_name_or_alphabetically_orders_by_the_records_label() {
+    for q in [
+        "show clinicians sorted by name",
+        "patients with diabetes ordered by their name",
+        "list smokers in alphabetical order",
+    ] {
+        let u = ask(q);
+        let p = plan(&u);
+        let key = p.order.first().map(|o| (&o.key, o.order));
+        let label = format!(
+            "{}.{}",
+            p.entity,
+            model()
+                .entity(&p.entity)
+                .unwrap()
+                .display_attribute
+                .as_deref()
+                .unwrap()
+        );
+        assert_eq!(
+            key,
+            Some((&OrderKey::Attribute { attribute: label }, SortOrder::Asc)),
+            "{q}: {:?}",
+            p.order
+        );
+        assert!(u.questions().next().is_none(), "{q}: {:?}", ids(&u));
+    }
+}
+
+#[test]
+fn a_pronoun_naming_a_record_of_the_same_question_is_not_a_reference_to_an_earlier_answer() {
+    for q in [
+        "for every clinic, the most frequent etiology among its wounds",
+        "how many assessments do our diabetics have between them",
+        "for each patient with a burn, the number of wounds they have",
+    ] {
+        let u = ask(q);
+        assert!(
+            !u.ambiguities
+                .iter()
+                .any(|a| a.kind == AmbiguityKind::UnresolvedReference),
+            "{q}: {:?}",
+            ids(&u)
+        );
+    }
+    // with nothing named before it, it still points back
+    let u = ask("what are their current pain scores");
+    assert!(
+        ids(&u).iter().any(|i| i.starts_with("reference:")),
+        "{:?}",
+        ids(&u)
+    );
+}
+
+#[test]
+fn the_last_n_records_are_the_newest_n() {
+    for (q, n) in [
+        ("the last 3 visits for wound 12", 3),
+        ("latest 4 assessments of wound 9", 4),
+    ] {
+        let u = ask(q);
+        let p = plan(&u);
+        assert_eq!(p.entity, "assessments", "{q}");
+        assert_eq!(p.limit, Some(n), "{q}");
+        assert_eq!(
+            p.order.first().map(|o| o.order),
+            Some(SortOrder::Desc),
+            "{q}: {:?}",
+            p.order
+        );
+        assert!(u.questions().next().is_none(), "{q}: {:?}", ids(&u));
+    }
+    // a span of time is not a number of records
+    let p = plan(&ask("assessments in the last 5 days")).clone();
+    assert_eq!(p.limit, None);
+}
+
+#[test]
+fn a_formula_said_after_computed_as_is_read_as_an_instruction_and_shown() {
+    let u = ask("mean healing days of venous ulcers, calculated as healed date minus onset date");
+    assert!(
+        !u.ambiguities.iter().any(|a| a.kind == AmbiguityKind::UnknownWord),
+        "{:?}",
+        ids(&u)
+    );
+    assert!(
+        u.assumptions.iter().any(|a| a.piece.contains("calculated as")),
+        "{:?}",
+        u.assumptions
+    );
+    // a word the model does not know inside it is still reported
+    let u = ask("mean healing days of venous ulcers, calculated as healed date minus frobnication");
+    assert!(
+        u.ambiguities.iter().any(|a| a.kind == AmbiguityKind::UnknownWord),
+        "{:?}",
+        ids(&u)
+    );
+}
+
+#[test]
+fn instead_of_in_a_follow_up_replaces_the_value_it_names() {
+    let u = after(
+        "list wounds of smokers",
+        "what about diabetics rather than smokers",
+    );
+    let p = plan(&u);
+    assert!(has_filter(p, "patients.diabetes"), "{:?}", p.filters);
+    assert!(!has_filter(p, "patients.smoker"), "{:?}", p.filters);
+    let u = after("open DFUs at lakeview", "and burns instead of DFUs");
+    let p = plan(&u);
+    assert!(eq_filter(p, "wounds.etiology", text("burn")), "{:?}", p.filters);
+    assert!(
+        !eq_filter(p, "wounds.etiology", text("diabetic_foot_ulcer")),
+        "{:?}",
+        p.filters
+    );
+}
+
+#[test]
+fn its_records_after_a_question_about_one_record_are_that_records() {
+    let u = after("what is the location of wound 55", "list its assessments");
+    let p = plan(&u);
+    assert_eq!(p.entity, "assessments");
+    assert!(has_filter(p, "wounds.id"), "{:?}", p.filters);
+}
+
+#[test]
+fn a_measurement_now_against_the_first_visit_compares_the_two_values() {
+    for (q, attr) in [
+        (
+            "open wounds where the current pain is greater than the initial pain",
+            "wounds.pain_change",
+        ),
+        (
+            "wounds whose current pain score exceeds the baseline pain score",
+            "wounds.pain_change",
+        ),
+        (
+            "list wounds with a latest depth above their initial depth",
+            "wounds.depth_change",
+        ),
+    ] {
+        let u = ask(q);
+        let p = plan(&u);
+        assert!(has_filter(p, attr), "{q}: {:?}", p.filters);
+        assert!(
+            !u.assumptions
+                .iter()
+                .any(|a| a.assumed.contains("nothing was compared")),
+            "{q}: {:?}",
+            u.assumptions
+        );
+    }
+}
+
+#[test]
+fn distinct_values_asked_for_are_one_row_per_value() {
+    let u = ask("what different tissue types were seen on burns this year");
+    let p = plan(&u);
+    assert_eq!(
+        p.dimensions,
+        vec![Dimension::Attribute {
+            attribute: "assessments.tissue_type".into()
+        }],
+        "{p:?}"
+    );
+}

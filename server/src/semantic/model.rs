@@ -273,6 +273,14 @@ pub enum Derived {
         /// Current attribute.
         to: String,
     },
+    /// `to - from` between two numeric attributes of the same entity ("pain now higher
+    /// than at the first visit": above 0). Type: that of the two attributes.
+    Difference {
+        /// Baseline attribute.
+        from: String,
+        /// Current attribute.
+        to: String,
+    },
 }
 
 /// A date operand of a derivation: a same-entity attribute or the current date.

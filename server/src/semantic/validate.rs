@@ -486,6 +486,23 @@ impl<'m> Validator<'m> {
                 }
                 Some(AttributeType::Real)
             }
+            Derived::Difference { from, to } => {
+                let mut ty = None;
+                for name in [from, to] {
+                    if let Some(x) = self.same_entity_attr(e, entry, name) {
+                        if !x.ty.is_numeric() {
+                            self.problem(entry, format!("\"{}.{name}\" is {}, not a number", e.name, x.ty));
+                        }
+                        ty = match (ty, x.ty) {
+                            (Some(AttributeType::Real), _) | (_, AttributeType::Real) => {
+                                Some(AttributeType::Real)
+                            }
+                            (_, t) => Some(t),
+                        };
+                    }
+                }
+                ty
+            }
         };
         if let Some(t) = expected
             && t != a.ty
@@ -526,7 +543,9 @@ impl<'m> Validator<'m> {
                     Some(Derived::Latest { attribute, by } | Derived::First { attribute, by }) => {
                         std::iter::once(attribute.clone()).chain(by.clone()).collect()
                     }
-                    Some(Derived::PercentChange { from, to }) => vec![local(from), local(to)],
+                    Some(Derived::PercentChange { from, to } | Derived::Difference { from, to }) => {
+                        vec![local(from), local(to)]
+                    }
                     Some(Derived::CountRelated { .. }) | None => Vec::new(),
                 };
                 deps.insert(local(&a.name), ds);

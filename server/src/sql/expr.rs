@@ -425,6 +425,14 @@ fn attr_expr_at(
             s.push(", 0))");
             Ok(s)
         }
+        Derived::Difference { from, to } => {
+            let from = attr_expr_at(ctx, alias, ctx.local_attribute(entity, from)?, depth + 1)?;
+            let to = attr_expr_at(ctx, alias, ctx.local_attribute(entity, to)?, depth + 1)?;
+            let mut s = Sql::text("(");
+            s.push_sql(to).push(" - ").push_sql(from);
+            s.push(")");
+            Ok(s)
+        }
     }
 }
 

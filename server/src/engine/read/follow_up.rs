@@ -56,9 +56,15 @@ pub(super) fn pronouns(ctx: &Ctx<'_>, st: &mut State) {
         if st.r.consumed.iter().any(|&(a, b)| a <= p && p < b) {
             continue;
         }
-        let before = ms
-            .iter()
-            .any(|m| m.last <= p && mention_entity(model, m).is_some())
+        // a record named earlier in the question: an entity word, a value or attribute of
+        // one ("our smokers … between them"), or a word naming an entity inside a
+        // column word ("for each clinic, … its open wounds")
+        let names_record = |m: &crate::engine::link::Mention| {
+            mention_entity(model, m).is_some()
+                || m.attributes().next().is_some()
+                || m.phrase.split(' ').any(|w| model.find_entity(w).is_some())
+        };
+        let before = ms.iter().any(|m| m.last <= p && names_record(m))
             || st.r.entity_source == EntitySource::Named
                 && st
                     .r
@@ -118,6 +124,44 @@ pub(super) fn follow_up(ctx: &Ctx<'_>, st: &mut State) {
         st.r.entity_source = EntitySource::Context;
         st.r.term_entities.clear();
     }
+    if st.r.follow_up {
+        replaced_values(ctx, st);
+    }
+}
+
+/// "what about smokers instead of diabetics", "VLUs rather than DFUs": in a follow-up, the
+/// values named after "instead of" / "rather than" are the previous question's, to be
+/// replaced — not a further condition.
+fn replaced_values(ctx: &Ctx<'_>, st: &mut State) {
+    let Some(k) = (0..ctx.tokens.len())
+        .find(|&k| matches!((ctx.w(k), ctx.w(k + 1)), ("instead", "of") | ("rather", "than")))
+    else {
+        return;
+    };
+    let after = |first: usize| first > k + 1;
+    let mut removed: Vec<String> = Vec::new();
+    for f in st.r.filters.iter().filter(|f| after(f.first)) {
+        removed.extend(f.constraint.attributes().into_iter().map(str::to_owned));
+    }
+    for v in st.r.values.iter().filter(|v| after(v.first)) {
+        removed.extend(v.hits.iter().map(|(a, _, _)| a.clone()));
+    }
+    if removed.is_empty() {
+        return;
+    }
+    st.r.filters.retain(|f| !after(f.first));
+    st.r.values.retain(|v| !after(v.first));
+    // the values named before it replace the previous ones of the same attribute anyway
+    removed.retain(|a| {
+        !st.r
+            .filters
+            .iter()
+            .any(|f| f.constraint.attributes().contains(&a.as_str()))
+    });
+    removed.sort();
+    removed.dedup();
+    st.r.remove.extend(removed);
+    st.r.consumed.push((k, k + 2));
 }
 
 /// "how many of those are in pts with diabetes", "only those in diabetic patients", "the
@@ -155,7 +199,7 @@ pub(crate) fn is_follow_up(ctx: &Ctx<'_>, r: &Reading) -> bool {
         !r.visit_hint_at.is_some_and(|(a, b)| (a..b).contains(&p))
             && matches!(
                 ctx.tokens.get(p).map(|t| t.text.as_str()),
-                Some("those" | "these" | "them" | "they" | "ones" | "it" | "their" | "that" | "this")
+                Some("those" | "these" | "them" | "they" | "ones" | "it" | "its" | "their" | "that" | "this")
             )
     });
     if points_back && (r.entity_source != EntitySource::Named || qualified_pronoun(ctx, r)) {

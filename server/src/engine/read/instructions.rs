@@ -79,6 +79,7 @@ pub(super) fn instructions(ctx: &Ctx<'_>, st: &mut State) {
         }
         (None, None) => {}
     }
+    by_label(ctx, st);
     row_limit(ctx, st);
     let n = ctx.tokens.len();
     for k in 0..n {
@@ -208,6 +209,30 @@ pub(super) fn instructions(ctx: &Ctx<'_>, st: &mut State) {
                 ),
             ));
         }
+        // "computed as healed date minus onset date", "calculated as smokers divided by all
+        // patients": how the figure is worked out, said in the question's own words
+        if matches!(w(k), "computed" | "calculated" | "worked" | "derived" | "defined")
+            && let Some(end) = formula_end(ctx, k)
+        {
+            let span = ctx.span_of(k, end);
+            st.r.consumed.push((k, end));
+            st.r.filters.retain(|f| f.first < k || f.first >= end);
+            st.r.terms.retain(|t| t.first < k || t.first >= end);
+            st.r.values.retain(|v| v.first < k || v.first >= end);
+            for (mi, m) in ctx.mentions.iter().enumerate() {
+                if m.first > k && m.last <= end {
+                    st.used[mi] = true;
+                }
+            }
+            st.r.notes.push((
+                span,
+                format!(
+                    "\"{}\": the figure is worked out by the model's own definition of what \
+                     is measured (the restatement says which)",
+                    ctx.text(span)
+                ),
+            ));
+        }
         // "include healed and amputated ones", "including closed wounds", "even the healed
         // ones": those values are not a filter, they widen the rows
         if matches!(w(k), "include" | "including" | "incl" | "inc" | "even") {
@@ -308,11 +333,45 @@ fn row_limit(ctx: &Ctx<'_>, st: &mut State) {
             "only" | "just" | "show" | "list" | "display" | "first" => {
                 count(k + 1).filter(|_| records_at(k + 2)).map(|n| (n, k + 2))
             }
+            // "the last 5 assessments of wound 77", "the most recent 3 visits": the newest
+            // records, in time order (a span of time, "last 5 days", names no records)
+            "last" | "latest" | "recent" | "earliest" => count(k + 1)
+                .filter(|_| records_at(k + 2) && ctx.mention_covering(k + 2).is_some())
+                .map(|n| (n, k + 2)),
+            // "the 3 most recent assessments", "the 5 latest visits"
+            _ if count(k).is_some() => {
+                let words = match (w(k + 1), w(k + 2)) {
+                    ("most", "recent") => 2,
+                    ("latest" | "last" | "newest" | "earliest", _) => 1,
+                    _ => 0,
+                };
+                count(k)
+                    .filter(|_| {
+                        words > 0
+                            && records_at(k + 1 + words)
+                            && ctx.mention_covering(k + 1 + words).is_some()
+                    })
+                    .map(|n| (n, k + 1 + words))
+            }
             _ => None,
         };
         if let Some((n, end)) = found {
             st.r.row_limit = Some(n);
             st.r.consumed.push((k, end));
+            let order = match (w(k), w(end - 1)) {
+                ("earliest", _) | (_, "earliest") => Some(SortOrder::Asc),
+                ("last" | "latest" | "recent", _) => Some(SortOrder::Desc),
+                (_, "last" | "latest" | "recent" | "newest") if ctx.tokens[k].num.is_some() => {
+                    Some(SortOrder::Desc)
+                }
+                _ => None,
+            };
+            if let Some(order) = order
+                && st.r.sort_by.is_none()
+                && st.r.sort.is_none()
+            {
+                st.r.sort_by = Some((None, order));
+            }
             return;
         }
     }
@@ -332,4 +391,137 @@ fn widens(c: &Constraint) -> bool {
 /// A number of decimal places the renderer rounds to (a whole number from 0 to 6).
 fn decimal_places(n: f64) -> Option<u8> {
     ((0.0..=6.0).contains(&n) && n.fract() == 0.0).then_some(n as u8)
+}
+
+/// "sorted by name", "ordered by their names", "alphabetically", "in alphabetical order":
+/// the listed records in the order of their label (a patient's or clinician's
+/// name, a clinic's name) — the label the entity shows, not a column named "name" of
+/// some other record. Only where no other step ordered the rows.
+fn by_label(ctx: &Ctx<'_>, st: &mut State) {
+    if st.r.sort_by.is_some() || st.r.sort.is_some() || !st.r.dims.is_empty() {
+        return;
+    }
+    // a mention of more than the word itself ("clinic name") names another column
+    let covered = |k: usize| {
+        ctx.mentions
+            .iter()
+            .any(|m| m.first <= k && k < m.last && (m.first, m.last) != (k, k + 1))
+    };
+    let named = |k: usize| matches!(ctx.w(k), "name" | "names" | "surname" | "surnames");
+    // "sorted by name", "ordered by their name", "sorted by patient name" (no mention)
+    let by_name = ctx.cues.sort_at.iter().find_map(|&s| {
+        let mut k = s;
+        while matches!(ctx.w(k), "their" | "its" | "the" | "full") {
+            k += 1;
+        }
+        (named(k) && !covered(k)).then(|| (s.saturating_sub(2), k + 1, SortOrder::Asc))
+    });
+    let alphabetical = || {
+        (0..ctx.tokens.len()).find_map(|k| match ctx.w(k) {
+            "alphabetically" => Some((k, k + 1, SortOrder::Asc)),
+            "alphabetical" if ctx.w(k + 1) == "order" => {
+                let first = if ctx.w(k.wrapping_sub(1)) == "in" {
+                    k - 1
+                } else {
+                    k
+                };
+                Some((first, k + 2, SortOrder::Asc))
+            }
+            _ => None,
+        })
+    };
+    let Some((a, b, order)) = by_name.or_else(alphabetical) else {
+        return;
+    };
+    let Some(entity) = st.r.entity.as_deref().and_then(|e| ctx.model.entity(e)) else {
+        return;
+    };
+    let Some(label) = entity.display_attribute.as_deref() else {
+        return;
+    };
+    st.r.consumed.push((a, b));
+    for (mi, m) in ctx.mentions.iter().enumerate() {
+        if m.first >= a && m.last <= b {
+            st.used[mi] = true;
+        }
+    }
+    st.r.sort_by = Some((Some(format!("{}.{label}", entity.name)), order));
+}
+
+/// The end of a formula said after "computed as" ("…as healed date minus onset date",
+/// "…as smokers divided by all patients"): the clause up to punctuation, when every word
+/// of it names something the model knows or is arithmetic. `None` when a word is neither
+/// (that word is for coverage to report) or the clause is empty.
+fn formula_end(ctx: &Ctx<'_>, k: usize) -> Option<usize> {
+    let mut i = k + 1;
+    if ctx.w(k) == "worked" {
+        (ctx.w(i) == "out").then_some(())?;
+        i += 1;
+    }
+    matches!(ctx.w(i), "as" | "using" | "from" | "by").then_some(())?;
+    i += 1;
+    let start = i;
+    let n = ctx.tokens.len();
+    let mut arithmetic = false;
+    while i < n && !matches!(ctx.w(i), "," | "." | ";" | "?" | "!" | ")") {
+        let word = ctx.w(i);
+        let op = matches!(
+            word,
+            "minus"
+                | "less"
+                | "subtract"
+                | "subtracted"
+                | "divided"
+                | "over"
+                | "times"
+                | "multiplied"
+                | "plus"
+                | "added"
+                | "-"
+                | "/"
+                | "*"
+                | "+"
+                | "x"
+                | "ratio"
+                | "difference"
+        );
+        arithmetic |= op;
+        let known = op
+            || ctx.mention_covering(i).is_some()
+            || ctx.tokens[i].num.is_some()
+            || matches!(
+                word,
+                "by" | "from"
+                    | "and"
+                    | "of"
+                    | "all"
+                    | "the"
+                    | "a"
+                    | "an"
+                    | "number"
+                    | "count"
+                    | "total"
+                    | "between"
+                    | "in"
+                    | "each"
+                    | "their"
+                    | "its"
+                    | "to"
+                    | "into"
+                    | "date"
+                    | "dates"
+                    | "days"
+                    | "day"
+                    | "then"
+                    | "with"
+                    | "100"
+                    | "percent"
+                    | "%"
+            );
+        if !known {
+            return None;
+        }
+        i += 1;
+    }
+    (i > start && arithmetic).then_some(i)
 }

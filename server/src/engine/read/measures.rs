@@ -280,7 +280,35 @@ pub(super) fn read_distinct(ctx: &Ctx<'_>, r: &mut Reading, used: &mut [bool]) {
     let model = ctx.model;
     let counting = ctx.cues.count.is_some();
     for k in 0..ctx.tokens.len() {
-        if !matches!(ctx.w(k), "distinct" | "different" | "unique" | "separate") || !counting {
+        if !matches!(ctx.w(k), "distinct" | "different" | "unique" | "separate") {
+            continue;
+        }
+        if !counting {
+            // "what distinct tissue types have been recorded", "list the different
+            // locations of open DFUs": one row per value the attribute takes
+            if let Some((mi, m)) = ctx
+                .mentions
+                .iter()
+                .enumerate()
+                .find(|(mi, m)| m.first == k + 1 && !used[*mi] && m.entity().is_none())
+                && let Some((e, a)) = m.attributes().find(|&(e, a)| groupable(model, e, a))
+                && ctx.cues.agg.is_none()
+                && ctx.cues.rank.is_none()
+            {
+                used[mi] = true;
+                let attribute = qualified(model, e, a);
+                let span = ctx.span_of(k, m.last);
+                r.pieces
+                    .push(piece(ctx, m, PieceKind::Dimension, attribute.clone(), None));
+                r.dims.push(crate::engine::reading::Dim {
+                    spec: crate::engine::reading::DimSpec::Attribute(attribute),
+                    span,
+                });
+                r.entity = Some(model.entities[e].name.clone());
+                r.entity_source = EntitySource::Named;
+                r.consumed.push((k, k + 1));
+                return;
+            }
             continue;
         }
         let Some((mi, m)) = ctx

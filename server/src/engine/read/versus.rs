@@ -90,7 +90,12 @@ fn change_between(model: &SemanticModel, from: &str, to: &str) -> Option<String>
     entity
         .attributes
         .iter()
-        .find(|a| matches!(&a.derived, Some(Derived::PercentChange { from, to }) if from == fa && to == ta))
+        .find(|a| matches!(&a.derived, Some(Derived::Difference { from, to }) if from == fa && to == ta))
+        .or_else(|| {
+            entity.attributes.iter().find(
+                |a| matches!(&a.derived, Some(Derived::PercentChange { from, to }) if from == fa && to == ta),
+            )
+        })
         .map(|a| format!("{fe}.{}", a.name))
 }
 
