@@ -552,7 +552,27 @@ pub(crate) fn vague_terms(ctx: &Ctx<'_>, r: &Reading, d: &mut Detected) {
             }
         }
         if r.visit_hint == Some(false) && !r.visit_first {
+            let before: Vec<Option<Constraint>> =
+                options.iter().map(|o| o.effect.constraint.clone()).collect();
             at_any_visit(model, &mut options, r.time.is_some());
+            // "signs of infection at least once since 1 Sept": at some visit of the window
+            // the question names — the one reading of the term at the visits settles it
+            // (its record-level readings, "ever diagnosed", carry no date to window)
+            let per_visit: Vec<&AmbiguityOption> = options
+                .iter()
+                .filter(|o| {
+                    o.effect.constraint.is_some()
+                        && !before.contains(&o.effect.constraint)
+                        && o.effect.change.is_none()
+                })
+                .collect();
+            if (r.time.is_some() || r.visit_hint_at.is_some())
+                && let [only] = per_visit.as_slice()
+                && let Some(c) = &only.effect.constraint
+            {
+                d.direct.push((c.clone(), anchor.clone()));
+                continue;
+            }
         }
         one_default(&mut options);
         let Some(default) = options.iter().find(|o| o.default).cloned() else {
@@ -787,7 +807,7 @@ fn scope_option<'t>(
             _ => None,
         })
         .or(match r.visit_hint {
-            Some(false) if r.time.is_none() => Some(Scope::Ever),
+            Some(false) if r.time.is_none() && r.visit_hint_at.is_none() => Some(Scope::Ever),
             Some(true) => Some(Scope::Now),
             _ => None,
         })?;

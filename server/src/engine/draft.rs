@@ -371,6 +371,9 @@ pub(crate) fn build(ctx: &Ctx<'_>, r: &Reading, det: &Detected, chosen: &[Chosen
         };
         m.label = "Share (%)".into();
     }
+    if r.same_visit {
+        same_row(&mut positioned, &plan.entity);
+    }
     for (_, c) in positioned {
         add_filter(&mut plan, c, false);
     }
@@ -779,4 +782,37 @@ fn fold_count_conditions(ctx: &Ctx<'_>, r: &Reading, positioned: &mut Vec<(usize
             Constraint::All { of }
         }));
     }
+}
+
+/// "wounds with an assessment that found both slough and signs of infection at the same
+/// visit": the conditions on one related entity's values, held together by one `all` so
+/// they match on the same related row (each alone would match on a row of its own).
+fn same_row(positioned: &mut Vec<(usize, Constraint)>, entity: &str) {
+    let related = |c: &Constraint| -> Option<String> {
+        if !matches!(
+            c,
+            Constraint::Compare { .. } | Constraint::InSet { .. } | Constraint::Between { .. }
+        ) {
+            return None;
+        }
+        let attrs = c.attributes();
+        let (e, _) = crate::semantic::split_qualified(attrs.first()?)?;
+        (e != entity && attrs.iter().all(|a| a.starts_with(&format!("{e}.")))).then(|| e.to_owned())
+    };
+    let Some(target) = positioned.iter().find_map(|(_, c)| related(c)) else {
+        return;
+    };
+    let members: Vec<usize> = (0..positioned.len())
+        .filter(|&i| related(&positioned[i].1).as_deref() == Some(target.as_str()))
+        .collect();
+    if members.len() < 2 {
+        return;
+    }
+    let at = positioned[members[0]].0;
+    let mut of = Vec::new();
+    for &i in members.iter().rev() {
+        of.push(positioned.remove(i).1);
+    }
+    of.reverse();
+    positioned.push((at, Constraint::All { of }));
 }

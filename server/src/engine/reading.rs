@@ -318,6 +318,9 @@ pub(crate) struct Reading {
     pub unknown_names: Vec<TextSpan>,
     /// "at the latest assessment" (true) or "at any visit" (false).
     pub visit_hint: Option<bool>,
+    /// "… both slough and signs of infection at the same visit": the values said of the
+    /// visits hold on one visit, not each on a visit of its own.
+    pub same_visit: bool,
     /// With `visit_hint = Some(true)`: the visit said is the record's first one ("area at
     /// the first assessment", "first measured area"), not its latest.
     pub visit_first: bool,
@@ -391,6 +394,7 @@ impl Reading {
             visit_values: Vec::new(),
             unknown_names: Vec::new(),
             visit_hint: None,
+            same_visit: false,
             visit_first: false,
             visit_hint_at: None,
             count_context_only: false,

@@ -5221,3 +5221,115 @@ fn distinct_values_asked_for_are_one_row_per_value() {
         "{p:?}"
     );
 }
+
+#[test]
+fn values_at_the_same_visit_hold_on_one_visit_and_at_another_on_separate_visits() {
+    let u = ask(
+        "wounds where a single assessment showed both necrotic tissue and high exudate at the same visit",
+    );
+    let p = plan(&u);
+    assert!(
+        p.filters
+            .iter()
+            .any(|f| matches!(f, Constraint::All { of } if of.len() == 2)),
+        "{:?}",
+        p.filters
+    );
+    assert!(
+        !ids(&u).iter().any(|i| i.starts_with("unknown:")),
+        "{:?}",
+        ids(&u)
+    );
+    for q in [
+        "wounds with epithelial tissue at one visit and slough at another",
+        "count wounds that had granulation and necrotic tissue at different visits",
+    ] {
+        let u = ask(q);
+        let p = plan(&u);
+        let singles = p
+            .filters
+            .iter()
+            .filter(|f| matches!(f, Constraint::Any { of } if of.len() == 1))
+            .count();
+        assert_eq!(singles, 2, "{q}: {:?}", p.filters);
+        assert!(
+            !ids(&u).iter().any(|i| i.starts_with("unknown:")),
+            "{q}: {:?}",
+            ids(&u)
+        );
+    }
+}
+
+#[test]
+fn the_date_of_the_last_or_first_record_is_that_dates_extreme() {
+    for (q, agg, attrs) in [
+        (
+            "date of the most recent assessment for wound 30",
+            MeasureAgg::Max,
+            &["assessments.assessed_on", "wounds.last_assessed_on"][..],
+        ),
+        (
+            "the date of the last assessment done by podiatrists",
+            MeasureAgg::Max,
+            &["assessments.assessed_on"][..],
+        ),
+        (
+            "what was the date of the first wound of patient 7",
+            MeasureAgg::Min,
+            &["wounds.onset_date"][..],
+        ),
+    ] {
+        let u = ask(q);
+        let p = plan(&u);
+        let m = p.metrics.first().unwrap_or_else(|| panic!("{q}: {p:?}"));
+        assert_eq!(m.agg, agg, "{q}");
+        assert!(
+            attrs.contains(&m.attribute.as_deref().unwrap_or("")),
+            "{q}: {:?}",
+            m.attribute
+        );
+        assert!(u.questions().next().is_none(), "{q}: {:?}", ids(&u));
+    }
+}
+
+#[test]
+fn a_status_term_at_visits_of_a_window_is_read_at_those_visits() {
+    let u = ask("how many wounds had signs of infection at some visit since 1 march 2025");
+    assert!(
+        !ids(&u).iter().any(|i| i.starts_with("term:infected")),
+        "{:?}",
+        ids(&u)
+    );
+    assert!(
+        has_filter(plan(&u), "assessments.infection_signs"),
+        "{:?}",
+        plan(&u).filters
+    );
+}
+
+#[test]
+fn a_status_phrase_followed_by_where_says_where_the_records_are() {
+    for q in [
+        "open wounds being treated at community clinics",
+        "patients under care at hospital outpatient clinics",
+    ] {
+        let u = ask(q);
+        assert!(
+            !ids(&u).iter().any(|i| i.starts_with("term:active")),
+            "{q}: {:?}",
+            ids(&u)
+        );
+        assert!(
+            has_filter(plan(&u), "clinics.care_setting"),
+            "{q}: {:?}",
+            plan(&u).filters
+        );
+        assert!(
+            u.assumptions
+                .iter()
+                .any(|a| a.assumed.contains("where the records are treated")),
+            "{q}: {:?}",
+            u.assumptions
+        );
+    }
+}

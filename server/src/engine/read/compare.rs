@@ -76,7 +76,14 @@ pub(super) fn two_values(ctx: &Ctx<'_>, st: &mut State) {
         || ctx
             .tokens
             .windows(2)
-            .any(|w| w[0].text == "and" && matches!(w[1].text.as_str(), "also" | "additionally"));
+            .any(|w| w[0].text == "and" && matches!(w[1].text.as_str(), "also" | "additionally"))
+        // "slough at one visit and necrotic tissue at another", "at different visits"
+        || ctx.tokens.windows(2).any(|w| w[0].text == "at" && w[1].text == "another")
+        || ctx.tokens.windows(3).any(|w| {
+            w[0].text == "at"
+                && matches!(w[1].text.as_str(), "different" | "separate")
+                && matches!(w[2].text.as_str(), "visits" | "assessments" | "reviews")
+        });
     if ctx.compares_values() || ctx.cues.words <= 12 || both {
         let mut by_attr: Vec<(String, Vec<Value>)> = Vec::new();
         for f in &st.r.filters {

@@ -190,3 +190,54 @@ pub(super) fn per_record(ctx: &Ctx<'_>, st: &mut State) {
         return;
     }
 }
+
+/// "date of the last assessment at Harborview", "the date of the first wound of pt 40",
+/// "date of the most recent visit": the latest (or earliest) of those records' own dates —
+/// one value, not the records listed.
+pub(super) fn date_of_extreme(ctx: &Ctx<'_>, st: &mut State) {
+    let model = ctx.model;
+    for k in 0..ctx.tokens.len() {
+        if !(matches!(ctx.w(k), "date" | "day") && ctx.w(k + 1) == "of") {
+            continue;
+        }
+        let mut j = k + 2;
+        if matches!(ctx.w(j), "the" | "their" | "its" | "his" | "her") {
+            j += 1;
+        }
+        let (agg, at) = match (ctx.w(j), ctx.w(j + 1)) {
+            ("last" | "latest" | "newest" | "final", _) => (MeasureAgg::Max, j + 1),
+            ("most", "recent") => (MeasureAgg::Max, j + 2),
+            ("first" | "earliest", _) => (MeasureAgg::Min, j + 1),
+            _ => continue,
+        };
+        // the records' word, alone or inside a phrase ("last assessment")
+        let Some(entity) = model.find_entity(ctx.w(at)) else {
+            continue;
+        };
+        let Some(attribute) = entity
+            .default_time_dimension
+            .as_deref()
+            .and_then(|d| model.time_dimension(d))
+            .map(|d| d.attribute.clone())
+        else {
+            continue;
+        };
+        st.r.metric = crate::engine::reading::MetricSpec::Agg { agg, attribute };
+        st.r.metric_span = Some(ctx.span_of(k, at + 1));
+        st.r.entity = Some(entity.name.clone());
+        st.r.entity_source = crate::engine::reading::EntitySource::Named;
+        st.r.consumed.push((k, at + 1));
+        // "the last assessment" named the dated records, not the visit a value is read at
+        if st.r.visit_hint_at.is_some_and(|(a, b)| k <= a && b <= at + 1) {
+            st.r.visit_hint = None;
+            st.r.visit_hint_at = None;
+            st.r.visit_first = false;
+        }
+        for (i, m) in ctx.mentions.iter().enumerate() {
+            if m.first < at + 1 && m.last > k {
+                st.used[i] = true;
+            }
+        }
+        return;
+    }
+}

@@ -23,7 +23,7 @@
 //! | `negation.rs` | "not", "no wounds", "never", "regardless of", "not seen in 2 weeks" |
 //! | `durations.rs` | days between two dates, "healed within 90 days" |
 //! | `visits.rs` | "at the latest assessment", "at any visit", "area at the first assessment" |
-//! | `extremes.rs` | an aggregate of each record's extreme: "average of each wound's largest area" |
+//! | `extremes.rs` | an aggregate of each record's extreme: "average of each wound's largest area"; the date of the last or first record: "date of the last assessment" |
 //! | `first_latest.rs` | a measurement's first and latest values side by side: "area at first assessment vs latest area", "initial and current area of wound 12" |
 //! | `versus.rs` | two values of one record compared: "latest area above the first one", "shrank since the first visit" |
 //! | `ids.rs` | a record named by its key ("wound id 100"), the parent of the records listed ("wound 1234's assessments", "pt 42's visits"); "assessment ids" as the records |
@@ -100,6 +100,7 @@ pub(crate) fn read(ctx: &Ctx<'_>) -> Reading {
     time::time_terms(ctx, &mut st);
     time::range(ctx, &mut st);
     compare::two_values(ctx, &mut st);
+    extremes::date_of_extreme(ctx, &mut st);
     instructions::instructions(ctx, &mut st);
     measures::share(ctx, &mut st);
     intent::intent(ctx, &mut st);

@@ -112,6 +112,49 @@ pub(super) fn anchor_terms(ctx: &Ctx<'_>, st: &mut State) {
         st.used[mi] = false;
         st.r.not_understood.push(mi);
     }
+    // "open wounds being treated at our long-term care homes", "patients under care at
+    // Lakeview": a status word followed by where says where the records are, not which
+    // status they have — the place is the condition (the word is read, and said)
+    let mut located = Vec::new();
+    st.r.terms.retain(|tu| {
+        let term = &model.terms[tu.term];
+        if term.kind != TermKind::Status || tu.negated {
+            return true;
+        }
+        let m = &ctx.mentions[tu.mention];
+        // a phrase of its own ("being treated", "under care"), not one naming the records
+        // ("infected wounds at Harborview", "active patients in …")
+        if !m.phrase.contains(' ')
+            || m.phrase.split(' ').any(|w| model.find_entity(w).is_some())
+            || !matches!(ctx.w(m.last), "at" | "in")
+        {
+            return true;
+        }
+        let mut k = m.last + 1;
+        while matches!(ctx.w(k), "our" | "the" | "a" | "one" | "of" | "their" | "its") {
+            k += 1;
+        }
+        let place = ctx.mentions.iter().any(|o| {
+            o.first == k
+                && (mention_entity(model, o).as_deref() == Some("clinics")
+                    || o.attributes().any(|(e, _)| model.entities[e].name == "clinics"))
+        });
+        if place {
+            located.push(tu.mention);
+        }
+        !place
+    });
+    for mi in located {
+        st.used[mi] = true;
+        let m = &ctx.mentions[mi];
+        st.r.notes.push((
+            m.span,
+            format!(
+                "\"{}\" read as where the records are treated, not as a status",
+                ctx.text(m.span)
+            ),
+        ));
+    }
 }
 
 /// The entity a term modifies: an entity word right after ("large wounds"), a value right

@@ -16,6 +16,8 @@ pub(super) fn read_visit_hint(ctx: &Ctx<'_>, r: &mut Reading, used: &mut [bool])
     // "first measured area", "initial recorded area", "area at the very first
     // assessment": a per-visit measurement read at the record's first visit, when the
     // model keeps that value per record
+    // (the visit words around it still say which visits: "an assessment that found …")
+    read_same_visit(ctx, r, used);
     if read_first_visit(ctx, r, used) {
         return;
     }
@@ -75,6 +77,11 @@ pub(super) fn read_visit_hint(ctx: &Ctx<'_>, r: &mut Reading, used: &mut [bool])
                     | "noting"
                     | "of"
                     | "reporting"
+                    | "recorded"
+                    | "found"
+                    | "showed"
+                    | "noted"
+                    | "documented"
                     | "having"
                     | "flagging"
                     | "in"
@@ -107,6 +114,41 @@ pub(super) fn read_visit_hint(ctx: &Ctx<'_>, r: &mut Reading, used: &mut [bool])
             }
         }
         return;
+    }
+    // "slough at one visit and necrotic tissue at another", "…at different visits": each
+    // value at a visit of its own (each value is then some visit's, on a row of its own)
+    let visit_noun = |i: usize| {
+        matches!(
+            ctx.w(i),
+            "assessment" | "visit" | "review" | "measurement" | "assessments" | "visits" | "reviews"
+        )
+    };
+    for k in 0..ctx.tokens.len() {
+        if ctx.w(k) == "at"
+            && (ctx.w(k + 1) == "one" && visit_noun(k + 2)
+                || matches!(ctx.w(k + 1), "different" | "separate") && visit_noun(k + 2))
+        {
+            r.visit_hint = Some(false);
+            r.visit_hint_at = Some((k, k + 3));
+            r.consumed.push((k, k + 3));
+            // "… and Y at another (one/visit)"
+            if let Some(j) =
+                (k + 3..ctx.tokens.len()).find(|&j| ctx.w(j) == "at" && ctx.w(j + 1) == "another")
+            {
+                let end = if visit_noun(j + 2) || ctx.w(j + 2) == "one" {
+                    j + 3
+                } else {
+                    j + 2
+                };
+                r.consumed.push((j, end));
+            }
+            for (mi, m) in ctx.mentions.iter().enumerate() {
+                if m.first >= k && m.last <= k + 3 {
+                    used[mi] = true;
+                }
+            }
+            return;
+        }
     }
     // "scored pain 10 at least once", "had high exudate even once", "one or more times":
     // some visit, not the latest one
@@ -347,6 +389,30 @@ pub(super) fn read_history_extreme(ctx: &Ctx<'_>, st: &mut State) {
     for (mi, o) in ctx.mentions.iter().enumerate() {
         if o.first >= h.at && o.last <= h.last {
             st.used[mi] = true;
+        }
+    }
+}
+
+/// "… both slough and signs of infection at the same visit", "during the same
+/// assessment": one visit holds every value said of the visits.
+fn read_same_visit(ctx: &Ctx<'_>, r: &mut Reading, used: &mut [bool]) {
+    let visit_noun = |i: usize| matches!(ctx.w(i), "assessment" | "visit" | "review" | "measurement");
+    for k in 0..ctx.tokens.len() {
+        if matches!(ctx.w(k), "at" | "during" | "in" | "on")
+            && ctx.w(k + 1) == "the"
+            && ctx.w(k + 2) == "same"
+            && visit_noun(k + 3)
+        {
+            r.visit_hint = Some(false);
+            r.visit_hint_at = Some((k, k + 4));
+            r.same_visit = true;
+            r.consumed.push((k, k + 4));
+            for (mi, m) in ctx.mentions.iter().enumerate() {
+                if m.first >= k && m.last <= k + 4 {
+                    used[mi] = true;
+                }
+            }
+            return;
         }
     }
 }
