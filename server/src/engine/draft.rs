@@ -374,6 +374,9 @@ pub(crate) fn build(ctx: &Ctx<'_>, r: &Reading, det: &Detected, chosen: &[Chosen
     if r.same_visit {
         same_row(&mut positioned, &plan.entity);
     }
+    if r.not_at_latest {
+        not_at_latest(model, &mut positioned);
+    }
     for (_, c) in positioned {
         add_filter(&mut plan, c, false);
     }
@@ -815,4 +818,35 @@ fn same_row(positioned: &mut Vec<(usize, Constraint)>, entity: &str) {
     }
     of.reverse();
     positioned.push((at, Constraint::All { of }));
+}
+
+/// "… at some visit in the past 2 weeks but not at their last assessment": each condition
+/// on a visit's value that the model also keeps at the record's latest visit holds there
+/// negated (`latest_infection_signs` not yes), beside the condition on some visit.
+fn not_at_latest(model: &SemanticModel, positioned: &mut Vec<(usize, Constraint)>) {
+    let latest = |c: &Constraint| -> Option<Constraint> {
+        match c {
+            Constraint::Compare {
+                attribute,
+                op,
+                value,
+                unit,
+            } => Some(Constraint::Compare {
+                attribute: crate::engine::plan_ops::latest_of(model, attribute)?,
+                op: *op,
+                value: value.clone(),
+                unit: unit.clone(),
+            }),
+            Constraint::InSet { attribute, values } => Some(Constraint::InSet {
+                attribute: crate::engine::plan_ops::latest_of(model, attribute)?,
+                values: values.clone(),
+            }),
+            _ => None,
+        }
+    };
+    let extra: Vec<(usize, Constraint)> = positioned
+        .iter()
+        .filter_map(|(at, c)| latest(c).map(|l| (*at, Constraint::Not { of: Box::new(l) })))
+        .collect();
+    positioned.extend(extra);
 }

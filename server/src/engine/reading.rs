@@ -321,6 +321,9 @@ pub(crate) struct Reading {
     /// "… both slough and signs of infection at the same visit": the values said of the
     /// visits hold on one visit, not each on a visit of its own.
     pub same_visit: bool,
+    /// "… at some visit in the past 2 weeks but not at their last assessment": the values
+    /// said of the visits do not hold at the record's latest visit.
+    pub not_at_latest: bool,
     /// With `visit_hint = Some(true)`: the visit said is the record's first one ("area at
     /// the first assessment", "first measured area"), not its latest.
     pub visit_first: bool,
@@ -395,6 +398,7 @@ impl Reading {
             unknown_names: Vec::new(),
             visit_hint: None,
             same_visit: false,
+            not_at_latest: false,
             visit_first: false,
             visit_hint_at: None,
             count_context_only: false,

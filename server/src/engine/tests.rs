@@ -5333,3 +5333,29 @@ fn a_status_phrase_followed_by_where_says_where_the_records_are() {
         );
     }
 }
+
+#[test]
+fn a_value_at_some_visit_but_not_at_the_last_one_is_negated_at_the_latest_visit() {
+    for (q, per_visit, latest) in [
+        (
+            "wounds with high exudate at some visit in the last 30 days but not at their latest assessment",
+            "assessments.exudate",
+            "wounds.latest_exudate",
+        ),
+        (
+            "how many wounds showed signs of infection at an assessment this year and not on the most recent visit",
+            "assessments.infection_signs",
+            "wounds.latest_infection_signs",
+        ),
+    ] {
+        let u = ask(q);
+        let p = plan(&u);
+        assert!(has_filter(p, per_visit), "{q}: {:?}", p.filters);
+        assert!(has_filter(p, latest), "{q}: {:?}", p.filters);
+        assert_ne!(
+            p.time_range.as_ref().map(|t| t.attribute.as_str()),
+            Some("wounds.last_assessed_on"),
+            "{q}: the window is on the visits"
+        );
+    }
+}

@@ -67,6 +67,7 @@ pub(crate) fn read(ctx: &Ctx<'_>) -> Reading {
     compare::claim_comparison_words(ctx, &mut st);
     ranking::claim_rank_words(ctx, &mut st);
     follow_up::relaxed_filters(ctx, &mut st);
+    visits::read_not_at_latest(ctx, &mut st.r, &mut st.used);
     visits::read_visit_hint(ctx, &mut st.r, &mut st.used);
     first_latest::first_and_latest(ctx, &mut st);
     visits::read_history_extreme(ctx, &mut st);

@@ -416,3 +416,42 @@ fn read_same_visit(ctx: &Ctx<'_>, r: &mut Reading, used: &mut [bool]) {
         }
     }
 }
+
+/// "… at some visit in the past 2 weeks but not at their last assessment", "… but not on
+/// the most recent visit": the values said of the visits are some visit's, and not the
+/// latest visit's. The phrase names no date and no visit hint of its own.
+pub(super) fn read_not_at_latest(ctx: &Ctx<'_>, r: &mut Reading, used: &mut [bool]) {
+    for k in 0..ctx.tokens.len() {
+        if !(matches!(ctx.w(k), "but" | "and" | "yet") && ctx.w(k + 1) == "not") {
+            continue;
+        }
+        let mut j = k + 2;
+        if !matches!(ctx.w(j), "at" | "on" | "in" | "during") {
+            continue;
+        }
+        j += 1;
+        if matches!(ctx.w(j), "the" | "their" | "its" | "his" | "her") {
+            j += 1;
+        }
+        let after = match (ctx.w(j), ctx.w(j + 1)) {
+            ("last" | "latest" | "final" | "newest", _) => j + 1,
+            ("most", "recent") => j + 2,
+            _ => continue,
+        };
+        if !matches!(
+            ctx.w(after),
+            "assessment" | "visit" | "review" | "one" | "measurement"
+        ) {
+            continue;
+        }
+        let end = after + 1;
+        r.not_at_latest = true;
+        r.consumed.push((k, end));
+        for (mi, m) in ctx.mentions.iter().enumerate() {
+            if m.first < end && m.last > k {
+                used[mi] = true;
+            }
+        }
+        return;
+    }
+}
