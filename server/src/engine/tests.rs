@@ -5359,3 +5359,25 @@ fn a_value_at_some_visit_but_not_at_the_last_one_is_negated_at_the_latest_visit(
         );
     }
 }
+
+#[test]
+fn an_extreme_of_visits_said_for_each_record_is_one_row_per_record() {
+    for q in [
+        "for every burn at community clinics, the maximum depth it ever measured",
+        "each open PI's lowest pain score ever",
+        "highest area ever recorded for each DFU",
+    ] {
+        let u = ask(q);
+        let p = plan(&u);
+        assert_eq!(
+            p.dimensions,
+            vec![Dimension::Attribute {
+                attribute: "wounds.id".into()
+            }],
+            "{q}: {p:?}"
+        );
+    }
+    // said of all visits together, it stays one figure
+    let p = plan(&ask("the largest area ever measured for a DFU")).clone();
+    assert!(p.dimensions.is_empty(), "{p:?}");
+}

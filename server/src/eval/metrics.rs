@@ -296,7 +296,7 @@ pub const BLIND_FLOORS: Limits = Limits {
     precision: 337.0 / 411.0 - 1e-9,
     recall: 337.0 / 397.0 - 1e-9,
     clarify_clear: 53.0 / 813.0 + 1e-9,
-    exec_clear: 717.0 / 794.0 - 1e-9,
+    exec_clear: 718.0 / 794.0 - 1e-9,
     after_answer: 0.0,
     silent: 16.0 / 513.0 + 1e-9,
 };

@@ -241,3 +241,69 @@ pub(super) fn date_of_extreme(ctx: &Ctx<'_>, st: &mut State) {
         return;
     }
 }
+
+/// "for each DFU at Oak Ridge, the biggest area it ever measured", "each open VLU's
+/// highest pain score ever", "largest area for every open wound": an aggregate of visits
+/// said per record is one row per record (grouped by its key), not one figure over every
+/// visit (the "each" had been dropped silently).
+pub(super) fn per_each_record(ctx: &Ctx<'_>, st: &mut State) {
+    use crate::engine::reading::{Dim, DimSpec, MetricSpec};
+    let model = ctx.model;
+    if !st.r.dims.is_empty() || st.r.per_record.is_some() || st.r.rank.is_some() {
+        return;
+    }
+    // the records aggregated: the attribute's, or the visits a column word's measurement
+    // is read at ("the biggest area it ever measured")
+    let (agg, child) = match &st.r.metric {
+        MetricSpec::Agg { attribute, agg } => (
+            *agg,
+            crate::semantic::split_qualified(attribute).map(|(e, _)| e.to_owned()),
+        ),
+        MetricSpec::AggColumn { agg, .. } if st.r.visit_hint == Some(false) => {
+            (*agg, Some("assessments".to_owned()))
+        }
+        MetricSpec::Measure(x) => {
+            let m = &model.measures[*x];
+            (
+                m.agg,
+                m.attribute
+                    .as_deref()
+                    .and_then(crate::semantic::split_qualified)
+                    .map(|(e, _)| e.to_owned()),
+            )
+        }
+        _ => return,
+    };
+    if matches!(
+        agg,
+        MeasureAgg::Count | MeasureAgg::CountDistinct | MeasureAgg::Share
+    ) {
+        return;
+    }
+    let Some(child) = child else { return };
+    for k in 0..ctx.tokens.len() {
+        if !matches!(ctx.w(k), "each" | "every") {
+            continue;
+        }
+        // the record: the first mention after it naming a record the visits belong to
+        let record = ctx
+            .mentions
+            .iter()
+            .filter(|m| m.first > k && m.first <= k + 3)
+            .find_map(|m| {
+                let e = super::state::mention_entity(model, m)?;
+                (e != child && model.has_many(&e, &child)).then_some(e)
+            });
+        let Some(record) = record else { continue };
+        let Some(ent) = model.entity(&record) else {
+            continue;
+        };
+        let span = ctx.span_of(k, k + 1);
+        st.r.dims.push(Dim {
+            spec: DimSpec::Attribute(format!("{record}.{}", ent.key)),
+            span,
+        });
+        st.r.consumed.push((k, k + 1));
+        return;
+    }
+}

@@ -102,6 +102,7 @@ pub(crate) fn read(ctx: &Ctx<'_>) -> Reading {
     time::range(ctx, &mut st);
     compare::two_values(ctx, &mut st);
     extremes::date_of_extreme(ctx, &mut st);
+    extremes::per_each_record(ctx, &mut st);
     instructions::instructions(ctx, &mut st);
     measures::share(ctx, &mut st);
     intent::intent(ctx, &mut st);
