@@ -692,40 +692,12 @@ fn ranked_average(ctx: &Ctx<'_>, r: &Reading, d: &mut Detected) {
 /// the question has one. The labels say which visit.
 fn at_any_visit(model: &SemanticModel, options: &mut Vec<AmbiguityOption>, question_window: bool) {
     fn per_visit(model: &SemanticModel, c: &Constraint) -> Option<Constraint> {
-        let base = |a: &str| match model.attribute(a).and_then(|x| x.attribute.derived.clone()) {
-            Some(crate::semantic::Derived::Latest { attribute, .. }) => Some(attribute),
-            _ => None,
-        };
-        match c {
-            Constraint::Compare {
-                attribute,
-                op,
-                value,
-                unit,
-            } => base(attribute).map(|attribute| Constraint::Compare {
-                attribute,
-                op: *op,
-                value: value.clone(),
-                unit: unit.clone(),
-            }),
-            Constraint::Between {
-                attribute,
-                min,
-                max,
-                unit,
-            } => base(attribute).map(|attribute| Constraint::Between {
-                attribute,
-                min: min.clone(),
-                max: max.clone(),
-                unit: unit.clone(),
-            }),
-            Constraint::InSet { attribute, values } => base(attribute).map(|attribute| Constraint::InSet {
-                attribute,
-                values: values.clone(),
-            }),
-            Constraint::Not { of } => per_visit(model, of).map(|c| Constraint::Not { of: Box::new(c) }),
-            _ => None,
-        }
+        c.on_attribute(
+            &|a| match model.attribute(a).and_then(|x| x.attribute.derived.clone()) {
+                Some(crate::semantic::Derived::Latest { attribute, .. }) => Some(attribute),
+                _ => None,
+            },
+        )
     }
     let windowed = |c: &Constraint| {
         let mut found = false;

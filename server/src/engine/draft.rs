@@ -824,25 +824,11 @@ fn same_row(positioned: &mut Vec<(usize, Constraint)>, entity: &str) {
 /// on a visit's value that the model also keeps at the record's latest visit holds there
 /// negated (`latest_infection_signs` not yes), beside the condition on some visit.
 fn not_at_latest(model: &SemanticModel, positioned: &mut Vec<(usize, Constraint)>) {
-    let latest = |c: &Constraint| -> Option<Constraint> {
-        match c {
-            Constraint::Compare {
-                attribute,
-                op,
-                value,
-                unit,
-            } => Some(Constraint::Compare {
-                attribute: crate::engine::plan_ops::latest_of(model, attribute)?,
-                op: *op,
-                value: value.clone(),
-                unit: unit.clone(),
-            }),
-            Constraint::InSet { attribute, values } => Some(Constraint::InSet {
-                attribute: crate::engine::plan_ops::latest_of(model, attribute)?,
-                values: values.clone(),
-            }),
-            _ => None,
+    let latest = |c: &Constraint| {
+        if !matches!(c, Constraint::Compare { .. } | Constraint::InSet { .. }) {
+            return None;
         }
+        c.on_attribute(&|a| crate::engine::plan_ops::latest_of(model, a))
     };
     let extra: Vec<(usize, Constraint)> = positioned
         .iter()

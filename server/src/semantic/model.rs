@@ -962,6 +962,44 @@ pub enum Constraint {
 }
 
 impl Constraint {
+    /// The same condition on another attribute (`assessments.exudate` → `wounds.latest_exudate`):
+    /// a comparison, range or set whose attribute `to` maps, or `not` of one. `None` for
+    /// any other shape or when `to` has no counterpart.
+    pub fn on_attribute(&self, to: &dyn Fn(&str) -> Option<String>) -> Option<Constraint> {
+        Some(match self {
+            Constraint::Compare {
+                attribute,
+                op,
+                value,
+                unit,
+            } => Constraint::Compare {
+                attribute: to(attribute)?,
+                op: *op,
+                value: value.clone(),
+                unit: unit.clone(),
+            },
+            Constraint::Between {
+                attribute,
+                min,
+                max,
+                unit,
+            } => Constraint::Between {
+                attribute: to(attribute)?,
+                min: min.clone(),
+                max: max.clone(),
+                unit: unit.clone(),
+            },
+            Constraint::InSet { attribute, values } => Constraint::InSet {
+                attribute: to(attribute)?,
+                values: values.clone(),
+            },
+            Constraint::Not { of } => Constraint::Not {
+                of: Box::new(of.on_attribute(to)?),
+            },
+            _ => return None,
+        })
+    }
+
     /// Every qualified attribute the constraint reads (not time dimensions or entities).
     pub fn attributes(&self) -> Vec<&str> {
         let mut out = Vec::new();
