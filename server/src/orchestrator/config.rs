@@ -53,6 +53,9 @@ pub struct OrchestratorConfig {
     /// (`CLARION_LEARN_MIN_USES`, default 3; `CLARION_LEARN_MIN_SUCCESSES`, default 1;
     /// `CLARION_LEARN_MIN_CONFIDENCE`, default 0.8).
     pub learning: super::learning::LearningRule,
+    /// Most engine readings (and, as many, option plans) kept per input
+    /// (`CLARION_READING_CACHE_CAP`, default 1000, 0 = off; see `readings`).
+    pub reading_cache: usize,
 }
 
 impl Default for OrchestratorConfig {
@@ -74,6 +77,7 @@ impl Default for OrchestratorConfig {
             thread_retention: None,
             llm: None,
             learning: super::learning::LearningRule::default(),
+            reading_cache: 1000,
         }
     }
 }
@@ -155,6 +159,8 @@ impl OrchestratorConfig {
                         })?,
                 },
             },
+            reading_cache: number("CLARION_READING_CACHE_CAP", d.reading_cache as u64, 0, 1_000_000)?
+                as usize,
         })
     }
 

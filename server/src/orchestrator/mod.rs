@@ -30,6 +30,7 @@ mod feedback;
 pub mod learning;
 mod own_words;
 mod pending;
+mod readings;
 pub mod saved;
 pub mod scope;
 mod scope_options;
@@ -40,10 +41,11 @@ pub use fallback::LlmPiece;
 pub use scope::ScopePaths;
 
 use pending::{Pending, PendingAudit, PendingPreference};
+use readings::SharedAllowed;
 
 use crate::engine::{
-    self, AllowedValuesSnapshot, Ambiguity, ConversationContext, Decision, EngineInput, GateThresholds,
-    Preferences, QueryPlan, Resolution, Resolutions, understand,
+    self, AllowedValuesSnapshot, Ambiguity, ConversationContext, Decision, EngineIndex, EngineInput,
+    GateThresholds, Preferences, QueryPlan, Resolution, Resolutions, understand,
 };
 use crate::semantic::SemanticModel;
 use crate::sql::{Dialect, RenderCheck, RenderError, render_count_scoped, render_with_cap};
@@ -313,7 +315,8 @@ struct Loaded {
     usual: BTreeMap<String, String>,
     /// Remembered custom values, applied like answers (F12).
     saved_customs: std::collections::BTreeMap<String, answers::SavedCustom>,
-    allowed: AllowedValuesSnapshot,
+    /// Shared by the requests that saw the same values (see [`readings`]).
+    allowed: SharedAllowed,
     /// The clinics the user may see, read on every request (a change applies at once).
     access: Access,
 }
@@ -362,6 +365,15 @@ struct Inner {
     llm: Option<crate::llm::Llm>,
     /// How each entity reaches a clinic (issue 16); `None`: the model has no clinics.
     scope_paths: Option<ScopePaths>,
+    /// The model's vocabulary, indexed once (the engine would otherwise look it up per
+    /// reading by a fingerprint of the whole model).
+    index: Arc<EngineIndex>,
+    /// The renderer's rules every reading of a question is checked with.
+    check: RenderCheck<'static>,
+    /// The last allowed-values snapshot, shared while the loaded values are the same.
+    allowed_cache: readings::AllowedCache,
+    /// The engine's readings and option plans, kept per input.
+    readings: readings::Readings,
 }
 
 impl std::fmt::Debug for Orchestrator {
@@ -401,6 +413,7 @@ impl Orchestrator {
             .map_err(|e| tracing::warn!(error = %e, "option counts are not cached"))
             .ok();
         let llm = config.llm.clone().map(crate::llm::Llm::new);
+        let reading_cache = config.reading_cache;
         Orchestrator {
             inner: Arc::new(Inner {
                 store,
@@ -415,6 +428,10 @@ impl Orchestrator {
                 running: std::sync::Mutex::new(std::collections::HashMap::new()),
                 llm,
                 scope_paths: ScopePaths::from_model(model),
+                index: EngineIndex::for_model(model),
+                check: RenderCheck { model },
+                allowed_cache: readings::AllowedCache::default(),
+                readings: readings::Readings::new(reading_cache),
             }),
         }
     }
@@ -1325,16 +1342,24 @@ impl Orchestrator {
 
     // ---------------------------------------------------------------------------------
 
-    async fn allowed_snapshot(&self) -> AllowedValuesSnapshot {
-        match &self.inner.allowed {
+    /// The allowed values as of now: the snapshot built the last time, as long as the
+    /// cache holds the same loaded values (the engine's lookup of them is then built
+    /// already).
+    async fn allowed_snapshot(&self) -> SharedAllowed {
+        let inner = &*self.inner;
+        match &inner.allowed {
             Some(p) => {
                 let snap = p.snapshot_all().await;
-                AllowedValuesSnapshot::from_table_columns(
-                    self.inner.model,
-                    snap.iter().map(|(k, v)| (k.as_str(), &v.values[..], v.truncated)),
-                )
+                inner.allowed_cache.get(&snap, || {
+                    AllowedValuesSnapshot::from_table_columns(
+                        inner.model,
+                        snap.iter().map(|(k, v)| (k.as_str(), &v.values[..], v.truncated)),
+                    )
+                })
             }
-            None => AllowedValuesSnapshot::from_model_static(self.inner.model),
+            None => inner.allowed_cache.get(&BTreeMap::new(), || {
+                AllowedValuesSnapshot::from_model_static(inner.model)
+            }),
         }
     }
 
@@ -1433,15 +1458,16 @@ impl Orchestrator {
         };
         let context = job.context.clone();
         let mut resolutions = answers::with_saved_customs(&job.resolutions, &loaded.saved_customs);
-        let check = RenderCheck { model };
         let first = EngineInput::new(model, &question, today)
-            .with_check(&check)
+            .with_index(&inner.index)
+            .with_check(&inner.check)
             .with_allowed(&loaded.allowed)
             .with_context(&context)
             .with_preferences(&loaded.preferences)
             .with_thresholds(thresholds);
         let t = Instant::now();
-        let mut u = understand(&first.with_resolutions(&resolutions));
+        let mut u =
+            engine::Understanding::clone(&self.understand(&first.with_resolutions(&resolutions), &loaded));
         let engine_time = t.elapsed();
         job.thinking.push(convert::step(
             "Understood the question",
@@ -1580,7 +1606,10 @@ impl Orchestrator {
                 remembered: BTreeMap::new(),
                 offered_defaults: loaded.preferences.offered_defaults.clone(),
             };
-            let own = understand(&first.with_preferences(&plain).with_resolutions(&resolutions));
+            let own = self.understand(
+                &first.with_preferences(&plain).with_resolutions(&resolutions),
+                &loaded,
+            );
             convert::offer_alternatives(&mut assumptions, &own);
         }
         // What the user chose in this question's rounds is a badge too (F29), first:
@@ -1599,7 +1628,7 @@ impl Orchestrator {
                 open.answers.remove(*id);
             }
             let asked = first.with_resolutions(&open);
-            let own = understand(&asked);
+            let own = self.understand(&asked, &loaded);
             let ambiguities: Vec<&Ambiguity> = chosen.iter().filter_map(|id| own.ambiguity(id)).collect();
             let counted = self.previews(&asked, &ambiguities, &loaded).await;
             let badges =
@@ -1619,7 +1648,7 @@ impl Orchestrator {
             for p in &job.llm_pieces {
                 without.answers.remove(&p.ambiguity_id);
             }
-            let own = understand(&first.with_resolutions(&without));
+            let own = self.understand(&first.with_resolutions(&without), &loaded);
             assumptions.extend(fallback::badges(&own, &job.resolutions, &job.llm_pieces));
         }
 
@@ -1703,6 +1732,34 @@ impl Orchestrator {
         }))
     }
 
+    /// The engine's reading of `input` (of this request's allowed values), kept per
+    /// input (see [`readings`]).
+    fn understand(&self, input: &EngineInput<'_>, loaded: &Loaded) -> Arc<engine::Understanding> {
+        self.inner
+            .readings
+            .understand(input, &loaded.allowed, &self.inner.check)
+    }
+
+    /// The plan option `o` of `a` leads to ([`fallback::option_plan_any`]), kept per
+    /// input; an option the language model proposed is read every time (its piece is
+    /// part of the option, not of the input).
+    fn option_plan(
+        &self,
+        input: &EngineInput<'_>,
+        a: &Ambiguity,
+        o: &engine::AmbiguityOption,
+        loaded: &Loaded,
+    ) -> Option<Arc<QueryPlan>> {
+        if fallback::proposed_resolution(o).is_some() {
+            return fallback::option_plan_any(input, a, o).map(Arc::new);
+        }
+        self.inner
+            .readings
+            .option_plan(input, &loaded.allowed, &self.inner.check, &a.id, &o.id, || {
+                fallback::option_plan_any(input, a, o)
+            })
+    }
+
     /// How many records each option of `questions` would match (F6): at most
     /// `preview_cap` statements, in parallel with a time limit, kept per data version.
     async fn previews(&self, input: &EngineInput<'_>, questions: &[&Ambiguity], loaded: &Loaded) -> Previews {
@@ -1715,7 +1772,7 @@ impl Orchestrator {
                 if statements.len() >= inner.config.preview_cap {
                     break;
                 }
-                if let Some(plan) = fallback::option_plan_any(input, a, o)
+                if let Some(plan) = self.option_plan(input, a, o, loaded)
                     && let Ok(scoped) = self.scoped(&plan, &loaded.access)
                     && let Ok(r) = render_count_scoped(&scoped.plan, inner.model, inner.dialect, &scoped.rows)
                 {

@@ -15,16 +15,17 @@ impl Orchestrator {
     /// other list of clinic-owned names (`lists`) to those in scope (what pickers list;
     /// the engine still reads every name, so a question naming another clinic is
     /// recognised and answered with a note instead of a guess).
-    pub(super) fn scoped_allowed(
+    pub(super) fn scoped_allowed<'a>(
         &self,
-        allowed: &AllowedValuesSnapshot,
+        allowed: &'a AllowedValuesSnapshot,
         access: &Access,
         lists: &BTreeMap<String, Vec<String>>,
-    ) -> AllowedValuesSnapshot {
-        let mut out = allowed.clone();
+    ) -> std::borrow::Cow<'a, AllowedValuesSnapshot> {
+        let mut out = std::borrow::Cow::Borrowed(allowed);
         if access.scope != ClinicScope::All
             && let Some(paths) = self.inner.scope_paths.as_ref()
         {
+            let out = out.to_mut();
             if let Some(display) = paths.clinic_display() {
                 out.insert(
                     display,

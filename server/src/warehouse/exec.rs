@@ -123,10 +123,7 @@ impl Warehouse {
                         .create_if_missing(false)
                         .row_buffer_size(limits.row_cap as usize + 2);
                     ReadPool::Sqlite {
-                        pool: SqlitePoolOptions::new()
-                            .max_connections(4)
-                            .acquire_timeout(Duration::from_secs(5))
-                            .connect_lazy_with(opts),
+                        pool: sqlite_read_pool(opts, ReadableTables::default()),
                         dedicated: true,
                     }
                 }
@@ -145,6 +142,15 @@ impl Warehouse {
     /// an authorizer on SQLite, the `clarion_warehouse` role on PostgreSQL.
     pub fn with_readable_tables(mut self, tables: ReadableTables) -> Self {
         self.tables = tables;
+        // the dedicated pool connects lazily: made again, its connections get the
+        // authorizer for these tables when they open
+        if let ReadPool::Sqlite {
+            pool,
+            dedicated: true,
+        } = &mut self.pool
+        {
+            *pool = sqlite_read_pool((*pool.connect_options()).clone(), tables);
+        }
         self
     }
 
@@ -285,9 +291,8 @@ impl Warehouse {
 
     async fn fetch(&self, rendered: &Rendered, limit: Duration) -> Result<Vec<Vec<Json>>, ExecError> {
         match &self.pool {
-            ReadPool::Sqlite { pool, dedicated } => {
-                let tables = dedicated.then_some(self.tables).filter(|t| !t.is_empty());
-                match tokio::time::timeout(limit, fetch_sqlite(pool, rendered, limit, tables)).await {
+            ReadPool::Sqlite { pool, .. } => {
+                match tokio::time::timeout(limit, fetch_sqlite(pool, rendered, limit)).await {
                     Ok(r) => r,
                     Err(_) => Err(ExecError::Timeout(limit)),
                 }
@@ -321,20 +326,38 @@ fn db_err(e: sqlx::Error) -> ExecError {
     ExecError::Database(e.to_string().split_whitespace().collect::<Vec<_>>().join(" "))
 }
 
+/// The warehouse's read-only SQLite pool (connecting lazily). With `tables`, every
+/// connection gets the authorizer for them when it opens, before any statement: installed
+/// once per connection, not per statement (installing one expires every statement the
+/// connection prepared, so each would be compiled again).
+fn sqlite_read_pool(opts: SqliteConnectOptions, tables: ReadableTables) -> SqlitePool {
+    let options = SqlitePoolOptions::new()
+        .max_connections(4)
+        .acquire_timeout(Duration::from_secs(5));
+    let options = if tables.is_empty() {
+        options
+    } else {
+        options.after_connect(move |conn, _| {
+            Box::pin(async move {
+                let mut handle = conn.lock_handle().await?;
+                super::privilege::install_on(&mut handle, &tables);
+                Ok(())
+            })
+        })
+    };
+    options.connect_lazy_with(opts)
+}
+
 async fn fetch_sqlite(
     pool: &SqlitePool,
     rendered: &Rendered,
     limit: Duration,
-    tables: Option<ReadableTables>,
 ) -> Result<Vec<Vec<Json>>, ExecError> {
     let mut conn = pool.acquire().await.map_err(db_err)?;
     let deadline = Instant::now() + limit;
     {
         let mut handle = conn.lock_handle().await.map_err(db_err)?;
         handle.set_progress_handler(PROGRESS_STEPS, move || Instant::now() < deadline);
-        if let Some(tables) = tables {
-            super::privilege::install_on(&mut handle, &tables);
-        }
     }
     let args = bind::sqlite_arguments(&rendered.values).map_err(|e| ExecError::Database(e.to_string()))?;
     let fetched = sqlx::query_with(&rendered.sql, args).fetch_all(&mut *conn).await;

@@ -1,9 +1,10 @@
 //! Least privilege for the warehouse: whatever reaches it, it can read the
 //! clinical tables and nothing else (not `users`, `sessions`, `api_tokens`, …).
 //!
-//! - SQLite: an authorizer on every warehouse connection (installed before each
-//!   statement) allows `SELECT` and reads of the clinical tables only; anything
-//!   else fails when the statement is prepared ("not authorized").
+//! - SQLite: an authorizer on every warehouse connection (installed when the
+//!   connection opens, before its first statement) allows `SELECT` and reads of the
+//!   clinical tables only; anything else fails when the statement is prepared ("not
+//!   authorized").
 //! - PostgreSQL: the migration creates the role `clarion_warehouse` with
 //!   `SELECT` on the clinical tables only and makes Clarion's login a member;
 //!   each warehouse transaction runs `SET LOCAL ROLE clarion_warehouse`. Where
