@@ -42,11 +42,13 @@ pub fn label(c: &ResultColumn) -> String {
     }
 }
 
-/// A column header with its unit ("Area (cm²)").
+/// A column header with its unit ("Area (cm²)"), said once: a label that already ends
+/// with it ("Maximum pain score (points)") is kept as it is.
 pub fn header(c: &ResultColumn) -> String {
+    let l = label(c);
     match &c.unit {
-        Some(u) if !u.is_empty() => format!("{} ({u})", label(c)),
-        _ => label(c),
+        Some(u) if !u.is_empty() && !l.ends_with(&format!("({u})")) => format!("{l} ({u})"),
+        _ => l,
     }
 }
 
@@ -308,6 +310,15 @@ mod tests {
             kind: kind.into(),
             unit: unit.map(Into::into),
         }
+    }
+
+    #[test]
+    fn a_unit_the_label_already_says_is_not_said_twice() {
+        let mut c = col("real", Some("points"));
+        c.label = "Maximum pain score (points)".into();
+        assert_eq!(header(&c), "Maximum pain score (points)");
+        c.label = "Pain score".into();
+        assert_eq!(header(&c), "Pain score (points)");
     }
 
     #[test]
