@@ -222,35 +222,12 @@ fn own_value(model: &SemanticModel, c: Constraint, anchor: &str) -> Constraint {
             _ => None,
         }
     };
-    match c {
-        Constraint::Compare {
-            attribute,
-            op,
-            value,
-            unit,
-        } => Constraint::Compare {
-            attribute: base(&attribute).unwrap_or(attribute),
-            op,
-            value,
-            unit,
-        },
-        Constraint::InSet { attribute, values } => Constraint::InSet {
-            attribute: base(&attribute).unwrap_or(attribute),
-            values,
-        },
-        Constraint::Between {
-            attribute,
-            min,
-            max,
-            unit,
-        } => Constraint::Between {
-            attribute: base(&attribute).unwrap_or(attribute),
-            min,
-            max,
-            unit,
-        },
-        other => other,
+    // a comparison, set or range only (a negation was anchored member by member)
+    if matches!(c, Constraint::Not { .. }) {
+        return c;
     }
+    c.on_attribute(&|a| Some(base(a).unwrap_or_else(|| a.to_owned())))
+        .unwrap_or(c)
 }
 
 /// Applies a typed plan change (from a term option or a custom answer).

@@ -458,6 +458,14 @@ fn none_of_their_records_flagged_means_no_related_row_is_flagged() {
     );
 }
 
+/// Conditions each matched on a related row of its own (`any` of one member).
+fn separate_rows(p: &QueryPlan) -> usize {
+    p.filters
+        .iter()
+        .filter(|f| matches!(f, Constraint::Any { of } if of.len() == 1))
+        .count()
+}
+
 #[test]
 fn both_values_of_related_rows_are_separate_rows() {
     for q in [
@@ -466,12 +474,7 @@ fn both_values_of_related_rows_are_separate_rows() {
     ] {
         let u = ask(q);
         let p = plan(&u);
-        let singles = p
-            .filters
-            .iter()
-            .filter(|f| matches!(f, Constraint::Any { of } if of.len() == 1))
-            .count();
-        assert_eq!(singles, 2, "{q}: {:?}", p.filters);
+        assert_eq!(separate_rows(p), 2, "{q}: {:?}", p.filters);
     }
     // either of them stays one filter
     let u = ask("list DFUs and VLUs");
@@ -5246,12 +5249,7 @@ fn values_at_the_same_visit_hold_on_one_visit_and_at_another_on_separate_visits(
     ] {
         let u = ask(q);
         let p = plan(&u);
-        let singles = p
-            .filters
-            .iter()
-            .filter(|f| matches!(f, Constraint::Any { of } if of.len() == 1))
-            .count();
-        assert_eq!(singles, 2, "{q}: {:?}", p.filters);
+        assert_eq!(separate_rows(p), 2, "{q}: {:?}", p.filters);
         assert!(
             !ids(&u).iter().any(|i| i.starts_with("unknown:")),
             "{q}: {:?}",
