@@ -118,6 +118,22 @@ test.describe('Ask: answers', () => {
     expect(lines[0].toLowerCase()).toBe(headers.map((h) => h.trim().toLowerCase()).join(','));
   });
 
+  test('an extreme said for each record is one row per record, its unit said once', async ({ page }) => {
+    await open(page);
+    await askAndTime(page, "each open VLU's highest pain score ever", 'answer');
+    const answer = page.getByTestId('answer');
+    await expect(answer.getByTestId('restatement')).toContainText('by wound id');
+    const headers = (await answer.locator('thead th').allInnerTexts()).map((h) => h.trim().toLowerCase());
+    expect(headers[0]).toContain('wound id');
+    const metric = headers.find((h) => h.includes('pain score'));
+    expect(metric).toBeDefined();
+    // the label already ends with the unit: it is not said twice
+    expect(metric!.match(/\(points\)/g)).toHaveLength(1);
+    // one row per open venous leg ulcer, more than one page of them
+    await expect(answer.getByTestId('row-range')).toContainText(/^Rows 1–50 of [\d,]+/);
+    await shot(page, 'ask-each-record');
+  });
+
   test('a trend is drawn as a line', async ({ page }) => {
     await open(page);
     await askAndTime(page, 'trend of new wounds per month', 'answer');
