@@ -1340,3 +1340,60 @@ async fn the_history_limit_is_checked_as_documented() {
     })
     .await;
 }
+
+#[tokio::test]
+async fn two_clinicians_with_one_name_are_two_groups_each_named_with_its_id() {
+    each_backend(test_config(), async |api| {
+        exec_sql(
+            api,
+            "UPDATE clinicians SET name = (SELECT name FROM clinicians WHERE id = 1) WHERE id = 2",
+        )
+        .await;
+        let r = api
+            .ask(json!({"question": "number of assessments per clinician"}))
+            .await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+        let table = &r.body["table"];
+        let names: Vec<&str> = table["columns"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["name"].as_str().unwrap())
+            .collect();
+        // grouped by the key too, which the table does not show as a column of its own
+        assert_eq!(names.len(), 2, "{table}");
+        assert_eq!(names[0], "clinicians.name", "{table}");
+        assert!(r.body["sql"].as_str().unwrap().contains("\"clinicians\".\"id\""));
+        let labels: Vec<&str> = table["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|row| row[0].as_str().unwrap())
+            .collect();
+        let distinct: std::collections::HashSet<&&str> = labels.iter().collect();
+        assert_eq!(
+            distinct.len(),
+            labels.len(),
+            "every row names one clinician: {labels:?}"
+        );
+        for id in [1, 2] {
+            assert!(
+                labels.iter().any(|l| l.ends_with(&format!("(id {id})"))),
+                "clinician {id} is its own row, said with its id: {labels:?}"
+            );
+        }
+        let counts: i64 = table["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|row| row[1].as_i64().unwrap())
+            .sum();
+        assert!(counts > 0);
+        exec_sql(
+            api,
+            "UPDATE clinicians SET name = 'Namesake Restored' WHERE id = 2",
+        )
+        .await;
+    })
+    .await;
+}

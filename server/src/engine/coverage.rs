@@ -111,7 +111,7 @@ theyre thats theres whos were weve youre its itll
 carry carried carrying out use uses used employ employs employed staff staffed single
 yet so-far thus far
 system systems database db file computed calculated counted tallied
-side alphabetically alphabetical cm2 mm2 diagnosed different distinct separate
+side alphabetically alphabetical arranged cm2 mm2 diagnosed different distinct separate
 a about above abscess across activity actually after again against age aged aggregate
 all almost also altogether am amount an and annual annually any approximately apr april
 are area arent around as assess assessed assessment assessments assmnt assmnts assmt

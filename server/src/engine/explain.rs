@@ -590,16 +590,27 @@ pub fn restate(model: &SemanticModel, plan: &QueryPlan) -> String {
         && plan.intent != Intent::Rank
         && let Some(o) = plan.order.first()
     {
-        let dated = |a: &str| model.attribute_type(a) == Some(AttributeType::Date);
+        let ty = |a: &str| model.attribute_type(a);
+        // a record's label ("patients.full_name") is its name, in the order of the alphabet
+        let label = |a: &str| {
+            a.split_once('.')
+                .is_some_and(|(e, n)| model.entity(e).and_then(|e| e.display_attribute.as_deref()) == Some(n))
+        };
         parts.push(match &o.key {
             OrderKey::Attribute { attribute } => format!(
                 "sorted by {}, {}",
-                attr_name(model, &plan.entity, attribute),
-                match (dated(attribute), o.order) {
-                    (true, SortOrder::Asc) => "oldest first",
-                    (true, SortOrder::Desc) => "newest first",
-                    (false, SortOrder::Asc) => "lowest first",
-                    (false, SortOrder::Desc) => "highest first",
+                if label(attribute) {
+                    "name".to_owned()
+                } else {
+                    attr_name(model, &plan.entity, attribute)
+                },
+                match (ty(attribute), o.order) {
+                    (Some(AttributeType::Date), SortOrder::Asc) => "oldest first",
+                    (Some(AttributeType::Date), SortOrder::Desc) => "newest first",
+                    (Some(AttributeType::Text), SortOrder::Asc) => "A to Z",
+                    (Some(AttributeType::Text), SortOrder::Desc) => "Z to A",
+                    (_, SortOrder::Asc) => "lowest first",
+                    (_, SortOrder::Desc) => "highest first",
                 }
             ),
             OrderKey::Metric { .. } => match o.order {

@@ -772,7 +772,17 @@ pub fn cues(tokens: &[Token], in_phrase: impl Fn(usize) -> bool) -> Cues {
         match word {
             "by" | "across" | "per" | "each" | "every" => {
                 let prev = w(tokens, k.wrapping_sub(1));
-                if matches!(prev, "sorted" | "ordered" | "ranked" | "sort" | "order" | "rank") {
+                if matches!(
+                    prev,
+                    "sorted"
+                        | "ordered"
+                        | "ranked"
+                        | "sort"
+                        | "order"
+                        | "rank"
+                        | "alphabetically"
+                        | "arranged"
+                ) {
                     c.sort_at.push(k + 1);
                 } else if word == "by"
                     && prev == "broken"

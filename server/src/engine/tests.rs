@@ -5062,6 +5062,8 @@ fn sorted_by_name_or_alphabetically_orders_by_the_records_label() {
         "show clinicians sorted by name",
         "patients with diabetes ordered by their name",
         "list smokers in alphabetical order",
+        "patients with diabetes, alphabetically by full name",
+        "clinicians arranged by name",
     ] {
         let u = ask(q);
         let p = plan(&u);
@@ -5083,6 +5085,31 @@ fn sorted_by_name_or_alphabetically_orders_by_the_records_label() {
             p.order
         );
         assert!(u.questions().next().is_none(), "{q}: {:?}", ids(&u));
+    }
+}
+
+#[test]
+fn a_list_sorted_by_a_text_column_is_in_that_columns_order_never_grouped_by_it_or_dropped() {
+    for (q, attribute) in [
+        ("open wounds sorted by etiology", "wounds.etiology"),
+        ("open wounds alphabetically by location", "wounds.location"),
+        ("patients ordered by sex", "patients.sex"),
+    ] {
+        let u = ask(q);
+        let p = plan(&u);
+        assert_eq!(p.intent, Intent::List, "{q}");
+        assert!(p.dimensions.is_empty(), "{q}: {:?}", p.dimensions);
+        assert_eq!(
+            p.order.first().map(|o| (&o.key, o.order)),
+            Some((
+                &OrderKey::Attribute {
+                    attribute: attribute.into()
+                },
+                SortOrder::Asc
+            )),
+            "{q}"
+        );
+        assert!(u.restatement.contains("A to Z"), "{q}: {}", u.restatement);
     }
 }
 

@@ -382,6 +382,48 @@ pub fn engine_steps(u: &engine::Understanding) -> Vec<ThinkingStep> {
         .collect()
 }
 
+/// The columns an answer's table shows: all but the keys a grouping by a record's label
+/// carries ([`ColumnSource::GroupKey`]). Where two groups share a label (two clinicians
+/// with one name), the key is said in the label instead ("Jo Lee (id 12)"), so each row
+/// names its record.
+fn shown_columns(rendered: &Rendered, rows: &mut QueryRows, model: &SemanticModel) -> Vec<usize> {
+    let mut shown = Vec::new();
+    for (k, c) in rendered.columns.iter().enumerate() {
+        let ColumnSource::GroupKey { attribute } = &c.source else {
+            shown.push(k);
+            continue;
+        };
+        let Some(entity) = attribute.split_once('.').and_then(|(e, _)| model.entity(e)) else {
+            continue;
+        };
+        let Some(display) = &entity.display_attribute else {
+            continue;
+        };
+        let label_attr = format!("{}.{display}", entity.name);
+        let Some(l) = rendered.columns.iter().position(
+            |c| matches!(&c.source, ColumnSource::Attribute { attribute } if *attribute == label_attr),
+        ) else {
+            continue;
+        };
+        let mut seen = std::collections::HashMap::new();
+        for row in &rows.rows {
+            if let Some(label) = row.get(l) {
+                *seen.entry(label.to_string()).or_insert(0usize) += 1;
+            }
+        }
+        for row in &mut rows.rows {
+            let (Some(label), Some(key)) = (row.get(l), row.get(k)) else {
+                continue;
+            };
+            if seen.get(&label.to_string()).copied().unwrap_or(0) > 1 {
+                let text = label.as_str().map_or_else(|| label.to_string(), str::to_owned);
+                row[l] = serde_json::Value::String(format!("{text} (id {key})"));
+            }
+        }
+    }
+    shown
+}
+
 /// The rows of an answer with typed columns and units. Coded values of attributes with
 /// labelled allowed values are shown as their labels ("venous_leg_ulcer" → "Venous leg
 /// ulcer"), as a clinician reads them; everything else is passed through unchanged.
@@ -408,16 +450,17 @@ pub fn table(
         }
     }
 
-    let columns = rendered
-        .columns
+    let shown = shown_columns(rendered, &mut rows, model);
+    let columns = shown
         .iter()
+        .map(|&i| &rendered.columns[i])
         .map(|c| {
             let attribute = match &c.source {
                 ColumnSource::Attribute { attribute } => Some(attribute.as_str()),
                 ColumnSource::Metric { index } => {
                     plan.metrics.get(*index).and_then(|m| m.attribute.as_deref())
                 }
-                ColumnSource::Bucket { .. } | ColumnSource::RowCount => None,
+                ColumnSource::Bucket { .. } | ColumnSource::RowCount | ColumnSource::GroupKey { .. } => None,
             };
             let unit = attribute
                 .and_then(|a| model.attribute(a))
@@ -431,6 +474,15 @@ pub fn table(
             }
         })
         .collect();
+    if shown.len() < rendered.columns.len() {
+        for row in &mut rows.rows {
+            let mut cells = std::mem::take(row).into_iter().map(Some).collect::<Vec<_>>();
+            *row = shown
+                .iter()
+                .map(|&i| cells.get_mut(i).and_then(Option::take).unwrap_or_default())
+                .collect();
+        }
+    }
     ResultTable {
         columns,
         row_count: u32::try_from(rows.rows.len()).unwrap_or(u32::MAX),

@@ -81,6 +81,10 @@ pub enum ColumnSource {
     Metric { index: usize },
     /// The number of matching rows (a plan without metrics, or [`render_count`]).
     RowCount,
+    /// The key of the record a grouping names by its label (`clinics.id` beside
+    /// `clinics.name`): grouped by too, so two records with one name stay two groups.
+    /// After the metrics; the answer's table shows it only to tell namesakes apart.
+    GroupKey { attribute: String },
 }
 
 /// Why a plan could not be rendered. Every variant is a bug or a model/plan mismatch
@@ -662,6 +666,8 @@ impl<'p, 'm> Builder<'p, 'm> {
             ));
         }
 
+        let keys = self.group_keys(&dims)?;
+
         let mut metrics: Vec<(MetricSql, Ident, OutputColumn)> = Vec::new();
         if self.plan.metrics.is_empty() {
             let alias = Ident::new("row_count")?;
@@ -728,7 +734,11 @@ impl<'p, 'm> Builder<'p, 'm> {
             selected.push(Selected { expr, alias, column });
         }
 
-        let group_by: Vec<Sql> = dims.iter().map(|(s, _, _)| s.expr.clone()).collect();
+        let mut group_by: Vec<Sql> = dims.iter().map(|(s, _, _)| s.expr.clone()).collect();
+        for (k, raw) in keys {
+            group_by.push(raw);
+            selected.push(k);
+        }
         let mut order = Vec::new();
         let mut used_dims = Vec::new();
         let plan_order = self.effective_order();
@@ -765,6 +775,53 @@ impl<'p, 'm> Builder<'p, 'm> {
             return self.per_group(n, ctes, selected, &dims, conds, group_by, having);
         }
         Ok(self.assemble(ctes, selected, conds, group_by, having, order))
+    }
+
+    /// The keys of the records the groupings name by their label (`clinics.name` →
+    /// `clinics.id`), unless a grouping is that key already: selected after the metrics
+    /// and grouped by, so namesakes are separate groups and each group says which record
+    /// it is.
+    fn group_keys(
+        &mut self,
+        dims: &[(Selected, AttributeType, String)],
+    ) -> Result<Vec<(Selected, Sql)>, RenderError> {
+        let mut keys = Vec::new();
+        for dim in &self.plan.dimensions {
+            let Dimension::Attribute { attribute } = dim else {
+                continue;
+            };
+            let attr = self.ctx.attribute(attribute)?;
+            let entity = attr.entity;
+            if entity.display_attribute.as_deref() != Some(attr.attribute.name.as_str())
+                || entity.key == attr.attribute.name
+            {
+                continue;
+            }
+            let qualified = format!("{}.{}", entity.name, entity.key);
+            if dims.iter().any(|(_, _, q)| *q == qualified) {
+                continue;
+            }
+            let (key, expr) = self.attribute_expr(&qualified)?;
+            let ty = key.attribute.ty;
+            let alias = Ident::dotted(&[&key.entity.name, &key.attribute.name])?;
+            if keys.iter().any(|(k, _): &(Selected, Sql)| k.alias == alias) {
+                continue;
+            }
+            keys.push((
+                Selected {
+                    expr: self.dialect().output(expr.clone(), ty),
+                    column: OutputColumn {
+                        name: alias.as_str().to_owned(),
+                        label: format!("{} {}", key.entity.name, key.attribute.name),
+                        ty,
+                        source: ColumnSource::GroupKey { attribute: qualified },
+                    },
+                    alias,
+                },
+                expr,
+            ));
+        }
+        Ok(keys)
     }
 
     /// The plan's sort keys; a ranking without any sorts by its first metric, largest

@@ -28,9 +28,20 @@ pub(super) fn instructions(ctx: &Ctx<'_>, st: &mut State) {
         .rank_key_mention
         .filter(|_| ctx.cues.rank.is_none() && !ctx.cues.sort_at.is_empty())
         .and_then(|mi| {
-            ctx.mentions[mi]
-                .attributes()
+            let m = &ctx.mentions[mi];
+            m.attributes()
                 .find(|&(e, a)| sortable(ctx.model, e, a))
+                .or_else(|| {
+                    // a text column of the listed records ("sorted by etiology"); a name is
+                    // the records' label, read by `by_label`
+                    let named = (m.first..m.last).any(|k| matches!(ctx.w(k), "name" | "names"));
+                    let listed = st.r.entity.as_deref();
+                    m.attributes().find(|&(e, a)| {
+                        !named
+                            && sortable_as_text(ctx.model, e, a)
+                            && listed == Some(ctx.model.entities[e].name.as_str())
+                    })
+                })
                 .map(|(e, a)| qualified(ctx.model, e, a))
         });
     match (sort_key, ctx.cues.sort_instruction) {
@@ -386,6 +397,17 @@ fn widens(c: &Constraint) -> bool {
         }
         _ => false,
     }
+}
+
+/// A text column a list can be put in the order of when the question says so ("sorted by
+/// etiology", "alphabetically by location"): not a key, and not a figure to rank by.
+fn sortable_as_text(model: &crate::semantic::SemanticModel, e: usize, a: usize) -> bool {
+    let attr = &model.entities[e].attributes[a];
+    attr.ty == crate::semantic::AttributeType::Text
+        && !matches!(
+            attr.role,
+            crate::semantic::AttributeRole::Key | crate::semantic::AttributeRole::ForeignKey
+        )
 }
 
 /// A number of decimal places the renderer rounds to (a whole number from 0 to 6).
