@@ -111,7 +111,7 @@ theyre thats theres whos were weve youre its itll
 carry carried carrying out use uses used employ employs employed staff staffed single
 yet so-far thus far
 system systems database db file computed calculated counted tallied
-side alphabetically alphabetical arranged cm2 mm2 diagnosed different distinct separate
+side alphabetically alphabetical arranged reached reach reaches reaching attained cm2 mm2 diagnosed different distinct separate
 a about above abscess across activity actually after again against age aged aggregate
 all almost also altogether am amount an and annual annually any approximately apr april
 are area arent around as assess assessed assessment assessments assmnt assmnts assmt
@@ -189,7 +189,16 @@ pub(crate) fn account(
             // a known word the question used in a way nothing reads ("large clinics")
             TokenKind::Word if misread(k) => false,
             TokenKind::Word => {
-                t.text.chars().count() < 2 || is_known_word(&t.text) || is_apostrophe_part(tokens, k)
+                t.text.chars().count() < 2
+                    || is_known_word(&t.text)
+                    || is_apostrophe_part(tokens, k)
+                    // "took place", "taking place": happened
+                    || t.text == "place"
+                        && k > 0
+                        && matches!(
+                            tokens[k - 1].text.as_str(),
+                            "took" | "take" | "takes" | "taking" | "taken"
+                        )
             }
             // "at any one assessment", "a single one of them": "one" as a pronoun
             TokenKind::NumberWord

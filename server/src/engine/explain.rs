@@ -442,13 +442,25 @@ pub fn restate(model: &SemanticModel, plan: &QueryPlan) -> String {
                     OrderKey::Metric { .. } => None,
                 })
                 .unwrap_or((String::new(), SortOrder::Desc));
-            let word = if order == SortOrder::Desc {
-                "highest"
-            } else {
-                "lowest"
+            let dated = model.attribute_type(&attr) == Some(AttributeType::Date);
+            let word = match (dated, order) {
+                (true, SortOrder::Desc) => "latest",
+                (true, SortOrder::Asc) => "earliest",
+                (false, SortOrder::Desc) => "highest",
+                (false, SortOrder::Asc) => "lowest",
             };
             let n = plan.limit.map_or_else(String::new, |n| format!("{n} "));
+            let own_date = dated && attr.split_once('.').is_some_and(|(e, _)| e == plan.entity);
             match plan.offset.filter(|&o| o > 0 && plan.limit == Some(1)) {
+                // "the 5 most recent assessments": the records' own date
+                None if own_date && plan.limit != Some(1) => format!(
+                    "Listing the {n}{} {subject}",
+                    if order == SortOrder::Desc {
+                        "most recent"
+                    } else {
+                        "earliest"
+                    }
+                ),
                 Some(o) => format!(
                     "Listing the {} with the {}-{word} {}",
                     subject.trim_end_matches('s'),

@@ -656,7 +656,10 @@ pub fn cues(tokens: &[Token], in_phrase: impl Fn(usize) -> bool) -> Cues {
                 // "most" as in "most of", "at most", "at least" are not rankings
                 let not_rank = matches!((w(tokens, k.wrapping_sub(1)), word), ("at", "most" | "least"))
                     || (word == "most" && next == "of")
-                    || (word == "least" && next == "one");
+                    || (word == "least" && next == "one")
+                    // "the 5 most recent assessments": the newest records, in time order
+                    // (a cut of a list, read with the other instructions)
+                    || (word == "most" && next == "recent" && n_before.is_some());
                 if !not_rank {
                     let (first, n, skip) = match ordinal {
                         Some(o) => (k - 1, Some(1), o - 1),

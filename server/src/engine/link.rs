@@ -199,6 +199,17 @@ pub fn link(tokens: &[Token], index: &EngineIndex, values: &ValueLookup, blocked
             };
             if let Some(m) = lookup_phrase(index, values, &words, fuzzy) {
                 let last = i + n;
+                // "the 5 most recent assessments": a count of records, not the date of a
+                // record's latest visit
+                if n > 1
+                    && i > 0
+                    && tokens[i - 1].kind == TokenKind::Number
+                    && words.last().is_some_and(|w| w.ends_with('s'))
+                    && !m.0.is_empty()
+                    && m.0.iter().all(|e| matches!(e.target, Target::TimeDimension(_)))
+                {
+                    continue;
+                }
                 let mut score = n as f64;
                 if is_common_word(&words[0]) && n > 1 {
                     score -= 0.5;
@@ -700,7 +711,13 @@ pub fn comparisons(
             {
                 let (unit, ulen) = unit_for(model, tokens, mentions, i + 1)
                     .map_or((None, 0), |(u, l)| (Some(u.to_owned()), l));
-                let k = i + 1 + ulen;
+                let mut k = i + 1 + ulen;
+                // "80 years old or more", "65 years of age or older"
+                if ulen > 0 && w(k) == "old" {
+                    k += 1;
+                } else if ulen > 0 && w(k) == "of" && w(k + 1) == "age" {
+                    k += 2;
+                }
                 let post = match (w(k), w(k + 1)) {
                     ("or" | "and", "more" | "higher" | "above" | "over" | "greater" | "older") => {
                         Some((CompareOp::Gte, 2))

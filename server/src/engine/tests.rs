@@ -5406,3 +5406,139 @@ fn an_extreme_of_visits_said_for_each_record_is_one_row_per_record() {
     let p = plan(&ask("the largest area ever measured for a DFU")).clone();
     assert!(p.dimensions.is_empty(), "{p:?}");
 }
+
+#[test]
+fn not_having_had_a_visit_in_a_span_is_no_visit_in_it_never_a_visit_in_it() {
+    for q in [
+        "open wounds that haven't had an assessment in the last 2 weeks",
+        "open wounds that have not had an assessment in the last 14 days",
+        "wounds which did not have a visit in the past 2 weeks",
+    ] {
+        let u = ask(q);
+        let p = plan(&u);
+        assert!(p.time_range.is_none(), "{q}: {:?}", p.time_range);
+        assert!(
+            p.filters.iter().any(|f| matches!(
+                f,
+                Constraint::RelatedCount { related, op: CompareOp::Eq, value: 0, within: Some(_), .. }
+                    if related == "assessments"
+            )),
+            "{q}: {:?}",
+            p.filters
+        );
+    }
+    // a value of the visit said after it is still a value of some visit in the window
+    let p = plan(&ask(
+        "patients who had an assessment in 2025 showing necrotic tissue",
+    ))
+    .clone();
+    assert!(
+        !p.filters
+            .iter()
+            .any(|f| matches!(f, Constraint::RelatedCount { value: 0, .. })),
+        "{:?}",
+        p.filters
+    );
+}
+
+#[test]
+fn no_related_record_with_a_value_is_none_with_that_value_not_none_at_all() {
+    for (q, value) in [
+        ("patients without any wound on the sacrum", "sacrum"),
+        ("patients with no wounds on the heel", "heel"),
+    ] {
+        let p = plan(&ask(q)).clone();
+        assert!(
+            !p.filters
+                .iter()
+                .any(|f| matches!(f, Constraint::RelatedCount { condition: None, .. })),
+            "{q}: not 'no wounds at all': {:?}",
+            p.filters
+        );
+        assert!(
+            p.filters.iter().any(|f| matches!(
+                f,
+                Constraint::Not { of } if matches!(&**of, Constraint::Compare { attribute, value: Value::Text(v), .. }
+                    if attribute == "wounds.location" && v == value)
+            )),
+            "{q}: {:?}",
+            p.filters
+        );
+    }
+    assert!(matches!(
+        plan(&ask("patients with no wounds")).filters.as_slice(),
+        [Constraint::RelatedCount {
+            op: CompareOp::Eq,
+            value: 0,
+            condition: None,
+            ..
+        }]
+    ));
+}
+
+#[test]
+fn an_age_said_in_years_old_or_of_age_with_or_more_is_a_threshold() {
+    for (q, op) in [
+        ("patients 80 years old or more with an open wound", CompareOp::Gte),
+        ("patients 65 years of age or older", CompareOp::Gte),
+        ("patients 50 years old or younger", CompareOp::Lte),
+    ] {
+        let u = ask(q);
+        assert!(u.questions().next().is_none(), "{q}: {:?}", ids(&u));
+        assert!(
+            plan(&u).filters.iter().any(|f| matches!(
+                f,
+                Constraint::Compare { attribute, op: o, .. } if attribute == "patients.age" && *o == op
+            )),
+            "{q}: {:?}",
+            plan(&u).filters
+        );
+    }
+}
+
+#[test]
+fn the_n_most_recent_or_latest_records_are_that_many_newest_rows_of_those_records() {
+    for (q, n) in [
+        ("the 5 most recent assessments of wound 40", 5),
+        ("the 3 most recent assessments", 3),
+        ("the 5 latest assessments for wound 12", 5),
+        ("the last 5 assessments of wound 40", 5),
+    ] {
+        let u = ask(q);
+        let p = plan(&u);
+        assert_eq!(p.entity, "assessments", "{q}");
+        assert_eq!(p.limit, Some(n), "{q}");
+        assert_eq!(
+            p.order.first().map(|o| (&o.key, o.order)),
+            Some((
+                &OrderKey::Attribute {
+                    attribute: "assessments.assessed_on".into()
+                },
+                SortOrder::Desc
+            )),
+            "{q}"
+        );
+        assert!(
+            u.assumptions.is_empty() && u.questions().next().is_none(),
+            "{q}: {:?}",
+            u.assumptions
+        );
+        assert!(
+            u.restatement
+                .contains(&format!("the {n} most recent assessments")),
+            "{q}: {}",
+            u.restatement
+        );
+    }
+}
+
+#[test]
+fn verbs_of_happening_and_reaching_are_not_unknown_words() {
+    for q in [
+        "how many assessments took place exactly 10 days before today",
+        "for each open arterial ulcer, the max area it ever reached",
+    ] {
+        let u = ask(q);
+        assert!(u.questions().next().is_none(), "{q}: {:?}", ids(&u));
+    }
+}

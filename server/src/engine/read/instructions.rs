@@ -369,6 +369,11 @@ fn row_limit(ctx: &Ctx<'_>, st: &mut State) {
         if let Some((n, end)) = found {
             st.r.row_limit = Some(n);
             st.r.consumed.push((k, end));
+            // "most recent", "latest" here say which rows, not which visit's value
+            st.r.terms.retain(|t| {
+                let m = &ctx.mentions[t.mention];
+                m.first < k || m.last > end
+            });
             let order = match (w(k), w(end - 1)) {
                 ("earliest", _) | (_, "earliest") => Some(SortOrder::Asc),
                 ("last" | "latest" | "recent", _) => Some(SortOrder::Desc),

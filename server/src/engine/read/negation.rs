@@ -316,6 +316,16 @@ pub(super) fn read_having_related(
             ctx.w(m.last),
             "that" | "which" | "who" | "where" | "whose" | "with" | "id" | "#"
         ) || by_whom(ctx, m.last)
+            // "no wound on the sacrum", "without a wound at Riverside": a value of the
+            // related record after a preposition qualifies it
+            || matches!(ctx.w(m.last), "on" | "at" | "of" | "in" | "located")
+                && ctx.mentions.iter().any(|o| {
+                    o.first > m.last
+                        && o.first <= m.last + 3
+                        && o.value_attributes()
+                            .iter()
+                            .any(|q| q.split_once('.').is_some_and(|(oe, _)| oe == e.as_str()))
+                })
             || window.is_none() && matches!(ctx.w(m.last), "in" | "during" | "since")
             || ctx
                 .tokens

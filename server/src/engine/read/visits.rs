@@ -9,6 +9,30 @@ use crate::semantic::{AttributeType, CompareOp, Constraint, MeasureAgg, Value};
 use super::negation::negated_at;
 use super::state::{State, piece, qualified};
 
+/// Whether the question says something a visit records (a per-visit value, attribute or
+/// term) outside the visit phrase `k..=at`.
+fn visit_value_outside(ctx: &Ctx<'_>, k: usize, at: usize) -> bool {
+    ctx.mentions
+        .iter()
+        .filter(|m| m.first > at || m.last <= k)
+        .any(|m| {
+            m.terms().next().is_some()
+                || m.measure().is_some_and(|x| {
+                    let measure = &ctx.model.measures[x];
+                    measure.entity == "assessments"
+                        || measure
+                            .attribute
+                            .as_deref()
+                            .is_some_and(|a| a.starts_with("assessments."))
+                })
+                || m.value_attributes().iter().any(|q| q.starts_with("assessments."))
+                || m.attributes().any(|(e, a)| {
+                    let q = qualified(ctx.model, e, a);
+                    q.starts_with("assessments.") && q != "assessments.assessed_on"
+                })
+        })
+}
+
 /// "at the latest assessment" / "at the last visit" (latest) or "at any visit" (any).
 pub(super) fn read_visit_hint(ctx: &Ctx<'_>, r: &mut Reading, used: &mut [bool]) {
     // "current wound area", "latest pain score": a per-visit measurement read at the
@@ -104,6 +128,16 @@ pub(super) fn read_visit_hint(ctx: &Ctx<'_>, r: &mut Reading, used: &mut [bool])
         };
         let Some((hint, at)) = latest else { continue };
         if !visit_word(at) {
+            continue;
+        }
+        // "the 5 most recent assessments": that many visits, not a value's visit
+        if j > 0 && ctx.tokens[j - 1].kind == crate::engine::tokenize::TokenKind::Number {
+            continue;
+        }
+        // "had an assessment in the last 2 weeks" with no value of that visit said: whether
+        // visits happened (read by the steps on related records), not which visit a value
+        // is of
+        if !hint && !matches!(ctx.w(j), "any" | "every" | "some") && !visit_value_outside(ctx, k, at) {
             continue;
         }
         r.visit_hint = Some(hint);
