@@ -191,6 +191,28 @@ async fn hand_picked_plans_match_values_computed_from_the_dataset() {
             "{dialect:?} pain now above the first visit"
         );
 
+        // A value at every visit ("pain 3 or more at every assessment"): no visit where it
+        // does not hold, as the engine writes it (wounds without visits included).
+        let p = count_of(
+            "wounds",
+            vec![Constraint::RelatedCount {
+                per: None,
+                related: "assessments".into(),
+                op: CompareOp::Eq,
+                value: 0,
+                within: None,
+                condition: Some(Box::new(Constraint::Not {
+                    of: Box::new(cmp("assessments.pain_score", CompareOp::Gte, Value::Integer(3))),
+                })),
+            }],
+        );
+        let every = t.wounds_where(|w| t.visits(w.id).iter().all(|v| v.pain_score >= 3));
+        assert!(
+            every > 0 && every < t.data.wounds.len() as i64,
+            "the dataset has wounds in pain at every visit, and others"
+        );
+        assert_eq!(counted(db, &p).await, every, "{dialect:?} pain 3+ at every visit");
+
         // The extreme of a per-visit value over every visit, as filters on the visits:
         // highest pain < 4 (no visit at 4 or more, some visit measured); lowest pain >= 3
         // (no visit below 3); highest pain = 6 (a visit at 6, none above).

@@ -554,7 +554,7 @@ pub(crate) fn vague_terms(ctx: &Ctx<'_>, r: &Reading, d: &mut Detected) {
         if r.visit_hint == Some(false) && !r.visit_first {
             let before: Vec<Option<Constraint>> =
                 options.iter().map(|o| o.effect.constraint.clone()).collect();
-            at_any_visit(model, &mut options, r.time.is_some());
+            at_any_visit(model, &mut options, r.time.is_some(), r.every_visit);
             // "signs of infection at least once since 1 Sept": at some visit of the window
             // the question names — the one reading of the term at the visits settles it
             // (its record-level readings, "ever diagnosed", carry no date to window)
@@ -690,7 +690,19 @@ fn ranked_average(ctx: &Ctx<'_>, r: &Reading, d: &mut Detected) {
 /// record's latest value read every visit's value instead (the visit the question's own
 /// window selects, when it has one). Options with a window of their own are dropped when
 /// the question has one. The labels say which visit.
-fn at_any_visit(model: &SemanticModel, options: &mut Vec<AmbiguityOption>, question_window: bool) {
+fn at_any_visit(
+    model: &SemanticModel,
+    options: &mut Vec<AmbiguityOption>,
+    question_window: bool,
+    every: bool,
+) {
+    // "… at every visit": the labels say every visit (the plan holds it at each of them)
+    let which = if every { "at every visit" } else { "at any visit" };
+    let which_assessment = if every {
+        "at every assessment"
+    } else {
+        "at any assessment"
+    };
     fn per_visit(model: &SemanticModel, c: &Constraint) -> Option<Constraint> {
         c.on_attribute(
             &|a| match model.attribute(a).and_then(|x| x.attribute.derived.clone()) {
@@ -711,21 +723,21 @@ fn at_any_visit(model: &SemanticModel, options: &mut Vec<AmbiguityOption>, quest
         };
         o.effect.constraint = Some(c);
         o.label = if o.label.contains("at the latest visit") {
-            o.label.replace("at the latest visit", "at any visit")
+            o.label.replace("at the latest visit", which)
         } else if let Some(rest) = o.label.strip_prefix("Latest ") {
             let mut cs = rest.chars();
             let first = cs
                 .next()
                 .map(|ch| ch.to_uppercase().collect::<String>())
                 .unwrap_or_default();
-            format!("{first}{} at any visit", cs.as_str())
+            format!("{first}{} {which}", cs.as_str())
         } else {
-            format!("{} (at any visit)", o.label)
+            format!("{} ({which})", o.label)
         };
         o.description = o
             .description
-            .replace("at the latest assessment", "at any assessment")
-            .replace("at the latest visit", "at any visit");
+            .replace("at the latest assessment", which_assessment)
+            .replace("at the latest visit", which);
         changed = true;
     }
     if changed && question_window {

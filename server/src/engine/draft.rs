@@ -377,6 +377,9 @@ pub(crate) fn build(ctx: &Ctx<'_>, r: &Reading, det: &Detected, chosen: &[Chosen
     if r.not_at_latest {
         not_at_latest(model, &mut positioned);
     }
+    if r.every_visit && plan.entity != "assessments" {
+        every_visit(&mut positioned);
+    }
     for (_, c) in positioned {
         add_filter(&mut plan, c, false);
     }
@@ -818,6 +821,26 @@ fn same_row(positioned: &mut Vec<(usize, Constraint)>, entity: &str) {
     }
     of.reverse();
     positioned.push((at, Constraint::All { of }));
+}
+
+/// "… high exudate at every visit": each condition on the visits' own values holds at
+/// every visit of the record — no visit where it does not (`NOT EXISTS`).
+fn every_visit(positioned: &mut [(usize, Constraint)]) {
+    for (_, c) in positioned.iter_mut() {
+        let attrs = c.attributes();
+        if attrs.is_empty() || !attrs.iter().all(|a| a.starts_with("assessments.")) {
+            continue;
+        }
+        let inner = std::mem::replace(c, Constraint::All { of: Vec::new() });
+        *c = Constraint::RelatedCount {
+            per: None,
+            related: "assessments".into(),
+            op: crate::semantic::CompareOp::Eq,
+            value: 0,
+            within: None,
+            condition: Some(Box::new(Constraint::Not { of: Box::new(inner) })),
+        };
+    }
 }
 
 /// "… at some visit in the past 2 weeks but not at their last assessment": each condition

@@ -200,6 +200,26 @@ pub fn describe(model: &SemanticModel, plan_entity: &str, c: &Constraint) -> Str
                 )
             }
         }
+        // "no assessment where (not high exudate)": high exudate at every assessment
+        Constraint::RelatedCount {
+            related,
+            op: CompareOp::Eq,
+            value: 0,
+            within: None,
+            condition: Some(c),
+            ..
+        } if matches!(&**c, Constraint::Not { .. }) => {
+            let Constraint::Not { of } = &**c else {
+                unreachable!("matched above")
+            };
+            format!(
+                "{} at every {}",
+                describe(model, related, of),
+                model
+                    .entity(related)
+                    .map_or_else(|| related.clone(), |e| e.label.to_lowercase())
+            )
+        }
         Constraint::RelatedCount {
             related,
             op,

@@ -5542,3 +5542,49 @@ fn verbs_of_happening_and_reaching_are_not_unknown_words() {
         assert!(u.questions().next().is_none(), "{q}: {:?}", ids(&u));
     }
 }
+
+#[test]
+fn a_value_at_every_visit_holds_at_each_visit_not_at_some_visit() {
+    for q in [
+        "open wounds where exudate was moderate or high at every single visit",
+        "open wounds with high exudate at every visit",
+        "wounds with infection signs at all assessments",
+        "patients whose pain was 7 or more at every assessment",
+        "wounds that had slough at each visit",
+    ] {
+        let u = ask(q);
+        let p = plan(&u);
+        let every = p.filters.iter().any(|f| {
+            matches!(f, Constraint::RelatedCount { related, op: CompareOp::Eq, value: 0, condition: Some(c), .. }
+                if related == "assessments" && matches!(&**c, Constraint::Not { .. }))
+        });
+        assert!(every, "{q}: {:?}", p.filters);
+        assert!(
+            !p.filters
+                .iter()
+                .any(|f| f.attributes().iter().any(|a| a.starts_with("assessments."))
+                    && !matches!(f, Constraint::RelatedCount { .. })),
+            "{q}: no condition on some visit beside it: {:?}",
+            p.filters
+        );
+        assert!(
+            u.restatement.contains("at every assessment"),
+            "{q}: {}",
+            u.restatement
+        );
+        assert!(
+            u.assumptions.iter().all(|a| !a.assumed.contains("any visit")),
+            "{q}: {:?}",
+            u.assumptions
+        );
+    }
+    // "at any visit" stays some visit
+    let p = plan(&ask("open wounds with high exudate at any visit")).clone();
+    assert!(
+        !p.filters
+            .iter()
+            .any(|f| matches!(f, Constraint::RelatedCount { .. })),
+        "{:?}",
+        p.filters
+    );
+}

@@ -77,7 +77,9 @@ pub(super) fn read_visit_hint(ctx: &Ctx<'_>, r: &mut Reading, used: &mut [bool])
         if matches!(ctx.w(j), "at" | "on" | "in" | "during" | "from") {
             j += 1;
         }
-        if matches!(ctx.w(j), "the" | "their" | "its" | "each") {
+        // "at each visit": each of the visits, read below with "every"
+        let each = ctx.w(j) == "each" && j > k;
+        if matches!(ctx.w(j), "the" | "their" | "its") {
             j += 1;
         }
         let visit_word = |i: usize| {
@@ -115,6 +117,27 @@ pub(super) fn read_visit_hint(ctx: &Ctx<'_>, r: &mut Reading, used: &mut [bool])
                     | "since"
             )
         };
+        // "at every visit", "at each assessment", "at every single visit", "at all
+        // assessments": each of the visits
+        let every = j > k
+            && (each || matches!(ctx.w(j), "every" | "all"))
+            && (visit_word(j + 1)
+                || matches!(ctx.w(j + 1), "single" | "one" | "of") && visit_word(j + 2)
+                || ctx.w(j + 1) == "of"
+                    && matches!(ctx.w(j + 2), "their" | "its" | "the")
+                    && visit_word(j + 3));
+        if every {
+            let at = (j + 1..j + 4).find(|&i| visit_word(i)).unwrap_or(j + 1);
+            r.visit_hint = Some(false);
+            r.every_visit = true;
+            r.visit_hint_at = Some((k, at + 1));
+            for (mi, m) in ctx.mentions.iter().enumerate() {
+                if m.first >= k && m.last <= at + 1 {
+                    used[mi] = true;
+                }
+            }
+            return;
+        }
         let latest = match (ctx.w(j), ctx.w(j + 1)) {
             ("last" | "latest" | "newest" | "current", _) => Some((true, j + 1)),
             ("most", "recent") => Some((true, j + 2)),
