@@ -851,7 +851,15 @@ fn not_at_latest(model: &SemanticModel, positioned: &mut Vec<(usize, Constraint)
         if !matches!(c, Constraint::Compare { .. } | Constraint::InSet { .. }) {
             return None;
         }
-        c.on_attribute(&|a| crate::engine::plan_ops::latest_of(model, a))
+        // a visit's value, or its value at the record's first visit ("necrotic at their
+        // first assessment but not at their last")
+        c.on_attribute(&|a| {
+            let base = match model.attribute(a).and_then(|x| x.attribute.derived.clone()) {
+                Some(crate::semantic::Derived::First { attribute, .. }) => attribute,
+                _ => a.to_owned(),
+            };
+            crate::engine::plan_ops::latest_of(model, &base)
+        })
     };
     let extra: Vec<(usize, Constraint)> = positioned
         .iter()

@@ -5588,3 +5588,38 @@ fn a_value_at_every_visit_holds_at_each_visit_not_at_some_visit() {
         p.filters
     );
 }
+
+#[test]
+fn a_value_at_the_first_visit_is_the_records_first_value_and_not_at_the_last_its_latest_negated() {
+    for (q, first, value) in [
+        (
+            "wounds with slough at the first assessment",
+            "wounds.first_tissue",
+            "slough",
+        ),
+        (
+            "wounds with slough at their first assessment but not at their last",
+            "wounds.first_tissue",
+            "slough",
+        ),
+        (
+            "wounds with moderate exudate at their first assessment but not at their latest assessment",
+            "wounds.first_exudate",
+            "moderate",
+        ),
+    ] {
+        let u = ask(q);
+        let p = plan(&u);
+        assert!(
+            p.filters.iter().any(
+                |f| matches!(f, Constraint::Compare { attribute, value: Value::Text(v), .. }
+                if attribute == first && v == value)
+            ),
+            "{q}: {:?}",
+            p.filters
+        );
+        let negated_latest = p.filters.iter().any(|f| matches!(f, Constraint::Not { .. }));
+        assert_eq!(negated_latest, q.contains("but not"), "{q}: {:?}", p.filters);
+        assert!(u.questions().next().is_none(), "{q}: {:?}", ids(&u));
+    }
+}

@@ -154,12 +154,14 @@ impl Dialect {
                 // 'weekday 0' moves forward to Sunday (or stays); six days back is Monday.
                 Grain::Week => s.push("date(").push_sql(date).push(", 'weekday 0', '-6 days')"),
                 Grain::Month => s.push("strftime('%Y-%m-01', ").push_sql(date).push(")"),
+                // the month's first day, back to the quarter's first month; NULL stays NULL
+                // (a printf of the parts made '-00-01' of it)
                 Grain::Quarter => s
-                    .push("printf('%s-%02d-01', strftime('%Y', ")
+                    .push("date(")
                     .push_sql(date.clone())
-                    .push("), ((CAST(strftime('%m', ")
+                    .push(", 'start of month', '-' || ((CAST(strftime('%m', ")
                     .push_sql(date)
-                    .push(") AS INTEGER) - 1) / 3) * 3 + 1)"),
+                    .push(") AS INTEGER) - 1) % 3) || ' months')"),
                 Grain::Year => s.push("strftime('%Y-01-01', ").push_sql(date).push(")"),
             },
             Dialect::Postgres => {

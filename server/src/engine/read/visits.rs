@@ -283,7 +283,7 @@ fn read_first_visit(ctx: &Ctx<'_>, r: &mut Reading, used: &mut [bool]) -> bool {
             && ctx
                 .model
                 .attribute(&base)
-                .is_some_and(|r| r.attribute.ty.is_numeric())
+                .is_some_and(|r| r.attribute.ty != AttributeType::Date)
             && first_of(ctx.model, &base).is_some()
     };
     // a measurement ("area") or a measure of one ("mean area")
@@ -295,6 +295,11 @@ fn read_first_visit(ctx: &Ctx<'_>, r: &mut Reading, used: &mut [bool]) -> bool {
                 .is_some_and(per_visit_first)
             || m.terms()
                 .any(|t| crate::engine::plan_ops::term_first_of(ctx.model, t).is_some())
+            // a value a visit records ("necrotic", "infection signs") the model keeps at the
+            // record's first visit too
+            || m.value_attributes().iter().any(|q| {
+                q.starts_with("assessments.") && q != "assessments.assessed_on" && first_of(ctx.model, q).is_some()
+            })
     };
     if !ctx.mentions.iter().any(has_first) {
         return false;
@@ -495,13 +500,17 @@ pub(super) fn read_not_at_latest(ctx: &Ctx<'_>, r: &mut Reading, used: &mut [boo
             ("most", "recent") => j + 2,
             _ => continue,
         };
-        if !matches!(
-            ctx.w(after),
-            "assessment" | "visit" | "review" | "one" | "measurement"
-        ) {
+        // "… but not at their last" ends the question: the visit word is understood
+        let said_last = matches!(ctx.w(after), "" | "." | "?" | "!");
+        if !said_last
+            && !matches!(
+                ctx.w(after),
+                "assessment" | "visit" | "review" | "one" | "measurement"
+            )
+        {
             continue;
         }
-        let end = after + 1;
+        let end = if said_last { after } else { after + 1 };
         r.not_at_latest = true;
         r.consumed.push((k, end));
         for (mi, m) in ctx.mentions.iter().enumerate() {
