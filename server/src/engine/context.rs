@@ -43,7 +43,7 @@ pub(crate) fn merge(
         || c.pronouns.iter().any(|&p| {
             matches!(
                 ctx.tokens.get(p).map(|t| t.text.as_str()),
-                Some("their" | "them" | "those" | "these" | "its")
+                Some("their" | "them" | "those" | "these" | "its" | "his" | "her" | "him" | "he" | "she")
             )
         });
     if r.entity_source == EntitySource::Named

@@ -879,6 +879,8 @@ pub fn cues(tokens: &[Token], in_phrase: impl Fn(usize) -> bool) -> Cues {
                 false
             }
             "it" | "them" | "they" | "those" | "these" | "ones" | "their" | "its" => true,
+            // a patient or clinician said before: "list his wounds", "what does she have"
+            "his" | "her" | "him" | "he" | "she" | "hers" => true,
             "same" => matches!(next, "again" | "for" | "but" | "as" | "thing") || k == first_word,
             "that" | "this" => {
                 let prev = w(tokens, k.wrapping_sub(1));

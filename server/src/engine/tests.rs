@@ -5623,3 +5623,53 @@ fn a_value_at_the_first_visit_is_the_records_first_value_and_not_at_the_last_its
         assert!(u.questions().next().is_none(), "{q}: {:?}", ids(&u));
     }
 }
+
+#[test]
+fn he_she_his_her_point_back_at_the_record_of_the_previous_question() {
+    for q in ["list his wounds", "what wounds does she have", "show her wounds"] {
+        let u = after("show patient 212", q);
+        let p = plan(&u);
+        assert_eq!(p.entity, "wounds", "{q}");
+        assert!(
+            p.filters.iter().any(
+                |f| matches!(f, Constraint::Compare { attribute, value: Value::Integer(212), .. }
+                if attribute == "patients.id")
+            ),
+            "{q}: {:?}",
+            p.filters
+        );
+    }
+    // with nothing before it, "his" is a question of its own
+    assert!(
+        ids(&ask("list his wounds"))
+            .iter()
+            .any(|i| i.starts_with("reference:"))
+    );
+}
+
+#[test]
+fn instead_of_a_value_then_a_new_one_replaces_the_previous_value() {
+    for q in [
+        "instead of venous use arterial",
+        "rather than venous, show arterial",
+        "arterial instead of venous",
+    ] {
+        let p = plan(&after("how many healed venous leg ulcers", q)).clone();
+        let etiologies: Vec<&Constraint> = p
+            .filters
+            .iter()
+            .filter(|f| f.attributes().contains(&"wounds.etiology"))
+            .collect();
+        assert!(
+            matches!(etiologies.as_slice(), [Constraint::Compare { value: Value::Text(v), .. }] if v == "arterial_leg_ulcer"),
+            "{q}: {:?}",
+            p.filters
+        );
+        assert!(
+            p.filters
+                .iter()
+                .any(|f| f.attributes().contains(&"wounds.status")),
+            "{q}: status kept"
+        );
+    }
+}

@@ -138,7 +138,17 @@ fn replaced_values(ctx: &Ctx<'_>, st: &mut State) {
     else {
         return;
     };
-    let after = |first: usize| first > k + 1;
+    // "instead of venous use arterial", "rather than DFUs, show VLUs": the replaced
+    // values end where the clause naming the new ones starts
+    let end = (k + 2..ctx.tokens.len())
+        .find(|&j| {
+            matches!(
+                ctx.w(j),
+                "use" | "try" | "show" | "give" | "do" | "put" | "take" | "switch" | "make" | "," | ";" | "-"
+            )
+        })
+        .unwrap_or(ctx.tokens.len());
+    let after = |first: usize| first > k + 1 && first < end;
     let mut removed: Vec<String> = Vec::new();
     for f in st.r.filters.iter().filter(|f| after(f.first)) {
         removed.extend(f.constraint.attributes().into_iter().map(str::to_owned));
@@ -199,7 +209,23 @@ pub(crate) fn is_follow_up(ctx: &Ctx<'_>, r: &Reading) -> bool {
         !r.visit_hint_at.is_some_and(|(a, b)| (a..b).contains(&p))
             && matches!(
                 ctx.tokens.get(p).map(|t| t.text.as_str()),
-                Some("those" | "these" | "them" | "they" | "ones" | "it" | "its" | "their" | "that" | "this")
+                Some(
+                    "those"
+                        | "these"
+                        | "them"
+                        | "they"
+                        | "ones"
+                        | "it"
+                        | "its"
+                        | "their"
+                        | "that"
+                        | "this"
+                        | "his"
+                        | "her"
+                        | "him"
+                        | "he"
+                        | "she"
+                )
             )
     });
     if points_back && (r.entity_source != EntitySource::Named || qualified_pronoun(ctx, r)) {
