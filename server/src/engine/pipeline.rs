@@ -462,6 +462,7 @@ fn run_with(input: &EngineInput<'_>, index: &EngineIndex, with_suggestions: bool
 
     plan_ops::fold_negations(model, &mut plan);
     plan_ops::show_counted(model, &mut plan);
+    plan_ops::related_count_as_groups(model, &mut plan, ctx.cues.list.is_some());
     if !reading.follow_up {
         record_of_latest_visit(&ctx, &reading, &mut plan);
     }

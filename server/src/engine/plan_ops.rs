@@ -842,6 +842,97 @@ pub(crate) fn show_counted(model: &SemanticModel, plan: &mut QueryPlan) {
     }
 }
 
+/// "clinics with over 150 open wounds", "clinicians with more than 200 assessments in
+/// 2025": records kept by a count of their related rows that match a condition (which no
+/// attribute of theirs holds) are the related rows counted by record, the groups kept by
+/// that count — so the answer shows each record's count. Only when the count is at least
+/// one (a record without such rows is no group), the other filters are the records' own,
+/// and the related rows reach the record by the path the count was taken along.
+pub(crate) fn related_count_as_groups(model: &SemanticModel, plan: &mut QueryPlan, listed: bool) {
+    // "list clinics with …" asked for the records themselves
+    if listed
+        || plan.intent != Intent::List
+        || !plan.dimensions.is_empty()
+        || !plan.metrics.is_empty()
+        || !plan.order.is_empty()
+        || !plan.columns.is_empty()
+        || plan.limit.is_some()
+        || plan.time_range.is_some()
+        || plan.having.is_some()
+    {
+        return;
+    }
+    let entity = plan.entity.clone();
+    let counted: Vec<usize> = plan
+        .filters
+        .iter()
+        .enumerate()
+        .filter(|(_, f)| matches!(f, Constraint::RelatedCount { .. }))
+        .map(|(i, _)| i)
+        .collect();
+    let [i] = counted.as_slice() else {
+        return;
+    };
+    let Constraint::RelatedCount {
+        per,
+        related,
+        op,
+        value,
+        within: None,
+        condition,
+    } = &plan.filters[*i]
+    else {
+        return;
+    };
+    // a number of rows that match a condition ("over 150 open wounds"); a bare "with
+    // wounds" is whether any exist
+    let at_least_one = matches!((op, *value), (CompareOp::Gt, v) if v >= 1)
+        || matches!((op, *value), (CompareOp::Gte, v) if v >= 2);
+    if !at_least_one || condition.is_none() || per.as_deref().is_some_and(|p| p != entity) {
+        return;
+    }
+    let own = plan.filters.iter().enumerate().all(|(j, f)| {
+        j == *i
+            || f.attributes()
+                .iter()
+                .all(|a| split_qualified(a).is_some_and(|(e, _)| e == entity))
+    });
+    let Some(e) = model.entity(&entity) else {
+        return;
+    };
+    let same_path = match (
+        model.join_path(related, &entity),
+        model.join_path(&entity, related),
+    ) {
+        (Some(up), Some(down)) => {
+            up.iter().all(|s| s.forward)
+                && up.len() == down.len()
+                && up
+                    .iter()
+                    .zip(down.iter().rev())
+                    .all(|(a, b)| std::ptr::eq(a.join, b.join))
+        }
+        _ => false,
+    };
+    if !own || !same_path {
+        return;
+    }
+    let label = format!("{}.{}", e.name, e.display_attribute.as_deref().unwrap_or(&e.key));
+    let (op, value, related, condition) = (*op, *value, related.clone(), condition.clone());
+    plan.filters.remove(*i);
+    if let Some(c) = condition {
+        plan.filters.insert(0, *c);
+    }
+    plan.entity = related.clone();
+    plan.intent = Intent::GroupBy;
+    plan.dimensions = vec![Dimension::Attribute { attribute: label }];
+    plan.metrics = vec![count_metric(model, &related)];
+    plan.having = Some(super::plan::Having {
+        op,
+        value: value as f64,
+    });
+}
+
 /// Moves an ambiguity's best guess off an option whose condition contradicts one of the
 /// previous plan's (`attribute = v` where it kept `attribute = w`) onto the first option
 /// that does not, when there is one.

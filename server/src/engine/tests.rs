@@ -518,7 +518,7 @@ fn a_window_said_of_visits_applies_to_the_visits() {
 #[test]
 fn a_count_of_related_rows_counts_only_the_ones_described() {
     for (q, attribute) in [
-        ("clinics treating more than 150 open wounds", "wounds.status"),
+        ("list clinics treating more than 150 open wounds", "wounds.status"),
         (
             "how many patients have had 2 or more venous leg ulcers",
             "wounds.etiology",
@@ -2869,7 +2869,7 @@ fn a_bare_number_after_an_entity_word_is_its_id_not_its_code() {
 
 #[test]
 fn counts_said_with_a_period_count_the_rows_of_that_period() {
-    let u = ask("clinicians with over 200 assessments in 2025");
+    let u = ask("list clinicians with over 200 assessments in 2025");
     let p = plan(&u);
     assert!(
         p.filters.iter().any(|f| matches!(f,
@@ -5671,5 +5671,62 @@ fn instead_of_a_value_then_a_new_one_replaces_the_previous_value() {
                 .any(|f| f.attributes().contains(&"wounds.status")),
             "{q}: status kept"
         );
+    }
+}
+
+#[test]
+fn records_with_over_n_related_rows_of_a_kind_are_those_rows_counted_per_record_with_the_count_shown() {
+    for (q, related, dim, n) in [
+        (
+            "clinics with over 150 open wounds",
+            "wounds",
+            "clinics.name",
+            150.0,
+        ),
+        (
+            "clinicians with over 200 assessments in 2025",
+            "assessments",
+            "clinicians.name",
+            200.0,
+        ),
+        (
+            "clinics with more than 1000 assessments in the past 3 months",
+            "assessments",
+            "clinics.name",
+            1000.0,
+        ),
+    ] {
+        let u = ask(q);
+        let p = plan(&u);
+        assert_eq!(p.entity, related, "{q}");
+        assert_eq!(
+            p.dimensions,
+            vec![Dimension::Attribute {
+                attribute: dim.into()
+            }],
+            "{q}"
+        );
+        assert_eq!(p.having.map(|h| (h.op, h.value)), Some((CompareOp::Gt, n)), "{q}");
+        assert!(
+            !p.filters
+                .iter()
+                .any(|f| matches!(f, Constraint::RelatedCount { .. })),
+            "{q}"
+        );
+        assert!(
+            u.restatement.contains("only groups with more than"),
+            "{q}: {}",
+            u.restatement
+        );
+    }
+    // fewer than N includes records with none, which no group shows; a bare "with wounds"
+    // and an explicit "list" stay lists of the records
+    for q in [
+        "clinics with fewer than 100 open wounds",
+        "patients with wounds",
+        "list clinics with over 150 open wounds",
+    ] {
+        let p = plan(&ask(q)).clone();
+        assert_eq!(p.intent, Intent::List, "{q}: {p:?}");
     }
 }
