@@ -46,9 +46,10 @@ pub fn chart_for(t: &ResultTable) -> Option<ChartSpec> {
             .any(|k| lc.name.contains(k));
     // a second text column groups the bars too ("etiology" within "care setting"): each
     // bar says both, or the same label would stand for different groups
-    let second = (!line)
-        .then(|| (label + 1..t.columns.len()).find(|&i| i != value && t.columns[i].kind == "text"))
-        .flatten();
+    // (also beside a period: "per month by clinic" is bars of both, or none when too many,
+    // never one line through every clinic's months)
+    let second = (label + 1..t.columns.len()).find(|&i| i != value && t.columns[i].kind == "text");
+    let line = line && second.is_none();
     let text = |r: &Vec<serde_json::Value>, i: usize| -> Option<String> {
         Some(match r.get(i)? {
             serde_json::Value::Null => "(none)".to_string(),
@@ -300,6 +301,34 @@ mod tests {
             vec![("Community · VLU".into(), 3.0), ("Hospital · VLU".into(), 5.0)]
         );
         assert_eq!(bars.label_title, "care setting and etiology");
+    }
+
+    #[test]
+    fn periods_beside_another_grouping_are_bars_of_both_never_one_line() {
+        let row = |m: &str, c: &str, n: i64| vec![json!(m), json!(c), json!(n)];
+        let mut t = ResultTable {
+            columns: vec![
+                col("month", "text"),
+                col("clinic", "text"),
+                col("count", "integer"),
+            ],
+            rows: vec![
+                row("2026-01-01", "A", 3),
+                row("2026-01-01", "B", 4),
+                row("2026-02-01", "A", 5),
+            ],
+            row_count: 3,
+            truncated: false,
+        };
+        let chart = chart_for(&t).unwrap();
+        assert!(!chart.line);
+        assert_eq!(chart.points[0], ("A · 2026-01-01".into(), 3.0));
+        // more groups than bars: the table alone
+        t.rows = (0..30)
+            .map(|i| row(&format!("2026-{:02}-01", i % 12 + 1), &format!("C{i}"), i))
+            .collect();
+        t.row_count = 30;
+        assert!(chart_for(&t).is_none());
     }
 
     #[test]

@@ -253,7 +253,8 @@ pub(crate) fn build(ctx: &Ctx<'_>, r: &Reading, det: &Detected, chosen: &[Chosen
         .or_else(|| default_time_attribute(model, &plan.entity));
 
     // trend
-    if r.intent == Intent::Trend || r.grain.is_some() && r.dims.is_empty() {
+    // "assessments per month by clinic": the period is a grouping beside the others
+    if r.intent == Intent::Trend || r.grain.is_some() {
         if let Some(a) = &time_attr {
             plan.dimensions.insert(
                 0,

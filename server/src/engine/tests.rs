@@ -5730,3 +5730,58 @@ fn records_with_over_n_related_rows_of_a_kind_are_those_rows_counted_per_record_
         assert_eq!(p.intent, Intent::List, "{q}: {p:?}");
     }
 }
+
+#[test]
+fn a_month_range_joined_by_a_hyphen_is_every_month_of_it() {
+    for (q, start, end) in [
+        ("wounds with onset jan-jun 2025", "2025-01-01", "2025-07-01"),
+        ("assessments in mar-may 2025 by month", "2025-03-01", "2025-06-01"),
+    ] {
+        let p = plan(&ask(q)).clone();
+        let r = p.time_range.unwrap_or_else(|| panic!("{q}: no range"));
+        assert_eq!((r.start, r.end), (d(start), d(end)), "{q}");
+    }
+}
+
+#[test]
+fn by_a_date_beside_a_period_says_which_date_the_periods_are_of() {
+    for (q, attribute) in [
+        (
+            "new wounds per month jan thru jun 2025 (by onset)",
+            "wounds.onset_date",
+        ),
+        ("wounds per month by onset date in 2025", "wounds.onset_date"),
+        ("healed wounds per quarter by healing date", "wounds.healed_date"),
+    ] {
+        let p = plan(&ask(q)).clone();
+        assert!(
+            matches!(p.dimensions.as_slice(), [Dimension::Time { attribute: a, .. }] if a == attribute),
+            "{q}: {:?}",
+            p.dimensions
+        );
+    }
+}
+
+#[test]
+fn a_period_said_beside_another_grouping_is_a_grouping_too() {
+    for q in [
+        "assessments per month by clinic",
+        "open wounds by clinic per quarter in 2025",
+        "average pain per month by etiology this year",
+    ] {
+        let u = ask(q);
+        let p = plan(&u);
+        assert_eq!(p.dimensions.len(), 2, "{q}: {:?}", p.dimensions);
+        assert!(
+            matches!(p.dimensions[0], Dimension::Time { .. }),
+            "{q}: {:?}",
+            p.dimensions
+        );
+        assert!(
+            matches!(p.dimensions[1], Dimension::Attribute { .. }),
+            "{q}: {:?}",
+            p.dimensions
+        );
+        assert!(u.restatement.contains(" and "), "{q}: {}", u.restatement);
+    }
+}

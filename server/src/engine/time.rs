@@ -823,6 +823,26 @@ fn parse_at(tokens: &[Token], i: usize, today: NaiveDate) -> Option<TimeExpr> {
     if w(k) == "the" && date_at(tokens, k + 1, today).is_some_and(|d| d.label.starts_with("the ")) {
         k += 1;
     }
+    // "jan-jun 2026": two months joined by a hyphen (the tokens keep the words only:
+    // next to each other, one character apart), then the year
+    if let (Some(m1), Some(m2)) = (month(w(k)), month(w(k + 1)))
+        && m1 <= m2
+        && tokens[k + 1].span.start <= tokens[k].span.end + 1
+        && let Some(y) = tokens.get(k + 2).and_then(year_of)
+        && let Some(start) = NaiveDate::from_ymd_opt(y, m1, 1)
+        && let Some(end) = if m2 == 12 {
+            NaiveDate::from_ymd_opt(y + 1, 1, 1)
+        } else {
+            NaiveDate::from_ymd_opt(y, m2 + 1, 1)
+        }
+    {
+        return expr(
+            k + 3,
+            start,
+            end,
+            format!("from {} to {} {y}", month_name(m1), month_name(m2)),
+        );
+    }
     let d = date_at(tokens, k, today)?;
     // "january through june 2026", "march to may": a range without "between"/"from"
     let c = k + d.len;

@@ -193,6 +193,21 @@ pub(super) fn groupings(ctx: &Ctx<'_>, st: &mut State) {
                 } else {
                     spec = Some(DimSpec::Attribute(format!("{}.{}", ent.name, ent.key)));
                 }
+            } else if let Some(d) = m
+                .time_dimension()
+                .or_else(|| {
+                    m.attributes().find_map(|(e, a)| {
+                        let q = qualified(model, e, a);
+                        model.time_dimensions.iter().position(|t| t.attribute == q)
+                    })
+                })
+                .filter(|_| !ctx.grains.is_empty())
+            {
+                // "per month … (by onset)": the date the periods are of, not a grouping by
+                // the day
+                st.time_dim = Some(model.time_dimensions[d].name.clone());
+                st.used[mi] = true;
+                break;
             } else if let Some((e, a)) = m.attributes().find(|&(e, a)| groupable(model, e, a)) {
                 // "for each care setting, the 2 most common etiologies", "… in each
                 // clinic": said per group, or before the ranking, it is a grouping
