@@ -1382,6 +1382,39 @@ async fn two_clinicians_with_one_name_are_two_groups_each_named_with_its_id() {
                 "clinician {id} is its own row, said with its id: {labels:?}"
             );
         }
+        assert_eq!(
+            labels.iter().filter(|l| l.contains("(id ")).count(),
+            2,
+            "only the namesakes say their id: {labels:?}"
+        );
+        // one clinician on many rows (a row per month) is no namesake
+        let r = api
+            .ask(json!({"question": "number of assessments per month by clinician"}))
+            .await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+        let rows = r.body["table"]["rows"].as_array().unwrap().clone();
+        let with_id: Vec<&Value> = rows
+            .iter()
+            .filter(|row| {
+                row.as_array()
+                    .unwrap()
+                    .iter()
+                    .any(|c| c.as_str().is_some_and(|s| s.contains("(id ")))
+            })
+            .collect();
+        assert!(
+            rows.len() > with_id.len() && !with_id.is_empty(),
+            "{}",
+            r.body["table"]
+        );
+        for row in with_id {
+            assert!(
+                row.as_array().unwrap().iter().any(|c| c
+                    .as_str()
+                    .is_some_and(|s| s.ends_with("(id 1)") || s.ends_with("(id 2)"))),
+                "{row}"
+            );
+        }
         let counts: i64 = table["rows"]
             .as_array()
             .unwrap()

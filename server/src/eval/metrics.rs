@@ -296,7 +296,7 @@ pub const BLIND_FLOORS: Limits = Limits {
     precision: 359.0 / 434.0 - 1e-9,
     recall: 359.0 / 419.0 - 1e-9,
     clarify_clear: 54.0 / 876.0 + 1e-9,
-    exec_clear: 791.0 / 857.0 - 1e-9,
+    exec_clear: 792.0 / 857.0 - 1e-9,
     after_answer: 50.0 / 58.0 - 1e-9,
     silent: 18.0 / 537.0 + 1e-9,
 };

@@ -405,17 +405,20 @@ fn shown_columns(rendered: &Rendered, rows: &mut QueryRows, model: &SemanticMode
         ) else {
             continue;
         };
-        let mut seen = std::collections::HashMap::new();
+        // a label naming more than one record (the same record on several rows, one per
+        // month, is no namesake)
+        let mut keys: std::collections::HashMap<String, std::collections::HashSet<String>> =
+            std::collections::HashMap::new();
         for row in &rows.rows {
-            if let Some(label) = row.get(l) {
-                *seen.entry(label.to_string()).or_insert(0usize) += 1;
+            if let (Some(label), Some(key)) = (row.get(l), row.get(k)) {
+                keys.entry(label.to_string()).or_default().insert(key.to_string());
             }
         }
         for row in &mut rows.rows {
             let (Some(label), Some(key)) = (row.get(l), row.get(k)) else {
                 continue;
             };
-            if seen.get(&label.to_string()).copied().unwrap_or(0) > 1 {
+            if keys.get(&label.to_string()).is_some_and(|k| k.len() > 1) {
                 let text = label.as_str().map_or_else(|| label.to_string(), str::to_owned);
                 row[l] = serde_json::Value::String(format!("{text} (id {key})"));
             }
