@@ -41,10 +41,10 @@ pub(crate) fn merge(
     let drill = c.list.is_some()
         || c.more_about
         || c.pronouns.iter().any(|&p| {
-            matches!(
-                ctx.tokens.get(p).map(|t| t.text.as_str()),
-                Some("their" | "them" | "those" | "these" | "its" | "his" | "her" | "him" | "he" | "she")
-            )
+            ctx.tokens.get(p).map(|t| t.text.as_str()).is_some_and(|w| {
+                matches!(w, "their" | "them" | "those" | "these" | "its")
+                    || crate::engine::intent::is_personal_pronoun(w)
+            })
         });
     if r.entity_source == EntitySource::Named
         && fragment.entity != plan.entity

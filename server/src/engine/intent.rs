@@ -12,6 +12,12 @@ use crate::semantic::{CompareOp, MeasureAgg, SortOrder};
 use super::plan::Intent;
 use super::tokenize::{Token, TokenKind};
 
+/// "his", "her", "she" …: a patient or clinician said before ("list his wounds", "what
+/// does she have"), pointing back like "their".
+pub(crate) fn is_personal_pronoun(word: &str) -> bool {
+    matches!(word, "his" | "her" | "him" | "he" | "she")
+}
+
 /// A ranking cue: "top 5", "10 largest", "the most".
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct RankCue {
@@ -879,8 +885,7 @@ pub fn cues(tokens: &[Token], in_phrase: impl Fn(usize) -> bool) -> Cues {
                 false
             }
             "it" | "them" | "they" | "those" | "these" | "ones" | "their" | "its" => true,
-            // a patient or clinician said before: "list his wounds", "what does she have"
-            "his" | "her" | "him" | "he" | "she" | "hers" => true,
+            w if is_personal_pronoun(w) || w == "hers" => true,
             "same" => matches!(next, "again" | "for" | "but" | "as" | "thing") || k == first_word,
             "that" | "this" => {
                 let prev = w(tokens, k.wrapping_sub(1));

@@ -207,26 +207,12 @@ pub(crate) fn is_follow_up(ctx: &Ctx<'_>, r: &Reading) -> bool {
     }
     let points_back = c.pronouns.iter().any(|&p| {
         !r.visit_hint_at.is_some_and(|(a, b)| (a..b).contains(&p))
-            && matches!(
-                ctx.tokens.get(p).map(|t| t.text.as_str()),
-                Some(
-                    "those"
-                        | "these"
-                        | "them"
-                        | "they"
-                        | "ones"
-                        | "it"
-                        | "its"
-                        | "their"
-                        | "that"
-                        | "this"
-                        | "his"
-                        | "her"
-                        | "him"
-                        | "he"
-                        | "she"
-                )
-            )
+            && ctx.tokens.get(p).map(|t| t.text.as_str()).is_some_and(|w| {
+                matches!(
+                    w,
+                    "those" | "these" | "them" | "they" | "ones" | "it" | "its" | "their" | "that" | "this"
+                ) || crate::engine::intent::is_personal_pronoun(w)
+            })
     });
     if points_back && (r.entity_source != EntitySource::Named || qualified_pronoun(ctx, r)) {
         return true;

@@ -9,7 +9,7 @@ use crate::semantic::{Constraint, SortOrder};
 use crate::engine::reading::Ctx;
 use crate::engine::tokenize::TokenKind;
 
-use super::state::{State, qualified, sortable};
+use super::state::{State, qualified, sortable, sortable_as_text};
 
 /// Reads the layout instructions.
 pub(super) fn instructions(ctx: &Ctx<'_>, st: &mut State) {
@@ -402,17 +402,6 @@ fn widens(c: &Constraint) -> bool {
         }
         _ => false,
     }
-}
-
-/// A text column a list can be put in the order of when the question says so ("sorted by
-/// etiology", "alphabetically by location"): not a key, and not a figure to rank by.
-fn sortable_as_text(model: &crate::semantic::SemanticModel, e: usize, a: usize) -> bool {
-    let attr = &model.entities[e].attributes[a];
-    attr.ty == crate::semantic::AttributeType::Text
-        && !matches!(
-            attr.role,
-            crate::semantic::AttributeRole::Key | crate::semantic::AttributeRole::ForeignKey
-        )
 }
 
 /// A number of decimal places the renderer rounds to (a whole number from 0 to 6).

@@ -3,7 +3,8 @@
 //! linked piece.
 
 use crate::semantic::{
-    AttributeRole, CompareOp, Constraint, Derived, MeasureAgg, SemanticModel, Value, split_qualified,
+    AttributeRole, AttributeType, CompareOp, Constraint, Derived, MeasureAgg, SemanticModel, Value,
+    split_qualified,
 };
 
 use crate::engine::link::Mention;
@@ -156,9 +157,22 @@ pub(super) fn groupable_attr(attr: &crate::semantic::Attribute) -> bool {
     !matches!(attr.role, AttributeRole::Key) && !attr.pii || attr.role == AttributeRole::Label
 }
 
+/// A column whose values have an order to rank or sort by (a number or a date), not a key.
 pub(super) fn sortable(model: &SemanticModel, e: usize, a: usize) -> bool {
-    let attr = &model.entities[e].attributes[a];
-    attr.ty.is_ordered() && !matches!(attr.role, AttributeRole::Key | AttributeRole::ForeignKey)
+    model.entities[e].attributes[a].ty.is_ordered() && !keyed(model, e, a)
+}
+
+/// A text column a list can be put in the order of when the question says so ("sorted by
+/// etiology", "alphabetically by location"): not a key, and not a figure to rank by.
+pub(super) fn sortable_as_text(model: &SemanticModel, e: usize, a: usize) -> bool {
+    model.entities[e].attributes[a].ty == AttributeType::Text && !keyed(model, e, a)
+}
+
+fn keyed(model: &SemanticModel, e: usize, a: usize) -> bool {
+    matches!(
+        model.entities[e].attributes[a].role,
+        AttributeRole::Key | AttributeRole::ForeignKey
+    )
 }
 
 pub(super) fn value_label(model: &SemanticModel, attribute: &str, v: &Value) -> String {
