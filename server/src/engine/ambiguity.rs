@@ -412,6 +412,13 @@ fn phrase_text(ctx: &Ctx<'_>, mi: usize) -> (TextSpan, String) {
 
 // -------------------------------------------------------------------------------------
 
+/// Whether a word right beside tokens `first..last` says the present ("currently
+/// infected", "necrotic now", "still sloughy").
+fn said_now(ctx: &Ctx<'_>, first: usize, last: usize) -> bool {
+    let now = |w: &str| matches!(w, "now" | "currently" | "still" | "presently" | "today");
+    now(ctx.w(first.wrapping_sub(1))) || now(ctx.w(last)) || now(ctx.w(last + 1))
+}
+
 /// Dictionary terms for the entity they modify.
 pub(crate) fn vague_terms(ctx: &Ctx<'_>, r: &Reading, d: &mut Detected) {
     let model = ctx.model;
@@ -465,8 +472,18 @@ pub(crate) fn vague_terms(ctx: &Ctx<'_>, r: &Reading, d: &mut Detected) {
                 }
             }
         }
-        // "infected wounds ever": a word next to the term names one of its options
+        // "necrotic at their first assessment": the term's reading at the record's first
+        // visit, unless a word beside it says now ("and infected now")
         let m = &ctx.mentions[tu.mention];
+        if r.visit_first
+            && r.visit_hint == Some(true)
+            && !said_now(ctx, m.first, m.last)
+            && let Some(c) = plan_ops::term_at_first_visit(model, tu.term)
+        {
+            d.direct.push((plan_ops::negate(c, tu.negated), anchor.clone()));
+            continue;
+        }
+        // "infected wounds ever": a word next to the term names one of its options
         let next_word = |k: usize| ctx.tokens.get(k).map(|t| t.text.as_str()).filter(|w| *w != ",");
         let hint = [
             next_word(m.last),

@@ -889,7 +889,19 @@ pub fn cues(tokens: &[Token], in_phrase: impl Fn(usize) -> bool) -> Cues {
             "same" => matches!(next, "again" | "for" | "but" | "as" | "thing") || k == first_word,
             "that" | "this" => {
                 let prev = w(tokens, k.wrapping_sub(1));
-                next.is_empty() || matches!(prev, "about" | "on" | "of" | "for" | "with") || next == "?"
+                next.is_empty()
+                    || matches!(prev, "about" | "on" | "of" | "for" | "with")
+                    || next == "?"
+                    // "show me that wound's visits", "what is this patient's age": one record
+                    // pointed at (not "patients that wound nurses saw")
+                    || matches!(
+                        prev,
+                        "me" | "show" | "is" | "was" | "does" | "did" | "has" | "had" | "in" | "at" | "from" | "to"
+                            | "list" | "see" | "get"
+                    ) && matches!(
+                        next.trim_end_matches("'s"),
+                        "wound" | "patient" | "clinic" | "clinician" | "assessment" | "visit" | "pt" | "person"
+                    )
             }
             _ => false,
         };

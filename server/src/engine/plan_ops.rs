@@ -572,6 +572,30 @@ pub(crate) fn term_first_of(model: &SemanticModel, term: usize) -> Option<String
     })
 }
 
+/// A record's latest value read at its first visit instead (`wounds.latest_tissue` →
+/// `wounds.first_tissue`), when the model keeps both.
+pub(crate) fn first_for_latest(model: &SemanticModel, attribute: &str) -> Option<String> {
+    match model.attribute(attribute)?.attribute.derived.as_ref()? {
+        Derived::Latest { attribute, .. } => first_of(model, attribute),
+        _ => None,
+    }
+}
+
+/// What a dictionary term says of a record's first visit ("necrotic at their first
+/// assessment" → `first_tissue = necrotic`): its default reading, else its first reading,
+/// whose condition is on latest values the model also keeps at the first visit. Readings
+/// of a window or of the record's whole history have no first-visit counterpart.
+pub(crate) fn term_at_first_visit(model: &SemanticModel, term: usize) -> Option<Constraint> {
+    let t = model.terms.get(term)?;
+    let mut options: Vec<&crate::semantic::TermOption> = t.options.iter().collect();
+    options.sort_by_key(|o| !o.default);
+    options.into_iter().find_map(|o| {
+        o.constraint
+            .as_ref()?
+            .on_attribute(&|a| first_for_latest(model, a))
+    })
+}
+
 fn derived_of(model: &SemanticModel, per_visit: &str, latest: bool) -> Option<String> {
     let wounds = model.entity("wounds")?;
     wounds

@@ -5785,3 +5785,182 @@ fn a_period_said_beside_another_grouping_is_a_grouping_too() {
         assert!(u.restatement.contains(" and "), "{q}: {}", u.restatement);
     }
 }
+
+#[test]
+fn a_quality_word_or_a_yes_no_finding_at_the_first_visit_is_read_at_that_visit() {
+    for (q, attribute, value) in [
+        (
+            "wounds that were necrotic at their first assessment",
+            "wounds.first_tissue",
+            text("necrotic"),
+        ),
+        (
+            "wounds that were sloughy at their first assessment",
+            "wounds.first_tissue",
+            text("slough"),
+        ),
+        (
+            "wounds infected at the first visit",
+            "wounds.first_infection_signs",
+            Value::Bool(true),
+        ),
+        (
+            "wounds with infection signs at the first visit",
+            "wounds.first_infection_signs",
+            Value::Bool(true),
+        ),
+    ] {
+        let u = ask(q);
+        assert!(
+            eq_filter(plan(&u), attribute, value),
+            "{q}: {:?}",
+            plan(&u).filters
+        );
+        // the visit phrase is the visit, not a column ("patient first visit on")
+        assert!(plan(&u).columns.is_empty(), "{q}: {:?}", plan(&u).columns);
+        assert!(!has_filter(plan(&u), "wounds.latest_tissue"), "{q}");
+        assert!(!has_filter(plan(&u), "wounds.latest_infection_signs"), "{q}");
+    }
+    // a word beside the term that says now keeps it at the latest visit
+    let u = ask("wounds that were necrotic at the first assessment and are infected now");
+    assert!(eq_filter(plan(&u), "wounds.first_tissue", text("necrotic")));
+    assert!(eq_filter(
+        plan(&u),
+        "wounds.latest_infection_signs",
+        Value::Bool(true)
+    ));
+    // and "but not at their last" holds the term's value negated at the latest visit
+    let u = ask("wounds that were necrotic at their first assessment but not at their last");
+    assert!(eq_filter(plan(&u), "wounds.first_tissue", text("necrotic")));
+    assert!(
+        plan(&u)
+            .filters
+            .iter()
+            .any(|f| matches!(f, Constraint::Not { .. })),
+        "{:?}",
+        plan(&u).filters
+    );
+}
+
+#[test]
+fn of_two_record_words_side_by_side_the_second_is_the_noun() {
+    for (q, entity) in [
+        (
+            "how many wound assessments were done in October 2025",
+            "assessments",
+        ),
+        ("number of wound assessments by clinician", "assessments"),
+        ("count wound visits in 2025", "assessments"),
+        ("how many patient wounds are open", "wounds"),
+    ] {
+        assert_eq!(plan(&ask(q)).entity, entity, "{q}");
+    }
+    let p = plan(&ask("how many wound assessments were done in October 2025")).clone();
+    assert_eq!(
+        p.time_range.map(|t| t.attribute),
+        Some("assessments.assessed_on".to_owned())
+    );
+}
+
+#[test]
+fn people_said_by_their_role_who_did_something_to_records_are_the_people() {
+    for q in [
+        "which vascular surgeons have assessed wounds",
+        "how many podiatrists have assessed wounds in 2025",
+    ] {
+        let u = ask(q);
+        let p = plan(&u);
+        assert_eq!(p.entity, "clinicians", "{q}");
+        // having assessed wounds is a condition, never dropped
+        assert!(
+            p.filters.iter().any(
+                |f| matches!(f, Constraint::RelatedCount { related, op: CompareOp::Gte, value: 1, .. }
+                if related == "assessments")
+            ),
+            "{q}: {:?}",
+            p.filters
+        );
+    }
+    // "patients that wound nurses saw" are still patients
+    assert_eq!(plan(&ask("patients that wound nurses saw")).entity, "patients");
+}
+
+#[test]
+fn that_or_this_before_a_record_word_points_back() {
+    for q in [
+        "show me that wound's visits",
+        "show me that wound",
+        "what is this patient's age",
+    ] {
+        assert!(
+            ids(&ask(q)).iter().any(|i| i.starts_with("reference:")),
+            "{q}: {:?}",
+            ids(&ask(q))
+        );
+    }
+    let u = after("list wound 40", "show me that wound's visits");
+    assert_eq!(plan(&u).entity, "assessments");
+    assert!(
+        eq_filter(plan(&u), "wounds.id", Value::Integer(40)),
+        "{:?}",
+        plan(&u).filters
+    );
+}
+
+#[test]
+fn a_change_by_an_amount_since_the_first_visit_or_over_a_window_compares_the_change() {
+    for (q, attribute, op, value) in [
+        (
+            "wounds whose depth in cm dropped by more than 0.5 between the first and the last assessment",
+            "wounds.depth_change",
+            CompareOp::Lt,
+            -0.5,
+        ),
+        (
+            "wounds whose pain score rose by 3 or more since the first visit",
+            "wounds.pain_change",
+            CompareOp::Gte,
+            3.0,
+        ),
+        (
+            "wounds whose area shrank by at least 50% since the first assessment",
+            "wounds.area_change_pct",
+            CompareOp::Lte,
+            -50.0,
+        ),
+    ] {
+        let u = ask(q);
+        let p = plan(&u);
+        assert!(
+            p.filters.iter().any(
+                |f| matches!(f, Constraint::Compare { attribute: a, op: o, value: Value::Real(v), .. }
+                if a == attribute && *o == op && (*v - value).abs() < 1e-9)
+            ),
+            "{q}: {:?}",
+            p.filters
+        );
+        assert_eq!(p.intent, Intent::List, "{q}");
+        assert!(u.questions().next().is_none(), "{q}: {:?}", ids(&u));
+    }
+    let u = ask("open wounds whose area dropped by at least half over the last 8 weeks");
+    assert!(
+        plan(&u).filters.iter().any(
+            |f| matches!(f, Constraint::Change { attribute, op: CompareOp::Lte, pct, over, .. }
+            if attribute == "assessments.area" && (*pct + 50.0).abs() < 1e-9 && over.approx_days() == 56)
+        ),
+        "{:?}",
+        plan(&u).filters
+    );
+    assert!(
+        plan(&u).time_range.is_none() && plan(&u).dimensions.is_empty(),
+        "{:?}",
+        plan(&u)
+    );
+    // an area has no change in cm² between two visits in the model: not read as one
+    let u = ask("wounds whose area shrank by more than 5 cm2 since the first assessment");
+    assert!(
+        !has_filter(plan(&u), "wounds.area_change_pct"),
+        "{:?}",
+        plan(&u).filters
+    );
+}

@@ -23,6 +23,13 @@ pub(super) fn named(ctx: &Ctx<'_>, st: &mut State) {
         })
         .map(|(mi, m)| (mi, model.entities[m.entity().unwrap_or(0)].name.clone()))
         .collect();
+    // "wound assessments", "patient wounds", "clinic patients": of two record words side by
+    // side, the second is the noun and the first says whose records they are
+    if let Some(i) = st.explicit.windows(2).position(|w| {
+        ms[w[0].0].last == ms[w[1].0].first && w[0].1 != w[1].1 && model.has_one(&w[1].1, &w[0].1)
+    }) {
+        st.explicit.swap(i, i + 1);
+    }
     // the entity word of a comparison subject ("patients over 80") is the entity too
     let implied_by_cmp = ctx.comparisons.iter().find_map(|c| match &c.subject {
         Subject::Implied(e) => Some(e.clone()),
@@ -44,6 +51,17 @@ pub(super) fn named(ctx: &Ctx<'_>, st: &mut State) {
         st.used[mi] = true;
         st.r.pieces
             .push(piece(ctx, &ms[mi], PieceKind::Entity, rel, None));
+        for (oi, _) in &st.explicit {
+            st.used[*oi] = true;
+        }
+        return;
+    }
+    // "which vascular surgeons have assessed wounds at Riverside", "list the wound nurses
+    // who assessed wound 40": people said by a value, then what they did to other records
+    if let Some((mi, e)) = value_subject(ctx, st) {
+        st.r.entity = Some(e);
+        st.r.entity_source = EntitySource::Named;
+        st.r.entity_span = Some(ms[mi].span);
         for (oi, _) in &st.explicit {
             st.used[*oi] = true;
         }
@@ -340,6 +358,57 @@ fn opening_count_of_related(ctx: &Ctx<'_>, st: &State) -> Option<(usize, String)
         crate::engine::link::counts_related(ctx.model, &super::state::qualified(ctx.model, e, a))
     })?;
     Some((mi, rel))
+}
+
+/// Records said by a value right after the opening word ("which vascular surgeons",
+/// "list the wound nurses", "how many podiatrists"), then a verb of care they did ("have
+/// assessed", "who saw"), then other records named: the value's records are the subject,
+/// the records after the verb are what they did it to.
+fn value_subject(ctx: &Ctx<'_>, st: &State) -> Option<(usize, String)> {
+    let ms = ctx.mentions;
+    let mut k = 0;
+    while matches!(
+        ctx.w(k),
+        "which" | "what" | "list" | "show" | "me" | "the" | "all" | "our" | "how" | "many" | "find" | "get"
+    ) {
+        k += 1;
+    }
+    if k == 0 {
+        return None;
+    }
+    let (mi, m) = ms
+        .iter()
+        .enumerate()
+        .find(|(mi, m)| m.first == k && !st.used[*mi] && m.entity().is_none())?;
+    let e = m.entries.iter().find_map(|en| match &en.target {
+        Target::Value(a, _) => split_qualified(a).map(|(e, _)| e.to_owned()),
+        _ => None,
+    })?;
+    if e == "assessments" {
+        return None;
+    }
+    let mut j = m.last;
+    if matches!(ctx.w(j), "who" | "that") {
+        j += 1;
+    }
+    if matches!(ctx.w(j), "have" | "has" | "had" | "did") {
+        j += 1;
+    }
+    let verb = matches!(
+        ctx.w(j),
+        "assessed"
+            | "seen"
+            | "saw"
+            | "treated"
+            | "visited"
+            | "examined"
+            | "reviewed"
+            | "measured"
+            | "assess"
+            | "see"
+            | "treat"
+    );
+    (verb && st.explicit.iter().any(|(oi, oe)| ms[*oi].first > j && *oe != e)).then_some((mi, e))
 }
 
 /// A clinician value followed by where they work: "wound nurses work at …",

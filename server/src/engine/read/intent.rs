@@ -57,7 +57,18 @@ pub(super) fn intent(ctx: &Ctx<'_>, st: &mut State) {
     if ctx.cues.bare_pair && same_attribute_around_and(ctx) {
         ev.two_values = true;
     }
-    let (intent, conf) = cues::decide(ctx.cues, &ev);
+    // "depth dropped by more than 0.5 since the first visit": a change verb read as a
+    // condition (a step consumed it) asks for no trend
+    let consumed = |k: usize| st.r.consumed.iter().any(|&(a, b)| a <= k && k < b);
+    let (intent, conf) =
+        if ctx.cues.change_verb.is_some_and(consumed) && ctx.cues.trend.is_some_and(|(a, _)| consumed(a)) {
+            let mut cues = ctx.cues.clone();
+            cues.trend = None;
+            cues.change_verb = None;
+            cues::decide(&cues, &ev)
+        } else {
+            cues::decide(ctx.cues, &ev)
+        };
     // "area at first assessment vs latest area": two columns of each record listed, what
     // ever the "vs" made of it
     let (intent, conf) = if st.r.side_by_side {

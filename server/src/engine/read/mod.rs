@@ -64,6 +64,7 @@ use state::State;
 /// Reads the question: each step gives roles to the mentions the earlier ones left.
 pub(crate) fn read(ctx: &Ctx<'_>) -> Reading {
     let mut st = State::new(ctx);
+    versus::change_by_amount(ctx, &mut st);
     compare::claim_comparison_words(ctx, &mut st);
     ranking::claim_rank_words(ctx, &mut st);
     follow_up::relaxed_filters(ctx, &mut st);

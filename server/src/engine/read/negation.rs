@@ -300,7 +300,15 @@ pub(super) fn read_having_related(
         } else if matches!(ctx.w(after), "whatsoever" | "ever") {
             after += 1;
         }
-        let window = super::compare::counted_window(ctx, e, after);
+        // "clinicians who have assessed wounds": the records reached through the visits
+        // (a clinician's wounds are the wounds of their assessments) — whether there are
+        // such visits
+        let through_visits = !one_to_many
+            && e != "assessments"
+            && model.has_many(&subject, "assessments")
+            && model.has_one("assessments", e);
+        let window =
+            super::compare::counted_window(ctx, if through_visits { "assessments" } else { e }, after);
         // qualified ("wounds that are open", "wound id 4", "a wound heal") or part of
         // something else
         let qualified = ctx.mentions.iter().any(|o| {
@@ -336,9 +344,14 @@ pub(super) fn read_having_related(
                 .comparisons
                 .iter()
                 .any(|c| c.first < m.last && m.first < c.last);
-        if !one_to_many || qualified {
+        if !(one_to_many || through_visits) || qualified {
             continue;
         }
+        let related = if through_visits {
+            "assessments".to_owned()
+        } else {
+            e.clone()
+        };
         // "with no wounds", "never recorded an assessment", "don't have a single
         // patient", "who have had a wound": the cue stands a few linking words before
         let mut k = m.first - 1;
@@ -369,7 +382,7 @@ pub(super) fn read_having_related(
         r.filters.push(Filter {
             constraint: Constraint::RelatedCount {
                 per: None,
-                related: e.clone(),
+                related,
                 op,
                 value,
                 within: None,

@@ -391,9 +391,15 @@ pub(super) fn values(ctx: &Ctx<'_>, st: &mut State) {
                     q.clone(),
                     Some(Value::Bool(!negated)),
                 ));
-                match st.r.visit_hint.filter(|_| !st.r.visit_first) {
+                // "infection signs at the first visit": the record's first value
+                let first = st.r.visit_first.then(|| first_of(model, &q)).flatten();
+                match st.r.visit_hint.filter(|_| !st.r.visit_first || first.is_some()) {
                     Some(hint) => {
-                        let attribute = if hint { latest } else { q };
+                        let attribute = match (hint, first) {
+                            (true, Some(first)) => first,
+                            (true, None) => latest,
+                            (false, _) => q,
+                        };
                         let c = negated_equals(
                             model,
                             st.provisional_entity.as_deref(),

@@ -349,3 +349,187 @@ fn flip(op: CompareOp) -> CompareOp {
         other => other,
     }
 }
+
+/// The direction a change verb says: `Some(false)` down ("dropped", "shrank", "went
+/// down"), `Some(true)` up ("rose", "grew", "went up"), and the token after the verb.
+fn change_verb(ctx: &Ctx<'_>, k: usize) -> Option<(bool, usize)> {
+    match ctx.w(k) {
+        "dropped" | "decreased" | "fell" | "fallen" | "shrank" | "shrunk" | "reduced" | "declined"
+        | "lowered" => Some((false, k + 1)),
+        "increased" | "rose" | "risen" | "grew" | "grown" | "climbed" => Some((true, k + 1)),
+        "went" | "gone" | "gotten" | "got" => match ctx.w(k + 1) {
+            "down" => Some((false, k + 2)),
+            "up" => Some((true, k + 2)),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// "depth dropped by more than 0.5 between the first and the last assessment", "pain rose
+/// by 3 or more points since the first visit", "area shrank by at least 50 % since
+/// baseline": the record's change between its first and latest visit (the model's
+/// difference or percent-change attribute) compared with the amount said; "area dropped
+/// by at least half over the last 8 weeks": the change over that window. A change said
+/// without a first visit or a window is left alone (which visits were meant is not said).
+pub(super) fn change_by_amount(ctx: &Ctx<'_>, st: &mut State) {
+    let model = ctx.model;
+    let n = ctx.tokens.len();
+    for k in 0..n {
+        let Some((up, mut j)) = change_verb(ctx, k) else {
+            continue;
+        };
+        if ctx.w(j) == "by" {
+            j += 1;
+        }
+        let mut op = None;
+        if let Some((words, o)) = op_phrase_at(ctx.tokens, j)
+            && !matches!(o, CompareOp::Eq | CompareOp::Ne)
+        {
+            op = Some(o);
+            j += words.len();
+        }
+        let (amount, pct) = if ctx.w(j) == "half" {
+            j += 1;
+            (50.0, true)
+        } else if let Some(v) = ctx.tokens.get(j).and_then(|t| t.num) {
+            j += 1;
+            let pct = matches!(ctx.w(j), "%" | "percent" | "pct");
+            if pct || matches!(ctx.w(j), "cm" | "cm2" | "cm²" | "points" | "point" | "pts") {
+                j += 1;
+            }
+            (v, pct)
+        } else {
+            continue;
+        };
+        match (ctx.w(j), ctx.w(j + 1)) {
+            ("or", "more" | "greater" | "higher") => {
+                op = Some(CompareOp::Gte);
+                j += 2;
+            }
+            ("or", "less" | "fewer") => {
+                op = Some(CompareOp::Lte);
+                j += 2;
+            }
+            _ => {}
+        }
+        // "by more than 5" is a larger change: a drop below −5, a rise above 5
+        let op = op.unwrap_or(CompareOp::Gte);
+        let (op, signed) = if up { (op, amount) } else { (flip(op), -amount) };
+        // the measurement: the nearest numeric one before the verb, else the area for a
+        // size verb
+        let left = ctx
+            .mentions
+            .iter()
+            .enumerate()
+            .filter(|(mi, m)| m.last <= k && m.last + 6 >= k && !st.used[*mi])
+            .filter_map(|(mi, m)| mention_base(ctx, mi).map(|b| (mi, m.first, b.0)))
+            .next_back();
+        let size_verb = matches!(ctx.w(k), "shrank" | "shrunk" | "grew" | "grown");
+        let (first, base) = match left {
+            Some((_, f, b)) => (f, b),
+            None if size_verb => (k, "assessments.area".to_owned()),
+            None => continue,
+        };
+        // which visits: the first one said after the amount, or a window
+        let end = (j + 8).min(n);
+        let since_first = (j..end).find(|&i| first_word(ctx.w(i)));
+        let window = ctx
+            .times
+            .iter()
+            .enumerate()
+            .find(|(_, t)| !t.all_time && t.first >= j && t.first <= j + 2 && t.end >= ctx.today);
+        let (constraint, last) = if let Some(f) = since_first {
+            let mut last = f + 1;
+            for i in f + 1..end {
+                let w = ctx.w(i);
+                if latest_word(w)
+                    || matches!(
+                        w,
+                        "assessment" | "visit" | "one" | "measurement" | "and" | "the" | "their" | "its"
+                    )
+                {
+                    last = i + 1;
+                } else {
+                    break;
+                }
+            }
+            let (Some(l), Some(r)) = (at(model, &base, Visit::Latest), at(model, &base, Visit::First)) else {
+                continue;
+            };
+            let Some(change) = change_between(model, &r, &l) else {
+                continue;
+            };
+            let is_pct = matches!(
+                model.attribute(&change).and_then(|a| a.attribute.derived.clone()),
+                Some(Derived::PercentChange { .. })
+            );
+            if is_pct != pct {
+                continue;
+            }
+            (
+                Constraint::Compare {
+                    unit: model.attribute(&change).and_then(|a| a.attribute.unit.clone()),
+                    attribute: change,
+                    op,
+                    value: Value::Real(signed),
+                },
+                last,
+            )
+        } else if let Some((ti, t)) = window
+            && pct
+        {
+            let days = (ctx.today - t.start).num_days();
+            let Ok(days) = u32::try_from(days) else { continue };
+            // the records whose visits are compared: those that keep the latest value
+            let Some(per) = latest_of(model, &base)
+                .and_then(|l| crate::semantic::split_qualified(&l).map(|(e, _)| e.to_owned()))
+            else {
+                continue;
+            };
+            st.consumed_time = Some(ti);
+            (
+                Constraint::Change {
+                    attribute: base.clone(),
+                    per,
+                    over: crate::semantic::Span::days(days),
+                    op,
+                    pct: signed,
+                },
+                t.last,
+            )
+        } else {
+            continue;
+        };
+        let span = ctx.span_of(first, last);
+        st.r.pieces.push(LinkedPiece {
+            kind: PieceKind::Comparison,
+            target: constraint
+                .attributes()
+                .first()
+                .map(|a| (*a).to_owned())
+                .unwrap_or_default(),
+            value: Some(Value::Real(signed)),
+            text: span.slice(ctx.question).to_owned(),
+            span: Some(span),
+            how: LinkMethod::Exact,
+            confidence: EXACT,
+        });
+        st.r.filters.push(Filter {
+            constraint,
+            first,
+            span,
+        });
+        for (mi, m) in ctx.mentions.iter().enumerate() {
+            if m.first >= first && m.last <= last {
+                st.used[mi] = true;
+            }
+        }
+        st.r.consumed.push((first, last));
+        if st.r.visit_hint_at.is_some_and(|(a, b)| first <= a && b <= last) {
+            st.r.visit_hint = None;
+            st.r.visit_first = false;
+        }
+        return;
+    }
+}

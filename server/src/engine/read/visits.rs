@@ -293,8 +293,11 @@ fn read_first_visit(ctx: &Ctx<'_>, r: &mut Reading, used: &mut [bool]) -> bool {
             || m.measure()
                 .and_then(|x| ctx.model.measures[x].attribute.as_deref())
                 .is_some_and(per_visit_first)
-            || m.terms()
-                .any(|t| crate::engine::plan_ops::term_first_of(ctx.model, t).is_some())
+            || m.terms().any(|t| {
+                crate::engine::plan_ops::term_first_of(ctx.model, t).is_some()
+                    // a quality the record's latest visit shows ("necrotic", "infected")
+                    || crate::engine::plan_ops::term_at_first_visit(ctx.model, t).is_some()
+            })
             // a value a visit records ("necrotic", "infection signs") the model keeps at the
             // record's first visit too
             || m.value_attributes().iter().any(|q| {
