@@ -207,6 +207,19 @@ pub(crate) fn build(ctx: &Ctx<'_>, r: &Reading, det: &Detected, chosen: &[Chosen
             DimSpec::ColumnTerm { .. } => attr_for(&Slot::Dimension(i)),
         };
         if let Some(a) = attr {
+            // "open wounds by exudate at the first visit": each record's value at the
+            // visit said, not one group per visit's value
+            let a = match r.visit_hint {
+                Some(true) if a.starts_with("assessments.") && plan.entity != "assessments" => {
+                    if r.visit_first {
+                        first_of(model, &a)
+                    } else {
+                        latest_of(model, &a)
+                    }
+                    .unwrap_or(a)
+                }
+                _ => a,
+            };
             let a = display_dimension(model, &plan.entity, &a);
             if split_qualified(&a).is_some_and(|(e, _)| e == plan.entity)
                 && model
@@ -377,6 +390,9 @@ pub(crate) fn build(ctx: &Ctx<'_>, r: &Reading, det: &Detected, chosen: &[Chosen
     }
     if r.not_at_latest {
         not_at_latest(model, &mut positioned);
+    }
+    if r.not_at_first {
+        not_at_first(model, &mut positioned);
     }
     if r.every_visit && plan.entity != "assessments" {
         every_visit(&mut positioned);
@@ -847,6 +863,26 @@ fn every_visit(positioned: &mut [(usize, Constraint)]) {
 /// "… at some visit in the past 2 weeks but not at their last assessment": each condition
 /// on a visit's value that the model also keeps at the record's latest visit holds there
 /// negated (`latest_infection_signs` not yes), beside the condition on some visit.
+/// "… infection signs at their latest visit but none at their first": each condition on a
+/// record's latest value that the model also keeps at its first visit holds there negated
+/// (`first_infection_signs` not yes), beside the condition at the latest visit.
+fn not_at_first(model: &SemanticModel, positioned: &mut Vec<(usize, Constraint)>) {
+    let first = |c: &Constraint| {
+        if !matches!(c, Constraint::Compare { .. } | Constraint::InSet { .. }) {
+            return None;
+        }
+        c.on_attribute(&|a| {
+            crate::engine::plan_ops::first_for_latest(model, a)
+                .or_else(|| crate::engine::plan_ops::first_of(model, a))
+        })
+    };
+    let extra: Vec<(usize, Constraint)> = positioned
+        .iter()
+        .filter_map(|(at, c)| first(c).map(|f| (*at, Constraint::Not { of: Box::new(f) })))
+        .collect();
+    positioned.extend(extra);
+}
+
 fn not_at_latest(model: &SemanticModel, positioned: &mut Vec<(usize, Constraint)>) {
     let latest = |c: &Constraint| {
         if !matches!(c, Constraint::Compare { .. } | Constraint::InSet { .. }) {

@@ -235,13 +235,34 @@ fn figure_sort(tokens: &[Token]) -> Option<(usize, usize, SortOrder)> {
     let high = |s: &str| {
         matches!(
             s,
-            "most" | "highest" | "largest" | "biggest" | "greatest" | "max" | "high" | "big" | "top"
+            "most"
+                | "highest"
+                | "largest"
+                | "biggest"
+                | "greatest"
+                | "max"
+                | "high"
+                | "big"
+                | "top"
+                | "longest"
+                | "deepest"
+                | "widest"
         )
     };
     let low = |s: &str| {
         matches!(
             s,
-            "least" | "fewest" | "lowest" | "smallest" | "min" | "low" | "small" | "bottom"
+            "least"
+                | "fewest"
+                | "lowest"
+                | "smallest"
+                | "min"
+                | "low"
+                | "small"
+                | "bottom"
+                | "shortest"
+                | "shallowest"
+                | "narrowest"
         )
     };
     for k in 0..tokens.len() {

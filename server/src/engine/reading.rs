@@ -324,6 +324,9 @@ pub(crate) struct Reading {
     /// "… at some visit in the past 2 weeks but not at their last assessment": the values
     /// said of the visits do not hold at the record's latest visit.
     pub not_at_latest: bool,
+    /// "… infection signs at their latest visit but none at their first": the values said
+    /// of the visits do not hold at the record's first visit.
+    pub not_at_first: bool,
     /// "… high exudate at every visit": the values said of the visits hold at each of the
     /// record's visits (no visit where they do not), not at some visit.
     pub every_visit: bool,
@@ -402,6 +405,7 @@ impl Reading {
             visit_hint: None,
             same_visit: false,
             not_at_latest: false,
+            not_at_first: false,
             every_visit: false,
             visit_first: false,
             visit_hint_at: None,

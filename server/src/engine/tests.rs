@@ -5964,3 +5964,79 @@ fn a_change_by_an_amount_since_the_first_visit_or_over_a_window_compares_the_cha
         plan(&u).filters
     );
 }
+
+#[test]
+fn a_value_at_the_latest_visit_but_not_at_the_first_is_negated_at_the_first() {
+    let u = ask("which wounds had infection signs at their latest visit but none at their first visit?");
+    assert!(
+        eq_filter(plan(&u), "wounds.latest_infection_signs", Value::Bool(true)),
+        "{:?}",
+        plan(&u).filters
+    );
+    assert!(
+        eq_filter(plan(&u), "wounds.first_infection_signs", Value::Bool(false)),
+        "{:?}",
+        plan(&u).filters
+    );
+    // "none" is not a value of exudate here
+    assert!(
+        !has_filter(plan(&u), "wounds.first_exudate"),
+        "{:?}",
+        plan(&u).filters
+    );
+    let u = ask("wounds with slough at their latest assessment and no slough at their first assessment");
+    assert!(
+        eq_filter(plan(&u), "wounds.latest_tissue", text("slough")),
+        "{:?}",
+        plan(&u).filters
+    );
+    assert!(
+        plan(&u)
+            .filters
+            .iter()
+            .any(|f| matches!(f, Constraint::Not { of } if matches!(&**of,
+            Constraint::Compare { attribute, .. } if attribute == "wounds.first_tissue"))),
+        "{:?}",
+        plan(&u).filters
+    );
+}
+
+#[test]
+fn a_grouping_by_a_visit_value_at_a_named_visit_groups_by_each_records_value_there() {
+    for q in [
+        "breakdown of first-visit exudate for open arterial ulcers",
+        "breakdown of first visit exudate for open wounds",
+        "open wounds by exudate at the first visit",
+    ] {
+        let u = ask(q);
+        assert_eq!(
+            plan(&u).dimensions,
+            [Dimension::Attribute {
+                attribute: "wounds.first_exudate".into()
+            }],
+            "{q}"
+        );
+    }
+}
+
+#[test]
+fn a_superlative_then_first_sorts_the_shown_column_without_cutting_the_list() {
+    for q in [
+        "days open for each open arterial ulcer, longest first",
+        "open wounds with their days open, longest first",
+    ] {
+        let u = ask(q);
+        let p = plan(&u);
+        assert_eq!(p.limit, None, "{q}");
+        assert_eq!(
+            p.order,
+            [OrderBy {
+                key: OrderKey::Attribute {
+                    attribute: "wounds.days_open".into()
+                },
+                order: SortOrder::Desc
+            }],
+            "{q}"
+        );
+    }
+}

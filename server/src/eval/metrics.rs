@@ -290,13 +290,13 @@ pub const TARGETS: Limits = Limits {
 /// `server/eval/README.md`). A change that makes any of them worse fails CI; raise them as
 /// the engine improves, until they reach [`TARGETS`].
 pub const BLIND_FLOORS: Limits = Limits {
-    // All thirteen blind batches together (1,380 items) after the first batch-13 round;
+    // All thirteen blind batches together (1,380 items) after the batch-13 round;
     // every batch's untouched and after-fix figures are in server/eval/README.md. Raise as
     // the engine improves.
     precision: 385.0 / 463.0 - 1e-9,
     recall: 385.0 / 444.0 - 1e-9,
     clarify_clear: 57.0 / 936.0 + 1e-9,
-    exec_clear: 845.0 / 917.0 - 1e-9,
+    exec_clear: 848.0 / 917.0 - 1e-9,
     after_answer: 61.0 / 73.0 - 1e-9,
     silent: 22.0 / 568.0 + 1e-9,
 };

@@ -36,7 +36,24 @@ pub(super) fn groupings(ctx: &Ctx<'_>, st: &mut State) {
             .find(|m| m.last == k && m.entity().is_none() && m.measure().is_none());
         let after = (ctx.w(k + 1) == "of")
             .then(|| {
-                let j = if ctx.w(k + 2) == "the" { k + 3 } else { k + 2 };
+                let mut j = if ctx.w(k + 2) == "the" { k + 3 } else { k + 2 };
+                // "a breakdown of first-visit exudate": the visit said before the attribute
+                while matches!(
+                    ctx.w(j),
+                    "first"
+                        | "initial"
+                        | "latest"
+                        | "current"
+                        | "last"
+                        | "baseline"
+                        | "-"
+                        | "visit"
+                        | "assessment"
+                        | "first-visit"
+                        | "first-assessment"
+                ) {
+                    j += 1;
+                }
                 ms.iter()
                     .find(|m| m.first == j && m.entity().is_none() && m.measure().is_none())
             })

@@ -6,7 +6,7 @@
 
 use crate::semantic::{Constraint, SortOrder};
 
-use crate::engine::reading::Ctx;
+use crate::engine::reading::{ColSpec, Ctx};
 use crate::engine::tokenize::TokenKind;
 
 use super::state::{State, qualified, sortable, sortable_as_text};
@@ -81,7 +81,21 @@ pub(super) fn instructions(ctx: &Ctx<'_>, st: &mut State) {
                 let first = attrs.next()?;
                 attrs.all(|o| o == first).then_some(first)
             };
-            if let Some(attr) = named.or_else(compared)
+            // "days open for each open arterial ulcer, longest first": the one ordered
+            // column the list shows
+            let shown = || {
+                let mut cols = st.r.columns.iter().filter_map(|c| match c {
+                    ColSpec::Attribute(at) => ctx
+                        .model
+                        .attribute_type(at)
+                        .is_some_and(|t| t.is_ordered())
+                        .then(|| at.clone()),
+                    ColSpec::ColumnTerm { .. } => None,
+                });
+                let first = cols.next()?;
+                cols.next().is_none().then_some(first)
+            };
+            if let Some(attr) = named.or_else(compared).or_else(shown)
                 && ctx.cues.agg.is_none()
                 && ctx.cues.count.is_none()
             {

@@ -310,7 +310,9 @@ fn read_first_visit(ctx: &Ctx<'_>, r: &mut Reading, used: &mut [bool]) -> bool {
     // "… at the (very) first assessment", "… when first seen", "on their initial visit":
     // the visit of the question's measurement, wherever it is said
     for k in 0..ctx.tokens.len() {
-        if !matches!(ctx.w(k), "at" | "on" | "in" | "during" | "from" | "when" | "of") {
+        if !matches!(ctx.w(k), "at" | "on" | "in" | "during" | "from" | "when" | "of")
+            || r.consumed.iter().any(|&(a, b)| a <= k && k < b)
+        {
             continue;
         }
         let mut j = k + 1;
@@ -340,6 +342,11 @@ fn read_first_visit(ctx: &Ctx<'_>, r: &mut Reading, used: &mut [bool]) -> bool {
         }
         if k > 0 && recorded(k - 1) {
             k -= 1;
+        }
+        // "first-visit exudate", "first-assessment area"
+        if k > 0 && matches!(ctx.w(k - 1), "first-visit" | "first-assessment" | "initial-visit") {
+            set_first(ctx, r, used, k - 1, m.first);
+            return true;
         }
         if k > 0 && first_word(k - 1) {
             let start = if k >= 2 && ctx.w(k - 2) == "very" {
@@ -484,13 +491,27 @@ fn read_same_visit(ctx: &Ctx<'_>, r: &mut Reading, used: &mut [bool]) {
 
 /// "… at some visit in the past 2 weeks but not at their last assessment", "… but not on
 /// the most recent visit": the values said of the visits are some visit's, and not the
-/// latest visit's. The phrase names no date and no visit hint of its own.
+/// latest visit's; "… at their latest visit but none at their first visit": not the first
+/// visit's. The phrase names no date and no visit hint of its own.
 pub(super) fn read_not_at_latest(ctx: &Ctx<'_>, r: &mut Reading, used: &mut [bool]) {
     for k in 0..ctx.tokens.len() {
-        if !(matches!(ctx.w(k), "but" | "and" | "yet") && ctx.w(k + 1) == "not") {
+        // "but not at …", "but none at …", "and never on …"
+        if !(matches!(ctx.w(k), "but" | "and" | "yet")
+            && matches!(ctx.w(k + 1), "not" | "none" | "no" | "never"))
+        {
             continue;
         }
         let mut j = k + 2;
+        // "… and no slough at their first assessment": the value said again
+        if let Some(repeat) = ctx.mentions.iter().find(|m| {
+            m.first == j
+                && ctx
+                    .mentions
+                    .iter()
+                    .any(|o| o.last <= k && o.phrase == m.phrase && !o.values.is_empty())
+        }) {
+            j = repeat.last;
+        }
         if !matches!(ctx.w(j), "at" | "on" | "in" | "during") {
             continue;
         }
@@ -498,9 +519,10 @@ pub(super) fn read_not_at_latest(ctx: &Ctx<'_>, r: &mut Reading, used: &mut [boo
         if matches!(ctx.w(j), "the" | "their" | "its" | "his" | "her") {
             j += 1;
         }
-        let after = match (ctx.w(j), ctx.w(j + 1)) {
-            ("last" | "latest" | "final" | "newest", _) => j + 1,
-            ("most", "recent") => j + 2,
+        let (after, first) = match (ctx.w(j), ctx.w(j + 1)) {
+            ("last" | "latest" | "final" | "newest", _) => (j + 1, false),
+            ("most", "recent") => (j + 2, false),
+            ("first" | "initial" | "earliest" | "baseline" | "1st", _) => (j + 1, true),
             _ => continue,
         };
         // "… but not at their last" ends the question: the visit word is understood
@@ -514,7 +536,11 @@ pub(super) fn read_not_at_latest(ctx: &Ctx<'_>, r: &mut Reading, used: &mut [boo
             continue;
         }
         let end = if said_last { after } else { after + 1 };
-        r.not_at_latest = true;
+        if first {
+            r.not_at_first = true;
+        } else {
+            r.not_at_latest = true;
+        }
         r.consumed.push((k, end));
         for (mi, m) in ctx.mentions.iter().enumerate() {
             if m.first < end && m.last > k {
