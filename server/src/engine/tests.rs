@@ -6040,3 +6040,36 @@ fn a_superlative_then_first_sorts_the_shown_column_without_cutting_the_list() {
         );
     }
 }
+
+#[test]
+fn records_named_by_ids_and_counted_each_are_one_row_per_record_by_its_label() {
+    let u = ask("pts 3, 7 and 9 — how many wounds each?");
+    assert_eq!(
+        plan(&u).dimensions,
+        [Dimension::Attribute {
+            attribute: "patients.full_name".into()
+        }]
+    );
+    assert!(has_filter(plan(&u), "patients.id"));
+}
+
+#[test]
+fn a_second_grouping_after_an_entity_and_its_attribute_is_a_grouping_too() {
+    let u = ask("Healed wounds split by patient sex and diabetes status");
+    assert_eq!(
+        plan(&u).dimensions,
+        [
+            Dimension::Attribute {
+                attribute: "patients.sex".into()
+            },
+            Dimension::Attribute {
+                attribute: "patients.diabetes".into()
+            }
+        ]
+    );
+    assert!(
+        !has_filter(plan(&u), "patients.diabetes"),
+        "{:?}",
+        plan(&u).filters
+    );
+}

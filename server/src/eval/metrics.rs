@@ -296,7 +296,7 @@ pub const BLIND_FLOORS: Limits = Limits {
     precision: 385.0 / 463.0 - 1e-9,
     recall: 385.0 / 444.0 - 1e-9,
     clarify_clear: 57.0 / 936.0 + 1e-9,
-    exec_clear: 848.0 / 917.0 - 1e-9,
+    exec_clear: 850.0 / 917.0 - 1e-9,
     after_answer: 61.0 / 73.0 - 1e-9,
     silent: 22.0 / 568.0 + 1e-9,
 };

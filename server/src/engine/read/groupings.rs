@@ -183,8 +183,11 @@ pub(super) fn groupings(ctx: &Ctx<'_>, st: &mut State) {
                         .map(|(oe, oa)| (oi, qualified(model, oe, oa)))
                 })
             });
+            // where the grouping's words end ("patient sex" is two mentions)
+            let mut end = m.last;
             if let Some((oi, q)) = compound {
                 st.used[oi] = true;
+                end = ms[oi].last;
                 spec = Some(DimSpec::Attribute(q));
             } else if let Some(t) = m.terms().find(|&t| model.terms[t].kind == TermKind::Column) {
                 spec = Some(DimSpec::ColumnTerm { term: t, mention: mi });
@@ -204,6 +207,7 @@ pub(super) fn groupings(ctx: &Ctx<'_>, st: &mut State) {
                 if let Some((oi, q)) = own_attr {
                     // "by patient mobility": the entity's attribute, not the entity
                     st.used[oi] = true;
+                    end = ms[oi].last;
                     spec = Some(DimSpec::Attribute(q));
                 } else if let Some(d) = &ent.display_attribute {
                     spec = Some(DimSpec::Attribute(format!("{}.{}", ent.name, d)));
@@ -256,9 +260,9 @@ pub(super) fn groupings(ctx: &Ctx<'_>, st: &mut State) {
             }
             st.r.pieces.push(p);
             st.r.dims.push(Dim { spec, span });
-            // "by clinic and etiology"
-            if matches!(ctx.w(m.last), "and" | "," | "&" | "then") {
-                k = m.last + 1;
+            // "by clinic and etiology", "by patient sex and diabetes status"
+            if matches!(ctx.w(end), "and" | "," | "&" | "then") {
+                k = end + 1;
                 if matches!(ctx.w(k), "by" | "per") {
                     k += 1;
                 }

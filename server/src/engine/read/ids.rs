@@ -199,8 +199,14 @@ fn read_ids_into(ctx: &Ctx<'_>, r: &mut Reading, parents: &mut Vec<usize>) {
                     && (i < m.first || i > last)
             });
             if each {
+                // one row per record, named by its label (the renderer keeps its key beside
+                // it, so namesakes stay apart)
+                let dim = entity
+                    .display_attribute
+                    .as_ref()
+                    .map_or_else(|| attribute.clone(), |d| format!("{}.{d}", entity.name));
                 r.dims.push(crate::engine::reading::Dim {
-                    spec: crate::engine::reading::DimSpec::Attribute(attribute.clone()),
+                    spec: crate::engine::reading::DimSpec::Attribute(dim),
                     span,
                 });
             }
