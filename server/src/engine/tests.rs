@@ -6073,3 +6073,31 @@ fn a_second_grouping_after_an_entity_and_its_attribute_is_a_grouping_too() {
         plan(&u).filters
     );
 }
+
+#[test]
+fn a_change_since_the_first_visit_is_the_records_change_shown_never_a_trend_or_a_date() {
+    for (q, change) in [
+        (
+            "how much has wound 108's pain score changed since its first visit?",
+            "wounds.pain_change",
+        ),
+        (
+            "change in pain score for wound 108 since the first visit",
+            "wounds.pain_change",
+        ),
+        (
+            "how has the depth of wound 12 changed since the first assessment",
+            "wounds.depth_change",
+        ),
+        (
+            "open wounds with their area change since the first visit",
+            "wounds.area_change_pct",
+        ),
+    ] {
+        let u = ask(q);
+        let p = plan(&u);
+        assert_eq!(p.intent, Intent::List, "{q}");
+        assert_eq!(p.columns, [change.to_owned()], "{q}");
+        assert!(p.dimensions.is_empty() && p.time_range.is_none(), "{q}: {p:?}");
+    }
+}

@@ -65,6 +65,13 @@ pub(super) fn intent(ctx: &Ctx<'_>, st: &mut State) {
             let mut cues = ctx.cues.clone();
             cues.trend = None;
             cues.change_verb = None;
+            // "how much has its pain score changed": the amount is the change, not a count
+            if cues
+                .count
+                .is_some_and(|c| ctx.w(c) == "much" || ctx.w(c + 1) == "much")
+            {
+                cues.count = None;
+            }
             cues::decide(&cues, &ev)
         } else {
             cues::decide(ctx.cues, &ev)

@@ -65,6 +65,7 @@ use state::State;
 pub(crate) fn read(ctx: &Ctx<'_>) -> Reading {
     let mut st = State::new(ctx);
     versus::change_by_amount(ctx, &mut st);
+    versus::change_since_first(ctx, &mut st);
     compare::claim_comparison_words(ctx, &mut st);
     ranking::claim_rank_words(ctx, &mut st);
     follow_up::relaxed_filters(ctx, &mut st);

@@ -533,3 +533,93 @@ pub(super) fn change_by_amount(ctx: &Ctx<'_>, st: &mut State) {
         return;
     }
 }
+
+/// "how much has wound 108's pain score changed since its first visit", "change in pain
+/// score since the first assessment", "area change since the first visit": the record's
+/// change from its first to its latest visit (the model's difference or percent-change
+/// attribute), shown as a column. "Since the first visit" is the change's span, never the
+/// patient's first-visit date and never a trend by month.
+pub(super) fn change_since_first(ctx: &Ctx<'_>, st: &mut State) {
+    let model = ctx.model;
+    let n = ctx.tokens.len();
+    for k in 0..n {
+        if !matches!(ctx.w(k), "since" | "from") {
+            continue;
+        }
+        let mut j = k + 1;
+        if matches!(ctx.w(j), "the" | "its" | "their" | "his" | "her") {
+            j += 1;
+        }
+        if !first_word(ctx.w(j)) {
+            continue;
+        }
+        let mut last = j + 1;
+        if matches!(
+            ctx.w(last),
+            "visit" | "assessment" | "review" | "measurement" | "one"
+        ) {
+            last += 1;
+        }
+        let from = k.saturating_sub(8);
+        // a change attribute said before ("change in pain score", "area change")
+        let said_change = ctx.mentions.iter().enumerate().find(|(mi, m)| {
+            m.first >= from
+                && m.last <= k
+                && !st.used[*mi]
+                && m.attributes().any(|(e, a)| {
+                    matches!(
+                        model.entities[e].attributes[a].derived,
+                        Some(Derived::Difference { .. } | Derived::PercentChange { .. })
+                    )
+                })
+        });
+        if said_change.is_none() {
+            // a change verb after a measurement: "pain score changed since …"
+            let Some(v) = (from..k).find(|&i| {
+                matches!(
+                    ctx.w(i),
+                    "changed" | "changing" | "change" | "moved" | "evolved" | "developed" | "progressed"
+                )
+            }) else {
+                continue;
+            };
+            let Some((mi, mf, base)) = ctx
+                .mentions
+                .iter()
+                .enumerate()
+                .filter(|(mi, m)| m.first >= from && m.last <= v && !st.used[*mi])
+                .filter_map(|(mi, m)| mention_base(ctx, mi).map(|b| (mi, m.first, b.0)))
+                .next_back()
+            else {
+                continue;
+            };
+            let (Some(l), Some(r)) = (at(model, &base, Visit::Latest), at(model, &base, Visit::First)) else {
+                continue;
+            };
+            let Some(change) = change_between(model, &r, &l) else {
+                continue;
+            };
+            st.used[mi] = true;
+            st.r.columns
+                .push(crate::engine::reading::ColSpec::Attribute(change.clone()));
+            let span = ctx.span_of(mf, last);
+            st.r.pieces.push(LinkedPiece {
+                kind: PieceKind::Attribute,
+                target: change,
+                value: None,
+                text: span.slice(ctx.question).to_owned(),
+                span: Some(span),
+                how: LinkMethod::Exact,
+                confidence: EXACT,
+            });
+            st.r.consumed.push((v, v + 1));
+        }
+        for (mi, m) in ctx.mentions.iter().enumerate() {
+            if m.first >= k && m.last <= last {
+                st.used[mi] = true;
+            }
+        }
+        st.r.consumed.push((k, last));
+        return;
+    }
+}
