@@ -324,19 +324,24 @@ pub(super) fn two_measurements(ctx: &Ctx<'_>, st: &mut State) {
             how: LinkMethod::Exact,
             confidence: EXACT,
         });
-        for (mi, m) in ctx.mentions.iter().enumerate() {
-            if m.first >= first && m.last <= last {
-                st.used[mi] = true;
-            }
-        }
-        st.r.consumed.push((first, last));
-        // a visit phrase inside the comparison ("at the very first assessment") was one of
-        // its sides, not the visit of the whole question
-        if st.r.visit_hint_at.is_some_and(|(a, b)| first <= a && b <= last) {
-            st.r.visit_hint = None;
-            st.r.visit_first = false;
-        }
+        claim_words(ctx, st, first, last);
         return;
+    }
+}
+
+/// Tokens `first..last` were read as one comparison or change: their mentions are used,
+/// and a visit phrase inside them ("at the very first assessment") was one of its sides,
+/// not the visit of the whole question.
+fn claim_words(ctx: &Ctx<'_>, st: &mut State, first: usize, last: usize) {
+    for (mi, m) in ctx.mentions.iter().enumerate() {
+        if m.first >= first && m.last <= last {
+            st.used[mi] = true;
+        }
+    }
+    st.r.consumed.push((first, last));
+    if st.r.visit_hint_at.is_some_and(|(a, b)| first <= a && b <= last) {
+        st.r.visit_hint = None;
+        st.r.visit_first = false;
     }
 }
 
@@ -520,16 +525,7 @@ pub(super) fn change_by_amount(ctx: &Ctx<'_>, st: &mut State) {
             first,
             span,
         });
-        for (mi, m) in ctx.mentions.iter().enumerate() {
-            if m.first >= first && m.last <= last {
-                st.used[mi] = true;
-            }
-        }
-        st.r.consumed.push((first, last));
-        if st.r.visit_hint_at.is_some_and(|(a, b)| first <= a && b <= last) {
-            st.r.visit_hint = None;
-            st.r.visit_first = false;
-        }
+        claim_words(ctx, st, first, last);
         return;
     }
 }
@@ -614,12 +610,7 @@ pub(super) fn change_since_first(ctx: &Ctx<'_>, st: &mut State) {
             });
             st.r.consumed.push((v, v + 1));
         }
-        for (mi, m) in ctx.mentions.iter().enumerate() {
-            if m.first >= k && m.last <= last {
-                st.used[mi] = true;
-            }
-        }
-        st.r.consumed.push((k, last));
+        claim_words(ctx, st, k, last);
         return;
     }
 }
