@@ -565,11 +565,12 @@ fn per_group(plan: &mut QueryPlan, rank: &RankSpec, groups: Vec<Dimension>) {
 }
 
 fn apply_rank(model: &SemanticModel, plan: &mut QueryPlan, r: &Reading, rank: &RankSpec) {
+    // "which clinic has the most wounds", "the largest open wound": one record
     let singular_which = r.pieces.iter().any(|p| {
         p.kind == PieceKind::Entity
             && !p.text.is_empty()
             && !p.text.to_lowercase().ends_with('s')
-            && rank.subject.as_deref() == Some(p.target.as_str())
+            && rank.subject.as_deref().or(r.entity.as_deref()) == Some(p.target.as_str())
     });
     if rank.skip > 0 {
         plan.offset = Some(rank.skip);

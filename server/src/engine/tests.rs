@@ -6101,3 +6101,10 @@ fn a_change_since_the_first_visit_is_the_records_change_shown_never_a_trend_or_a
         assert!(p.dimensions.is_empty() && p.time_range.is_none(), "{q}: {p:?}");
     }
 }
+
+#[test]
+fn the_superlative_of_one_record_lists_one_record() {
+    let u = ask("the longest open wound");
+    assert_eq!(plan(&u).limit, Some(1));
+    assert_eq!(plan(&ask("the longest open wounds")).limit, Some(10));
+}
