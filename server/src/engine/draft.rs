@@ -389,10 +389,10 @@ pub(crate) fn build(ctx: &Ctx<'_>, r: &Reading, det: &Detected, chosen: &[Chosen
         same_row(&mut positioned, &plan.entity);
     }
     if r.not_at_latest {
-        not_at_latest(model, &mut positioned);
+        not_at_visit(model, &mut positioned, true);
     }
     if r.not_at_first {
-        not_at_first(model, &mut positioned);
+        not_at_visit(model, &mut positioned, false);
     }
     if r.every_visit && plan.entity != "assessments" {
         every_visit(&mut positioned);
@@ -861,47 +861,32 @@ fn every_visit(positioned: &mut [(usize, Constraint)]) {
     }
 }
 
-/// "… at some visit in the past 2 weeks but not at their last assessment": each condition
-/// on a visit's value that the model also keeps at the record's latest visit holds there
-/// negated (`latest_infection_signs` not yes), beside the condition on some visit.
-/// "… infection signs at their latest visit but none at their first": each condition on a
-/// record's latest value that the model also keeps at its first visit holds there negated
-/// (`first_infection_signs` not yes), beside the condition at the latest visit.
-fn not_at_first(model: &SemanticModel, positioned: &mut Vec<(usize, Constraint)>) {
-    let first = |c: &Constraint| {
-        if !matches!(c, Constraint::Compare { .. } | Constraint::InSet { .. }) {
-            return None;
-        }
-        c.on_attribute(&|a| {
-            crate::engine::plan_ops::first_for_latest(model, a)
-                .or_else(|| crate::engine::plan_ops::first_of(model, a))
-        })
-    };
-    let extra: Vec<(usize, Constraint)> = positioned
-        .iter()
-        .filter_map(|(at, c)| first(c).map(|f| (*at, Constraint::Not { of: Box::new(f) })))
-        .collect();
-    positioned.extend(extra);
-}
-
-fn not_at_latest(model: &SemanticModel, positioned: &mut Vec<(usize, Constraint)>) {
-    let latest = |c: &Constraint| {
-        if !matches!(c, Constraint::Compare { .. } | Constraint::InSet { .. }) {
-            return None;
-        }
-        // a visit's value, or its value at the record's first visit ("necrotic at their
-        // first assessment but not at their last")
-        c.on_attribute(&|a| {
+/// "… at some visit in the past 2 weeks but not at their last assessment", "… necrotic at
+/// their first assessment but not at their last" (`latest`), "… infection signs at their
+/// latest visit but none at their first" (`!latest`): each condition on a visit's value
+/// that the model also keeps at the other visit holds there negated
+/// (`latest_infection_signs` not yes), beside the condition as said.
+fn not_at_visit(model: &SemanticModel, positioned: &mut Vec<(usize, Constraint)>, latest: bool) {
+    let other = |a: &str| {
+        if latest {
+            // a visit's value, or its value at the record's first visit
             let base = match model.attribute(a).and_then(|x| x.attribute.derived.clone()) {
                 Some(crate::semantic::Derived::First { attribute, .. }) => attribute,
                 _ => a.to_owned(),
             };
             crate::engine::plan_ops::latest_of(model, &base)
-        })
+        } else {
+            crate::engine::plan_ops::first_for_latest(model, a)
+                .or_else(|| crate::engine::plan_ops::first_of(model, a))
+        }
     };
     let extra: Vec<(usize, Constraint)> = positioned
         .iter()
-        .filter_map(|(at, c)| latest(c).map(|l| (*at, Constraint::Not { of: Box::new(l) })))
+        .filter(|(_, c)| matches!(c, Constraint::Compare { .. } | Constraint::InSet { .. }))
+        .filter_map(|(at, c)| {
+            c.on_attribute(&other)
+                .map(|o| (*at, Constraint::Not { of: Box::new(o) }))
+        })
         .collect();
     positioned.extend(extra);
 }
