@@ -1706,6 +1706,19 @@ fn sensitivity_changes_what_is_asked() {
         ask_with("serious wounds", |i| i.with_thresholds(fewer)).decision,
         Decision::Clarify
     );
+    // a clinic's performance said with no measure ("best", "top", "worst") is a judgement
+    // with readings that rank clinics differently: asked whatever the sensitivity; a
+    // volume word ("busiest") has an obvious reading and is a badge
+    for q in ["which clinic is the best?", "top 5 clinics", "best performing clinics", "worst clinics"] {
+        let u = ask_with(q, |i| i.with_thresholds(fewer));
+        assert_eq!(u.decision, Decision::Clarify, "{q}: {:?}", ids(&u));
+        assert!(
+            u.questions().any(|a| a.kind == AmbiguityKind::RankingWithoutMeasure),
+            "{q}: {:?}",
+            ids(&u)
+        );
+    }
+    assert_eq!(ask("busiest clinics").decision, Decision::AnswerWithAssumptions);
 }
 
 #[test]

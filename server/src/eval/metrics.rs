@@ -290,11 +290,11 @@ pub const TARGETS: Limits = Limits {
 /// `server/eval/README.md`). A change that makes any of them worse fails CI; raise them as
 /// the engine improves, until they reach [`TARGETS`].
 pub const BLIND_FLOORS: Limits = Limits {
-    // All fourteen blind batches together (1,465 items) when batch 14 was added; every
+    // All fourteen blind batches together (1,465 items) after the batch-14 round; every
     // batch's untouched and after-fix figures are in server/eval/README.md. Raise as the
     // engine improves.
-    precision: 409.0 / 494.0 - 1e-9,
-    recall: 409.0 / 468.0 - 1e-9,
+    precision: 418.0 / 503.0 - 1e-9,
+    recall: 418.0 / 468.0 - 1e-9,
     clarify_clear: 64.0 / 997.0 + 1e-9,
     exec_clear: 899.0 / 978.0 - 1e-9,
     after_answer: 74.0 / 86.0 - 1e-9,
