@@ -72,7 +72,10 @@ test.describe('Ask: answers', () => {
     const chart = answer.getByTestId('chart');
     await expect(chart.getByRole('img')).toBeVisible();
     await expect(chart.locator('rect')).toHaveCount(12);
-    await expect(answer.getByTestId('confidence')).toContainText('High confidence');
+    // which clinic groups the wounds (treating, or the patient's registered one) is shown,
+    // changeable, rather than settled silently
+    await expect(answer.getByTestId('assumption').filter({ hasText: 'The clinic treating the wound' })).toHaveCount(1);
+    await expect(answer.getByTestId('confidence')).toContainText('Moderate confidence');
     const sql = answer.getByTestId('sql');
     await expect(sql).not.toHaveAttribute('open', '');
     await sql.locator('summary').click();

@@ -1275,6 +1275,8 @@ fn column_choice(
             .iter()
             .filter_map(|o| chosen_attribute(o))
             .any(|a| a.starts_with("wounds."));
+    // offer only the relationships each record has one of
+    let mut only_reachable = false;
     if let [only] = local.as_slice()
         && !mixed_levels
     {
@@ -1284,15 +1286,36 @@ fn column_choice(
             .and_then(|o| chosen_attribute(o))
             .and_then(split_qualified)
             .is_none_or(|(e, _)| e != entity);
-        if only.default || default_is_foreign {
+        // "open wounds by clinic": the same column reached through another of the
+        // record's one-to-one relationships (the patient's registered clinic beside the
+        // wound's treating clinic) groups the records differently, so the choice is
+        // shown as an assumption, not settled silently
+        let column = chosen_attribute(only).and_then(split_qualified).map(|(_, c)| c);
+        let other_relationship = matches!(slot, Slot::Dimension(_))
+            && opts.iter().any(|o| {
+                chosen_attribute(o)
+                    .and_then(split_qualified)
+                    .is_some_and(|(e, c)| e != entity && Some(c) == column && model.has_one(entity, e))
+            });
+        if (only.default || default_is_foreign) && !other_relationship {
             settle(d, only);
             return;
         }
+        only_reachable = other_relationship;
     }
     if opts.is_empty() {
         return;
     }
-    let mut options: Vec<AmbiguityOption> = opts.iter().map(|o| term_option(o, false, None)).collect();
+    let mut options: Vec<AmbiguityOption> = opts
+        .iter()
+        .filter(|o| {
+            !only_reachable
+                || chosen_attribute(o)
+                    .and_then(split_qualified)
+                    .is_some_and(|(e, _)| e == entity || model.has_one(entity, e))
+        })
+        .map(|o| term_option(o, false, None))
+        .collect();
     if !options.iter().any(|o| o.default) {
         // the term's default does not fit (unit): prefer the entity's own option
         if let Some(first_local) = local
@@ -1312,7 +1335,8 @@ fn column_choice(
         (AmbiguityKind::Column, format!("column:{}@{entity}", term.id))
     };
     let text = span.slice(ctx.question).to_owned();
-    let severity = if matches!(slot, Slot::Column(_)) {
+    let severity = if matches!(slot, Slot::Column(_)) || only_reachable {
+        // a list column, or which of the record's relationships a grouping follows
         Severity::Low
     } else if mixed_levels {
         // averaging per visit or per wound changes the number a lot

@@ -108,6 +108,7 @@ regardless peak chronological chronologically irrespective whatever whichever ma
 belong belongs belonged belonging owned using based arithmetic clinically clinical formally officially confirmed took take takes taking work works working worked located treating occur occurs occurred occurring happen happens happened
 homes home facility facilities centre centres center centers unit units body site sites
 theyre thats theres whos were weve youre its itll
+redo rerun repeat repeated redone
 carry carried carrying out use uses used employ employs employed staff staffed single
 yet so-far thus far
 system systems database db file computed calculated counted tallied

@@ -913,6 +913,19 @@ pub fn cues(tokens: &[Token], in_phrase: impl Fn(usize) -> bool) -> Cues {
                 next.is_empty()
                     || matches!(prev, "about" | "on" | "of" | "for" | "with")
                     || next == "?"
+                    // the object of a verb, before a particle or a preposition: "break that
+                    // down by clinic", "split this by etiology", "redo that for 2024"
+                    || matches!(
+                        prev,
+                        "break" | "split" | "sort" | "order" | "group" | "filter" | "narrow" | "limit" | "restrict"
+                            | "do" | "redo" | "repeat" | "rerun" | "run" | "chart" | "plot" | "graph" | "rank"
+                            | "slice" | "cut" | "divide" | "separate" | "compare" | "show" | "give" | "make"
+                            | "count" | "list" | "rerank" | "reorder" | "resort"
+                    ) && matches!(
+                        next,
+                        "down" | "up" | "out" | "by" | "per" | "for" | "to" | "into" | "in" | "over" | "across"
+                            | "again" | "," | "." | "but" | "and" | "with" | "without" | "only" | "as" | "from"
+                    )
                     // "show me that wound's visits", "what is this patient's age": one record
                     // pointed at (not "patients that wound nurses saw")
                     || matches!(
@@ -1229,5 +1242,14 @@ mod tests {
         assert_eq!(cues_of("tell me more about it").pronouns.len(), 1);
         assert!(cues_of("wounds that are infected").pronouns.is_empty());
         assert_eq!(cues_of("what about that?").pronouns.len(), 1);
+        // a demonstrative object of a verb points back; a relative "that" does not
+        assert_eq!(cues_of("break that down by clinic").pronouns.len(), 1);
+        assert_eq!(cues_of("can you split this by etiology").pronouns.len(), 1);
+        assert_eq!(cues_of("redo that for 2024").pronouns.len(), 1);
+        assert!(
+            cues_of("clinicians that saw patients by clinic")
+                .pronouns
+                .is_empty()
+        );
     }
 }

@@ -394,6 +394,13 @@ fn value_subject(ctx: &Ctx<'_>, st: &State) -> Option<(usize, String)> {
     if matches!(ctx.w(j), "have" | "has" | "had" | "did") {
         j += 1;
     }
+    // "have never assessed", "did not see", "have ever seen"
+    while matches!(
+        ctx.w(j),
+        "never" | "not" | "ever" | "n't" | "yet" | "once" | "already"
+    ) {
+        j += 1;
+    }
     let verb = matches!(
         ctx.w(j),
         "assessed"
@@ -407,8 +414,21 @@ fn value_subject(ctx: &Ctx<'_>, st: &State) -> Option<(usize, String)> {
             | "assess"
             | "see"
             | "treat"
+            | "examine"
+            | "review"
+            | "checked"
     );
-    (verb && st.explicit.iter().any(|(oi, oe)| ms[*oi].first > j && *oe != e)).then_some((mi, e))
+    // what they did it to: another record's word ("assessed wounds") or a value of
+    // another record ("examined a venous leg ulcer")
+    let other_value = ms.iter().any(|o| {
+        o.first > j
+            && o.entries.iter().any(|en| match &en.target {
+                Target::Value(a, _) => split_qualified(a).is_some_and(|(oe, _)| oe != e),
+                _ => false,
+            })
+    });
+    (verb && (other_value || st.explicit.iter().any(|(oi, oe)| ms[*oi].first > j && *oe != e)))
+        .then_some((mi, e))
 }
 
 /// A clinician value followed by where they work: "wound nurses work at …",

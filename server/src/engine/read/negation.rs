@@ -85,11 +85,21 @@ pub(super) fn negated_at(ctx: &Ctx<'_>, first: usize) -> bool {
                 | "with"
                 | "by"
                 | "assessed"
+                | "assess"
                 | "seen"
+                | "see"
+                | "saw"
                 | "treated"
+                | "treat"
                 | "visited"
+                | "visit"
                 | "reviewed"
+                | "review"
+                | "examined"
+                | "examine"
+                | "checked"
                 | "managed"
+                | "manage"
                 | "diagnosed"
                 | "their"
                 | "its"
@@ -142,7 +152,11 @@ pub(super) fn read_quantifiers(ctx: &Ctx<'_>, st: &mut super::state::State) {
 
 /// "necrotic tissue was never recorded", "infection has not been documented": a negation
 /// said after the value, across a copula.
-pub(super) fn negated_after(ctx: &Ctx<'_>, last: usize) -> bool {
+///
+/// `subject`: the value names the question's own records ("which physicians have never
+/// assessed a burn": physicians are the clinicians asked about); then a negated verb they
+/// perform negates what they did, never who they are.
+pub(super) fn negated_after(ctx: &Ctx<'_>, last: usize, subject: bool) -> bool {
     let mut k = last;
     // over the attribute's own word ("necrotic tissue", "high exudate")
     if let Some(m) = ctx
@@ -157,7 +171,7 @@ pub(super) fn negated_after(ctx: &Ctx<'_>, last: usize) -> bool {
             // "wounds a podiatrist has never assessed": the value is who did what the
             // negated verb says (active voice), so no record by it exists
             if agent_of_negated_verb(ctx, k) {
-                return true;
+                return !subject;
             }
             // "pts with diabetes have never had a DFU": the negation governs what is said
             // after it, not the value before the copula

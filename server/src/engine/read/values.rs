@@ -23,7 +23,43 @@ pub(super) fn values(ctx: &Ctx<'_>, st: &mut State) {
             continue;
         }
         let m = &ms[mi];
-        let negated = negated_at(ctx, m.first) || negated_after(ctx, m.last) || negated_in_list(ctx, m);
+        // the records asked about: of the question's entity, or said first ("which
+        // physicians …", "how many wound nurses …")
+        let heads = (0..m.first).all(|k| {
+            matches!(
+                ctx.w(k),
+                "which"
+                    | "what"
+                    | "list"
+                    | "show"
+                    | "me"
+                    | "how"
+                    | "many"
+                    | "the"
+                    | "all"
+                    | "our"
+                    | "give"
+                    | "count"
+                    | "number"
+                    | "of"
+                    | "no"
+                    | "."
+                    | "find"
+                    | "are"
+                    | "there"
+                    | "any"
+            )
+        });
+        let subject = heads
+            || st.r.entity.as_deref().is_some_and(|e| {
+                m.values.iter().any(|v| v.attribute.split('.').next() == Some(e))
+                    || m.entries.iter().any(|en| match &en.target {
+                        Target::Value(a, _) => a.split('.').next() == Some(e),
+                        _ => false,
+                    })
+            });
+        let negated =
+            negated_at(ctx, m.first) || negated_after(ctx, m.last, subject) || negated_in_list(ctx, m);
         // a value-kind or qualifier term wins over a plain value ("foot", "necrotic")
         let term = m.terms().next();
         let entity_phrase = m.phrase.split(' ').all(|w| {
