@@ -242,8 +242,60 @@ pub fn link(tokens: &[Token], index: &EngineIndex, values: &ValueLookup, blocked
         taken[m.first..m.last].iter_mut().for_each(|t| *t = true);
         out.push(m);
     }
+    shared_head_lists(tokens, index, values, &mut taken, &mut out);
     out.sort_by_key(|m| m.first);
     out
+}
+
+/// "stage 3 and 4", "stage 2, 3 or 4": numbers listed after a value whose words end in a
+/// number share its head word; each is the value "<head> <number>" of the same attribute.
+fn shared_head_lists(
+    tokens: &[Token],
+    index: &EngineIndex,
+    values: &ValueLookup,
+    taken: &mut [bool],
+    out: &mut Vec<Mention>,
+) {
+    let mut added = Vec::new();
+    for m in out.iter() {
+        if m.last - m.first < 2 || tokens[m.last - 1].kind != TokenKind::Number {
+            continue;
+        }
+        let attrs = m.value_attributes();
+        if attrs.is_empty() {
+            continue;
+        }
+        let head: Vec<String> = m.phrase.split(' ').map(str::to_owned).collect();
+        let head = &head[..head.len() - 1];
+        let mut k = m.last;
+        while k + 1 < tokens.len()
+            && matches!(tokens[k].text.as_str(), "," | "and" | "or" | "&" | "/" | "nor")
+            && tokens[k + 1].kind == TokenKind::Number
+            && !taken[k + 1]
+        {
+            let mut words = head.to_vec();
+            words.push(tokens[k + 1].text.clone());
+            let Some(found) = lookup_phrase(index, values, &words, false) else {
+                break;
+            };
+            let next = Mention {
+                first: k + 1,
+                last: k + 2,
+                span: tokens[k + 1].span,
+                phrase: words.join(" "),
+                entries: found.0,
+                values: found.1,
+                fuzzy: false,
+            };
+            if !next.value_attributes().iter().any(|a| attrs.contains(a)) {
+                break;
+            }
+            taken[k + 1] = true;
+            added.push(next);
+            k += 2;
+        }
+    }
+    out.extend(added);
 }
 
 fn phrase_words(

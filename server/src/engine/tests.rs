@@ -6214,3 +6214,70 @@ fn the_superlative_of_one_record_lists_one_record() {
     assert_eq!(plan(&u).limit, Some(1));
     assert_eq!(plan(&ask("the longest open wounds")).limit, Some(10));
 }
+
+#[test]
+fn numbers_listed_after_a_value_share_its_head_word() {
+    for (q, want) in [
+        ("stage 3 and 4 pressure injuries", vec!["stage_3", "stage_4"]),
+        (
+            "how many open stage 2, 3 or 4 pressure injuries",
+            vec!["stage_2", "stage_3", "stage_4"],
+        ),
+        (
+            "stage 2 or 3 pressure injuries that are open",
+            vec!["stage_2", "stage_3"],
+        ),
+    ] {
+        let u = ask(q);
+        assert!(
+            matches!(u.decision, Decision::Answer | Decision::AnswerWithAssumptions),
+            "{q}: {:?}",
+            ids(&u)
+        );
+        let p = plan(&u);
+        assert!(
+            p.filters.iter().any(|f| matches!(f, Constraint::InSet { attribute, values }
+                if attribute == "wounds.stage"
+                    && values.iter().map(|v| match v { Value::Text(t) => t.as_str(), _ => "" }).collect::<Vec<_>>() == want)),
+            "{q}: {:?}",
+            p.filters
+        );
+    }
+    let u = after("list open pressure injuries", "just the stage 3 and 4 ones");
+    assert!(!ids(&u).iter().any(|i| i.starts_with("unknown")), "{:?}", ids(&u));
+}
+
+#[test]
+fn people_named_by_a_trait_then_records_they_have_are_the_people() {
+    for q in [
+        "count of smokers with an open wound",
+        "how many smokers have an open pressure injury",
+        "number of smokers with at least one open wound",
+    ] {
+        let u = ask(q);
+        let p = plan(&u);
+        assert_eq!(p.entity, "patients", "{q}");
+        assert!(
+            eq_filter(p, "patients.smoker", Value::Bool(true)),
+            "{q}: {:?}",
+            p.filters
+        );
+        assert!(
+            format!("{:?}", p.filters).contains("wounds.status"),
+            "{q}: {:?}",
+            p.filters
+        );
+    }
+    // the records of such people stay the records
+    for q in ["wounds of smokers", "how many wounds do smokers have"] {
+        assert_eq!(plan(&ask(q)).entity, "wounds", "{q}");
+    }
+}
+
+#[test]
+fn a_count_before_the_records_word_cuts_a_superlative_list() {
+    let u = ask("which 5 open wounds have been open the longest? show days open");
+    let p = plan(&u);
+    assert_eq!(p.limit, Some(5), "{}", u.restatement);
+    assert!(!ids(&u).iter().any(|i| i.starts_with("unknown")), "{:?}", ids(&u));
+}

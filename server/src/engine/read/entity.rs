@@ -97,6 +97,19 @@ pub(super) fn named(ctx: &Ctx<'_>, st: &mut State) {
         }
         return;
     }
+    // "count of smokers with an open wound", "diabetics who have a DFU": people said by
+    // a plural noun at the head of the question, then records they have
+    if !earlier_named
+        && st.r.rank.is_none()
+        && let Some(owner) = people_with_records(ctx, st)
+    {
+        st.r.entity = Some(owner);
+        st.r.entity_source = EntitySource::Named;
+        for (oi, _) in &st.explicit {
+            st.used[*oi] = true;
+        }
+        return;
+    }
     if let Some((mi, e)) = st.explicit.first().filter(|_| !earlier_named) {
         st.r.entity = Some(e.clone());
         st.r.entity_source = EntitySource::Named;
@@ -513,4 +526,92 @@ fn owned_records(ctx: &Ctx<'_>, st: &State) -> Option<(usize, String)> {
         .filter_map(owner_of)
         .find(|owner| owner != e && model.has_many(owner, e))?;
     Some((mi, owner))
+}
+
+/// "count of smokers with an open wound", "how many diabetics have a foot ulcer": a plural
+/// noun naming people by an attribute of theirs ("smokers", "diabetics") heads the
+/// question, and the first record word comes after "with" / "who have" / "that had":
+/// the people are counted, the records are what they have.
+fn people_with_records(ctx: &Ctx<'_>, st: &State) -> Option<String> {
+    let model = ctx.model;
+    let &(mi, ref e) = st.explicit.first()?;
+    let m = &ctx.mentions[mi];
+    let mut k = m.first;
+    while k > 0
+        && matches!(
+            ctx.w(k - 1),
+            "a" | "an"
+                | "any"
+                | "one"
+                | "more"
+                | "or"
+                | "at"
+                | "least"
+                | "some"
+                | "open"
+                | "active"
+                | "current"
+        )
+    {
+        k -= 1;
+    }
+    // the record word may carry its own value before it ("an open wound")
+    while let Some(v) = ctx
+        .mentions
+        .iter()
+        .find(|o| o.last == k && o.entity().is_none() && !o.value_attributes().is_empty())
+    {
+        k = v.first;
+    }
+    let mut j = k;
+    if j > 0 && matches!(ctx.w(j - 1), "have" | "has" | "had" | "having") {
+        j -= 1;
+        if j > 0 && matches!(ctx.w(j - 1), "who" | "that" | "which") {
+            j -= 1;
+        }
+    } else if j > 0 && ctx.w(j - 1) == "with" {
+        j -= 1;
+    } else {
+        return None;
+    }
+    // the people's noun right before it, at the head of the question
+    let o = ctx
+        .mentions
+        .iter()
+        .find(|o| o.last == j && o.entity().is_none())?;
+    if !(0..o.first).all(|t| {
+        matches!(
+            ctx.w(t),
+            "count"
+                | "of"
+                | "how"
+                | "many"
+                | "number"
+                | "no"
+                | "."
+                | "the"
+                | "list"
+                | "show"
+                | "me"
+                | "which"
+                | "all"
+                | "our"
+                | "total"
+                | "find"
+        )
+    }) {
+        return None;
+    }
+    let word = o.phrase.rsplit(' ').next().unwrap_or_default();
+    crate::engine::tokenize::singular(word)?;
+    let owner = o
+        .attributes()
+        .next()
+        .map(|(oe, _)| model.entities[oe].name.clone())
+        .or_else(|| {
+            o.value_attributes()
+                .first()
+                .and_then(|a| split_qualified(a).map(|(oe, _)| oe.to_owned()))
+        })?;
+    (owner != *e && model.has_many(&owner, e)).then_some(owner)
 }

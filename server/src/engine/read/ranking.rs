@@ -189,7 +189,9 @@ pub(super) fn rank(ctx: &Ctx<'_>, st: &mut State) {
         }
         let n_before_subject = rc.n.or_else(|| {
             ms.iter()
-                .filter(|m| m.last <= rc.first && m.entity().is_some())
+                // "which 3 patients", "which 5 open wounds" (the records' word with their
+                // state: a count's phrase)
+                .filter(|m| m.last <= rc.first && (m.entity().is_some() || m.measure().is_some()))
                 .filter_map(|m| m.first.checked_sub(1))
                 .find_map(|k| {
                     ctx.tokens
