@@ -475,7 +475,12 @@ pub(crate) fn vague_terms(ctx: &Ctx<'_>, r: &Reading, d: &mut Detected) {
         // "necrotic at their first assessment": the term's reading at the record's first
         // visit, unless a word beside it says now ("and infected now")
         let m = &ctx.mentions[tu.mention];
-        if r.visit_first
+        // with two visits said, the term is of the visit said after it
+        let term_first = match r.other_visit_from {
+            Some(from) => (m.first < from) == r.visit_first,
+            None => r.visit_first,
+        };
+        if term_first
             && r.visit_hint == Some(true)
             && !said_now(ctx, m.first, m.last)
             && let Some(c) = plan_ops::term_at_first_visit(model, tu.term)

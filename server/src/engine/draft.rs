@@ -388,6 +388,9 @@ pub(crate) fn build(ctx: &Ctx<'_>, r: &Reading, det: &Detected, chosen: &[Chosen
     if r.same_visit {
         same_row(&mut positioned, &plan.entity);
     }
+    if let Some(from) = r.other_visit_from {
+        other_visit(model, &mut positioned, from, !r.visit_first);
+    }
     if r.not_at_latest {
         not_at_visit(model, &mut positioned, true);
     }
@@ -866,6 +869,35 @@ fn every_visit(positioned: &mut [(usize, Constraint)]) {
 /// latest visit but none at their first" (`!latest`): each condition on a visit's value
 /// that the model also keeps at the other visit holds there negated
 /// (`latest_infection_signs` not yes), beside the condition as said.
+/// The values said from token `from` on are of the record's other visit: its first
+/// (`to_first`) or its latest ("slough at the first assessment but granulation at the
+/// latest one").
+fn other_visit(model: &SemanticModel, positioned: &mut [(usize, Constraint)], from: usize, to_first: bool) {
+    let to = |a: &str| {
+        let base = match model.attribute(a).and_then(|x| x.attribute.derived.clone()) {
+            Some(
+                crate::semantic::Derived::First { attribute, .. }
+                | crate::semantic::Derived::Latest { attribute, .. },
+            ) => attribute,
+            _ => a.to_owned(),
+        };
+        if to_first {
+            crate::engine::plan_ops::first_of(model, &base)
+        } else {
+            crate::engine::plan_ops::latest_of(model, &base)
+        }
+    };
+    // (readings placed without a position, a term's, were read at their own visit)
+    for (at, c) in positioned.iter_mut() {
+        if *at >= from
+            && *at != usize::MAX / 2
+            && let Some(moved) = c.on_attribute(&to)
+        {
+            *c = moved;
+        }
+    }
+}
+
 fn not_at_visit(model: &SemanticModel, positioned: &mut Vec<(usize, Constraint)>, latest: bool) {
     let other = |a: &str| {
         if latest {

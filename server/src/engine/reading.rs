@@ -333,6 +333,10 @@ pub(crate) struct Reading {
     /// With `visit_hint = Some(true)`: the visit said is the record's first one ("area at
     /// the first assessment", "first measured area"), not its latest.
     pub visit_first: bool,
+    /// "slough at the first assessment but granulation at the latest one": values said
+    /// from this token on are of the other visit (the first, or the latest when
+    /// `visit_first`) than the values said before.
+    pub other_visit_from: Option<usize>,
     /// The tokens that said it ("at their latest assessment": "their" points nowhere).
     pub visit_hint_at: Option<(usize, usize)>,
     /// "how many at Riverside", "how many did podiatrists see": the entity is only the
@@ -408,6 +412,7 @@ impl Reading {
             not_at_first: false,
             every_visit: false,
             visit_first: false,
+            other_visit_from: None,
             visit_hint_at: None,
             count_context_only: false,
             change_term: None,

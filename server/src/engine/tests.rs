@@ -6281,3 +6281,68 @@ fn a_count_before_the_records_word_cuts_a_superlative_list() {
     assert_eq!(p.limit, Some(5), "{}", u.restatement);
     assert!(!ids(&u).iter().any(|i| i.starts_with("unknown")), "{:?}", ids(&u));
 }
+
+#[test]
+fn values_said_of_two_named_visits_are_each_of_their_own_visit() {
+    for (q, first, latest) in [
+        (
+            "wounds with slough at the first assessment but granulation at the latest one",
+            ("wounds.first_tissue", "slough"),
+            ("wounds.latest_tissue", "granulation"),
+        ),
+        (
+            "how many wounds were necrotic at their first assessment and showed granulation tissue at their latest one",
+            ("wounds.first_tissue", "necrotic"),
+            ("wounds.latest_tissue", "granulation"),
+        ),
+        (
+            "wounds that were granulating at the latest visit but necrotic at the first one",
+            ("wounds.first_tissue", "necrotic"),
+            ("wounds.latest_tissue", "granulation"),
+        ),
+    ] {
+        let r = Resolutions::empty().with_option("term:granulating@wounds", "granulation");
+        let u = ask_with(q, |i| i.with_resolutions(&r));
+        let p = plan(&u);
+        assert!(eq_filter(p, first.0, text(first.1)), "{q}: {:?}", p.filters);
+        assert!(eq_filter(p, latest.0, text(latest.1)), "{q}: {:?}", p.filters);
+        assert!(
+            !ids(&u).iter().any(|i| i.starts_with("unknown")),
+            "{q}: {:?}",
+            ids(&u)
+        );
+    }
+}
+
+#[test]
+fn a_change_by_an_amount_is_of_the_records_whatever_the_verb_order() {
+    // "VLUs whose area dropped by 40 % over 4 weeks": the wounds, not their assessments
+    let u = ask("open VLUs whose area dropped by 40% or more over the last 4 weeks");
+    let p = plan(&u);
+    assert_eq!(p.entity, "wounds");
+    assert!(
+        p.filters
+            .iter()
+            .any(|f| matches!(f, Constraint::Change { per, .. } if per == "wounds")),
+        "{:?}",
+        p.filters
+    );
+    // "increased in area by more than 20 % since baseline": the change since the first visit
+    for q in [
+        "Which open pressure injuries have increased in area by more than 20% since baseline?",
+        "open pressure injuries that have decreased in area by at least 50% since presentation",
+    ] {
+        let u = ask(q);
+        assert!(
+            matches!(u.decision, Decision::Answer | Decision::AnswerWithAssumptions),
+            "{q}: {:?}",
+            ids(&u)
+        );
+        assert!(
+            has_filter(plan(&u), "wounds.area_change_pct"),
+            "{q}: {:?}",
+            plan(&u).filters
+        );
+        assert!(plan(&u).dimensions.is_empty(), "{q}: not a trend");
+    }
+}

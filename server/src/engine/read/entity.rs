@@ -1,6 +1,6 @@
 //! The entity: named ("wounds"), implied by what the question says of it, or a fallback.
 
-use crate::semantic::{MeasureAgg, TermKind, split_qualified};
+use crate::semantic::{Constraint, MeasureAgg, TermKind, split_qualified};
 
 use crate::engine::link::{DEFAULT, Subject};
 use crate::engine::reading::{CmpSubject, ColSpec, Ctx, DimSpec, EntitySource, MetricSpec};
@@ -172,12 +172,11 @@ pub(super) fn fallback(ctx: &Ctx<'_>, st: &mut State) {
         let implied =
             st.r.filters
                 .iter()
-                .flat_map(|f| {
-                    f.constraint
-                        .attributes()
-                        .into_iter()
-                        .map(str::to_owned)
-                        .collect::<Vec<_>>()
+                .flat_map(|f| match &f.constraint {
+                    // "VLUs whose area dropped by 40 %": the records whose measurements
+                    // changed, not the measurements
+                    Constraint::Change { per, .. } => vec![format!("{per}.id")],
+                    c => c.attributes().into_iter().map(str::to_owned).collect::<Vec<_>>(),
                 })
                 .chain(
                     st.r.values

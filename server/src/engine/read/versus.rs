@@ -384,6 +384,19 @@ pub(super) fn change_by_amount(ctx: &Ctx<'_>, st: &mut State) {
         let Some((up, mut j)) = change_verb(ctx, k) else {
             continue;
         };
+        // "increased in area by more than 20 %": the measurement after the verb
+        let mut after_verb = None;
+        if ctx.w(j) == "in"
+            && let Some((mi, m)) = ctx
+                .mentions
+                .iter()
+                .enumerate()
+                .find(|(mi, m)| m.first == j + 1 && !st.used[*mi])
+            && let Some(b) = mention_base(ctx, mi)
+        {
+            after_verb = Some((mi, b.0));
+            j = m.last;
+        }
         if ctx.w(j) == "by" {
             j += 1;
         }
@@ -429,7 +442,8 @@ pub(super) fn change_by_amount(ctx: &Ctx<'_>, st: &mut State) {
             .enumerate()
             .filter(|(mi, m)| m.last <= k && m.last + 6 >= k && !st.used[*mi])
             .filter_map(|(mi, m)| mention_base(ctx, mi).map(|b| (mi, m.first, b.0)))
-            .next_back();
+            .next_back()
+            .or_else(|| after_verb.map(|(mi, b)| (mi, k, b)));
         let size_verb = matches!(ctx.w(k), "shrank" | "shrunk" | "grew" | "grown");
         let (first, base) = match left {
             Some((_, f, b)) => (f, b),

@@ -42,7 +42,7 @@ pub(super) fn read_visit_hint(ctx: &Ctx<'_>, r: &mut Reading, used: &mut [bool])
     // model keeps that value per record
     // (the visit words around it still say which visits: "an assessment that found …")
     read_same_visit(ctx, r, used);
-    if read_first_visit(ctx, r, used) {
+    if read_two_visits(ctx, r, used) || read_first_visit(ctx, r, used) {
         return;
     }
     for m in ctx.mentions {
@@ -359,6 +359,73 @@ fn read_first_visit(ctx: &Ctx<'_>, r: &mut Reading, used: &mut [bool]) -> bool {
         }
     }
     false
+}
+
+/// "slough at the first assessment but granulation at the latest one", "necrotic at
+/// their first visit and granulating at their last": values said of two named visits of
+/// the record, each before its own visit phrase. The first phrase sets the visit of the
+/// values said before it; the values after it are of the other visit.
+fn read_two_visits(ctx: &Ctx<'_>, r: &mut Reading, used: &mut [bool]) -> bool {
+    // (start, end, first?) of each "at the first/latest assessment"
+    let mut phrases = Vec::new();
+    for k in 0..ctx.tokens.len() {
+        if !matches!(ctx.w(k), "at" | "on" | "in" | "during" | "by") {
+            continue;
+        }
+        let mut j = k + 1;
+        if matches!(ctx.w(j), "the" | "their" | "its" | "his" | "her") {
+            j += 1;
+        }
+        if ctx.w(j) == "very" {
+            j += 1;
+        }
+        let (after, first) = match (ctx.w(j), ctx.w(j + 1)) {
+            ("first" | "initial" | "earliest" | "baseline" | "1st", _) => (j + 1, true),
+            ("last" | "latest" | "final" | "newest" | "current", _) => (j + 1, false),
+            ("most", "recent") => (j + 2, false),
+            _ => continue,
+        };
+        let end = if matches!(
+            ctx.w(after),
+            "assessment" | "visit" | "review" | "one" | "measurement"
+        ) {
+            after + 1
+        } else if matches!(ctx.w(after), "" | "." | "?" | "!") {
+            after
+        } else {
+            continue;
+        };
+        phrases.push((k, end, first));
+    }
+    let [(a0, a1, first), (b0, b1, other)] = phrases.as_slice() else {
+        return false;
+    };
+    // each phrase has a value of a visit before it, the second after the first phrase
+    let visit_value = |m: &crate::engine::link::Mention| {
+        m.value_attributes().iter().any(|q| q.starts_with("assessments."))
+            || m.terms()
+                .any(|t| crate::engine::plan_ops::term_at_first_visit(ctx.model, t).is_some())
+    };
+    let before = |lo: usize, hi: usize| {
+        ctx.mentions
+            .iter()
+            .any(|m| m.first >= lo && m.last <= hi && visit_value(m))
+    };
+    if first == other || !before(0, *a0) || !before(*a1, *b0) {
+        return false;
+    }
+    r.visit_hint = Some(true);
+    r.visit_first = *first;
+    r.visit_hint_at = Some((*a0, *a1));
+    r.other_visit_from = Some(*a1);
+    r.consumed.push((*a0, *a1));
+    r.consumed.push((*b0, *b1));
+    for (mi, o) in ctx.mentions.iter().enumerate() {
+        if o.first >= *a0 && o.last <= *a1 || o.first >= *b0 && o.last <= *b1 {
+            used[mi] = true;
+        }
+    }
+    true
 }
 
 fn set_first(ctx: &Ctx<'_>, r: &mut Reading, used: &mut [bool], start: usize, end: usize) {
