@@ -6346,3 +6346,33 @@ fn a_change_by_an_amount_is_of_the_records_whatever_the_verb_order() {
         assert!(plan(&u).dimensions.is_empty(), "{q}: not a trend");
     }
 }
+
+#[test]
+fn a_record_code_said_on_its_own_is_the_models_identifier() {
+    let u = ask("what clinic is CL0000123 registered at?");
+    assert_eq!(u.decision, Decision::Answer, "{:?}", ids(&u));
+    assert!(
+        eq_filter(plan(&u), "patients.mrn", text("CL0000123")),
+        "{:?}",
+        plan(&u).filters
+    );
+    // several codes are any of them
+    let u = ask("list wounds belonging to patients CL0000010 and CL0000011");
+    assert!(
+        plan(&u)
+            .filters
+            .iter()
+            .any(|f| matches!(f, Constraint::InSet { attribute, values }
+            if attribute == "patients.mrn" && values.len() == 2)),
+        "{:?}",
+        plan(&u).filters
+    );
+    // years, units and quarters are not codes
+    for q in [
+        "how many wounds in 2025",
+        "wounds over 10 cm2",
+        "assessments in Q3 2026",
+    ] {
+        assert!(!has_filter(plan(&ask(q)), "patients.mrn"), "{q}");
+    }
+}

@@ -17,6 +17,7 @@ pub(super) fn read_unknown_names(ctx: &Ctx<'_>, r: &mut Reading) {
     };
     // an identifier after its name ("MRN CL0000042") is a value as typed
     let mut identifiers: Vec<usize> = Vec::new();
+    let mut codes: Vec<(usize, String)> = Vec::new();
     for m in ctx.mentions {
         // "MRN CL0000042", or the entity's own word before a code: "pt CL0000137"
         let own_identifier = || {
@@ -50,27 +51,76 @@ pub(super) fn read_unknown_names(ctx: &Ctx<'_>, r: &mut Reading) {
             continue;
         }
         identifiers.push(k);
-        let value = Value::Text(t.span.slice(ctx.question).to_owned());
-        let attribute = qualified(ctx.model, e, a);
-        r.filters.push(Filter {
-            constraint: Constraint::Compare {
+        codes.push((k, qualified(ctx.model, e, a)));
+    }
+    // a code said on its own ("what clinic is CL0000123 registered at", "wounds of
+    // CL0000010 and CL0000011"): the identifier, when the model has one text identifier
+    let mut text_ids = ctx.model.entities.iter().enumerate().flat_map(|(e, x)| {
+        x.attributes
+            .iter()
+            .enumerate()
+            .filter(|(_, at)| {
+                at.role == AttributeRole::Identifier && at.ty == crate::semantic::AttributeType::Text
+            })
+            .map(move |(a, _)| (e, a))
+    });
+    if let (Some((e, a)), None) = (text_ids.next(), text_ids.next()) {
+        for (k, t) in ctx.tokens.iter().enumerate() {
+            if identifiers.contains(&k) || covered(k) || !is_code(&t.text) {
+                continue;
+            }
+            identifiers.push(k);
+            codes.push((k, qualified(ctx.model, e, a)));
+        }
+    }
+    // one filter per identifier: several codes are any of them
+    let mut attributes: Vec<&String> = codes.iter().map(|(_, a)| a).collect();
+    attributes.dedup();
+    for attribute in attributes {
+        let of: Vec<usize> = codes
+            .iter()
+            .filter(|(_, a)| a == attribute)
+            .map(|(k, _)| *k)
+            .collect();
+        let values: Vec<Value> = of
+            .iter()
+            .map(|&k| Value::Text(ctx.tokens[k].span.slice(ctx.question).to_owned()))
+            .collect();
+        let first = of[0];
+        let span = crate::engine::TextSpan::new(
+            ctx.tokens[first].span.start,
+            ctx.tokens[of[of.len() - 1]].span.end,
+        );
+        let constraint = if let [v] = values.as_slice() {
+            Constraint::Compare {
                 attribute: attribute.clone(),
                 op: CompareOp::Eq,
-                value: value.clone(),
+                value: v.clone(),
                 unit: None,
-            },
-            first: k,
-            span: t.span,
+            }
+        } else {
+            Constraint::InSet {
+                attribute: attribute.clone(),
+                values: values.clone(),
+            }
+        };
+        r.filters.push(Filter {
+            constraint,
+            first,
+            span,
         });
-        r.pieces.push(LinkedPiece {
-            kind: PieceKind::Value,
-            target: attribute,
-            value: Some(value),
-            text: t.span.slice(ctx.question).to_owned(),
-            span: Some(t.span),
-            how: LinkMethod::Exact,
-            confidence: EXACT,
-        });
+        for (&k, value) in of.iter().zip(values) {
+            let t = &ctx.tokens[k];
+            r.pieces.push(LinkedPiece {
+                kind: PieceKind::Value,
+                target: attribute.clone(),
+                value: Some(value),
+                text: t.span.slice(ctx.question).to_owned(),
+                span: Some(t.span),
+                how: LinkMethod::Exact,
+                confidence: EXACT,
+            });
+        }
     }
     let first_word = ctx.tokens.iter().position(|t| t.is_wordlike()).unwrap_or(0);
     for (k, t) in ctx.tokens.iter().enumerate() {
@@ -93,4 +143,16 @@ pub(super) fn read_unknown_names(ctx: &Ctx<'_>, r: &mut Reading) {
             r.unknown_names.push(t.span);
         }
     }
+}
+
+/// A record code as people type one: a few letters then at least four digits
+/// ("CL0000123", "mrn00042"), never a word, a year or a unit ("cm2", "Q3", "2025").
+fn is_code(word: &str) -> bool {
+    let letters = word.chars().take_while(char::is_ascii_alphabetic).count();
+    let digits = word
+        .chars()
+        .skip(letters)
+        .take_while(char::is_ascii_digit)
+        .count();
+    (1..=4).contains(&letters) && digits >= 4 && letters + digits == word.chars().count()
 }
