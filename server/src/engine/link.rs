@@ -756,6 +756,49 @@ pub fn comparisons(
             i = last;
             continue;
         }
+        // "scored 8 or more for pain", "scored 10/10 on pain": a score, then the measurement
+        // it is of
+        if op.is_none()
+            && i > 0
+            && matches!(
+                w(i - 1),
+                "scored" | "rated" | "scoring" | "rating" | "score" | "scores"
+            )
+            && let Some(v) = number(tokens, i)
+            && mention_at(i).is_none()
+        {
+            let mut k = i + 1;
+            if w(k) == "/" && number(tokens, k + 1).is_some() {
+                k += 2;
+            }
+            let (o, plen) = match (w(k), w(k + 1)) {
+                ("or" | "and", "more" | "higher" | "above" | "over" | "greater") => (CompareOp::Gte, 2),
+                ("or" | "and", "less" | "lower" | "below" | "under" | "fewer") => (CompareOp::Lte, 2),
+                ("+", _) => (CompareOp::Gte, 1),
+                _ => (CompareOp::Eq, 0),
+            };
+            k += plen;
+            if matches!(w(k), "for" | "on" | "in")
+                && let Some(mi) = mentions.iter().position(|m| m.first == k + 1)
+                && let Some(subject @ Subject::Attribute(_)) = attribute_subject(model, &mentions[mi], None)
+            {
+                let last = mentions[mi].last;
+                out.push(Comparison {
+                    first: i - 1,
+                    last,
+                    span: TextSpan::new(tokens[i - 1].span.start, tokens[last - 1].span.end),
+                    subject,
+                    subject_mention: Some(mi),
+                    op: o,
+                    value: v,
+                    upper: None,
+                    unit: None,
+                    comparative: None,
+                });
+                i = last;
+                continue;
+            }
+        }
         let Some(mut op) = op else {
             // "7 or more", "80+", "aged 80 and over"
             if let Some(v) = number(tokens, i)

@@ -6376,3 +6376,43 @@ fn a_record_code_said_on_its_own_is_the_models_identifier() {
         assert!(!has_filter(plan(&ask(q)), "patients.mrn"), "{q}");
     }
 }
+
+#[test]
+fn a_score_said_with_a_verb_compares_the_measurement_it_is_of() {
+    for (q, op, v) in [
+        (
+            "list the patients who have ever scored 10/10 on pain at a visit",
+            CompareOp::Eq,
+            10.0,
+        ),
+        (
+            "pts who scored their pain 8 or higher at any visit in the last 90 days - how many",
+            CompareOp::Gte,
+            8.0,
+        ),
+        ("patients who scored 8 or more for pain", CompareOp::Gte, 8.0),
+    ] {
+        let u = ask(q);
+        assert!(
+            !ids(&u).iter().any(|i| i.starts_with("unknown")),
+            "{q}: {:?}",
+            ids(&u)
+        );
+        let p = plan(&u);
+        let found = format!("{:?}", p.filters);
+        assert!(found.contains("pain"), "{q}: {found}");
+        assert!(
+            u.pieces.iter().any(|pc| pc.kind == PieceKind::Comparison
+                && pc
+                    .value
+                    .as_ref()
+                    .is_some_and(|x| matches!(x, Value::Real(r) if *r == v)
+                        || matches!(x, Value::Integer(i) if *i as f64 == v))),
+            "{q}: {:?} {op:?}",
+            u.pieces
+        );
+    }
+    // "distinct" is a word, never a typo of "district"
+    let u = ask("distinct pts with a wound assessed by a vascular surgeon in 2026");
+    assert!(!format!("{:?}", plan(&u)).contains("region"), "{}", u.restatement);
+}

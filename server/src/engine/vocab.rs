@@ -804,6 +804,12 @@ pub fn is_common_word(word: &str) -> bool {
                 "back",
                 "forward",
                 "ahead",
+                // "distinct patients": never a typo of "district"
+                "distinct",
+                "unique",
+                "different",
+                "separate",
+                "individual",
             ]
             .into_iter()
             .collect()
