@@ -474,6 +474,9 @@ pub(crate) fn build(ctx: &Ctx<'_>, r: &Reading, det: &Detected, chosen: &[Chosen
             }
             _ => Some(a),
         });
+        // "registered clinic name for pt 42": a reference to another record shows that
+        // record's name, not its key
+        let a = a.map(|a| crate::engine::plan_ops::display_dimension(model, &plan.entity, &a));
         if let Some(a) = a
             && !plan.columns.contains(&a)
         {

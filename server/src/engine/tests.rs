@@ -6416,3 +6416,24 @@ fn a_score_said_with_a_verb_compares_the_measurement_it_is_of() {
     let u = ask("distinct pts with a wound assessed by a vascular surgeon in 2026");
     assert!(!format!("{:?}", plan(&u)).contains("region"), "{}", u.restatement);
 }
+
+#[test]
+fn a_list_column_that_references_another_record_shows_its_name() {
+    for (q, col) in [
+        ("registered clinic name for pt 42", "clinics.name"),
+        ("show patients with their registered clinic", "clinics.name"),
+        (
+            "list assessments of wound 12 with the assessing clinician",
+            "clinicians.name",
+        ),
+    ] {
+        let u = ask(q);
+        let p = plan(&u);
+        assert!(p.columns.iter().any(|c| c == col), "{q}: {:?}", p.columns);
+        assert!(
+            !p.columns.iter().any(|c| c.ends_with("_id")),
+            "{q}: {:?}",
+            p.columns
+        );
+    }
+}

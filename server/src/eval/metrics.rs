@@ -296,7 +296,7 @@ pub const BLIND_FLOORS: Limits = Limits {
     precision: 418.0 / 492.0 - 1e-9,
     recall: 418.0 / 468.0 - 1e-9,
     clarify_clear: 53.0 / 997.0 + 1e-9,
-    exec_clear: 912.0 / 978.0 - 1e-9,
+    exec_clear: 913.0 / 978.0 - 1e-9,
     after_answer: 74.0 / 86.0 - 1e-9,
     silent: 19.0 / 600.0 + 1e-9,
 };
