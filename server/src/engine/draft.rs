@@ -612,6 +612,36 @@ fn apply_rank(model: &SemanticModel, plan: &mut QueryPlan, r: &Reading, rank: &R
             let groups = plan.dimensions.split_off(1.min(plan.dimensions.len()));
             per_group(plan, rank, groups);
         }
+        // "which wound had the largest area ever recorded", "which patient had the highest
+        // pain score ever": records ranked by the extreme of their visits' values, one row
+        // per record (never the latest value, never a visit's row)
+        RankKey::Attribute(a)
+            if r.visit_hint == Some(false)
+                && plan.dimensions.is_empty()
+                && plan.entity != "assessments"
+                && split_qualified(a).is_some_and(|(owner, _)| owner == "assessments")
+                && model.has_many(&plan.entity, "assessments") =>
+        {
+            let subject = plan.entity.clone();
+            let Some(e) = model.entity(&subject) else { return };
+            let attr = format!(
+                "{}.{}",
+                e.name,
+                e.display_attribute.clone().unwrap_or_else(|| e.key.clone())
+            );
+            let agg = if rank.order == crate::semantic::SortOrder::Asc {
+                MeasureAgg::Min
+            } else {
+                MeasureAgg::Max
+            };
+            plan.entity = "assessments".into();
+            plan.metrics = vec![crate::engine::plan_ops::agg_metric(model, agg, a)];
+            plan.dimensions = vec![Dimension::Attribute { attribute: attr }];
+            plan.columns.clear();
+            plan.order = rank_order(rank.order);
+            plan.limit = Some(rank.n.unwrap_or(if singular_which { 1 } else { 10 }));
+            plan.intent = Intent::Rank;
+        }
         RankKey::Attribute(a) => {
             // "the 3 oldest patients per clinic": records ranked within each group cannot
             // be listed; said so (the renderer refuses it with the reason), never the top

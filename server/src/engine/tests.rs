@@ -6437,3 +6437,53 @@ fn a_list_column_that_references_another_record_shows_its_name() {
         );
     }
 }
+
+#[test]
+fn which_record_had_the_extreme_of_its_visits_ranks_records_by_that_extreme() {
+    for (q, dim, attr, n) in [
+        (
+            "which patient had the highest pain score ever recorded",
+            "patients.full_name",
+            "assessments.pain_score",
+            1,
+        ),
+        (
+            "which wound has the greatest length in cm ever measured at an assessment?",
+            "wounds.id",
+            "assessments.length",
+            1,
+        ),
+        (
+            "which wound has the largest area ever recorded",
+            "wounds.id",
+            "assessments.area",
+            1,
+        ),
+        (
+            "which 3 patients had the highest pain ever",
+            "patients.full_name",
+            "assessments.pain_score",
+            3,
+        ),
+    ] {
+        let u = ask(q);
+        let p = plan(&u);
+        assert_eq!(p.entity, "assessments", "{q}");
+        assert_eq!(
+            p.dimensions,
+            [Dimension::Attribute {
+                attribute: dim.into()
+            }],
+            "{q}"
+        );
+        assert!(
+            matches!(p.metrics.as_slice(), [m] if m.agg == MeasureAgg::Max && m.attribute.as_deref() == Some(attr)),
+            "{q}: {:?}",
+            p.metrics
+        );
+        assert_eq!(p.limit, Some(n), "{q}");
+    }
+    // without "ever" the record's latest value ranks it
+    let u = ask("which wound has the highest pain score");
+    assert_eq!(plan(&u).entity, "wounds");
+}

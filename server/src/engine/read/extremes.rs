@@ -4,9 +4,9 @@
 //! the aggregate is taken over those — never the extreme of all visits, never each record's
 //! latest value.
 
-use crate::semantic::MeasureAgg;
+use crate::semantic::{MeasureAgg, SortOrder};
 
-use crate::engine::reading::{Ctx, PerRecord};
+use crate::engine::reading::{Ctx, PerRecord, RankKey, RankSpec};
 
 use super::state::{State, qualified};
 
@@ -306,4 +306,113 @@ pub(super) fn per_each_record(ctx: &Ctx<'_>, st: &mut State) {
         st.r.consumed.push((k, k + 1));
         return;
     }
+}
+
+/// "which wound had the largest area ever recorded", "which patient had the highest pain
+/// score on record", "which wound had the single biggest area measurement": the records
+/// asked about with "which", ranked by the extreme of their visits' values (never their
+/// latest value, never one figure over every visit). Said of the visits' history ("ever",
+/// "on record", "measured", "recorded", "at an assessment") or by a measure that is such
+/// an extreme ("biggest area").
+pub(super) fn which_record_extreme(ctx: &Ctx<'_>, st: &mut State) {
+    let model = ctx.model;
+    let ms = ctx.mentions;
+    let mut k = 0;
+    while matches!(ctx.w(k), "so" | "ok" | "and" | "then") {
+        k += 1;
+    }
+    if !matches!(ctx.w(k), "which" | "what") {
+        return;
+    }
+    // the records asked about, right after "which"
+    let Some((ei, em)) = ms.iter().enumerate().find(|(_, m)| m.first == k + 1) else {
+        return;
+    };
+    let Some(e) = em.entity().map(|e| model.entities[e].name.clone()) else {
+        return;
+    };
+    if e == "assessments" || !model.has_many(&e, "assessments") {
+        return;
+    }
+    let per_visit_numeric = |m: &crate::engine::link::Mention| {
+        m.attributes().find_map(|(x, a)| {
+            let q = super::state::qualified(model, x, a);
+            let ty = model.entities[x].attributes[a].ty;
+            (q.starts_with("assessments.") && ty.is_numeric()).then_some(q)
+        })
+    };
+    let history = (0..ctx.tokens.len()).any(|i| {
+        matches!(ctx.w(i), "ever" | "all-time" | "recorded" | "measured")
+            || ctx.w(i) == "on" && ctx.w(i + 1) == "record"
+            || ctx.w(i) == "of" && ctx.w(i + 1) == "all" && ctx.w(i + 2) == "time"
+            || ctx.w(i) == "at"
+                && matches!(ctx.w(i + 1), "an" | "any" | "a")
+                && matches!(ctx.w(i + 2), "assessment" | "visit")
+    });
+    let mut found: Option<(usize, usize, String, SortOrder)> = None;
+    for i in em.last..ctx.tokens.len() {
+        // a measure that is an extreme of a visit value ("biggest area")
+        if let Some((mi, m)) = ms.iter().enumerate().find(|(_, m)| m.first == i)
+            && let Some(x) = m.measure()
+            && let Some(attr) = model.measures[x].attribute.clone()
+            && attr.starts_with("assessments.")
+            && matches!(model.measures[x].agg, MeasureAgg::Max | MeasureAgg::Min)
+        {
+            let order = if model.measures[x].agg == MeasureAgg::Max {
+                SortOrder::Desc
+            } else {
+                SortOrder::Asc
+            };
+            found = Some((i, mi, attr, order));
+            break;
+        }
+        let order = match ctx.w(i) {
+            "largest" | "biggest" | "greatest" | "highest" | "deepest" | "longest" | "widest" | "worst" => {
+                SortOrder::Desc
+            }
+            "smallest" | "lowest" | "shallowest" | "shortest" | "narrowest" => SortOrder::Asc,
+            _ => continue,
+        };
+        if !history {
+            return;
+        }
+        let mut j = i + 1;
+        while matches!(ctx.w(j), "single" | "individual" | "one" | "ever") {
+            j += 1;
+        }
+        let Some((mi, attr)) = ms
+            .iter()
+            .enumerate()
+            .find(|(_, m)| m.first == j)
+            .and_then(|(mi, m)| per_visit_numeric(m).map(|a| (mi, a)))
+        else {
+            return;
+        };
+        found = Some((i, mi, attr, order));
+        break;
+    }
+    let Some((at, mi, attr, order)) = found else {
+        return;
+    };
+    // the superlative's own mention (a ranking word of the dictionary) is spoken for
+    for (oi, o) in ms.iter().enumerate() {
+        if o.first <= at && at < o.last {
+            st.used[oi] = true;
+        }
+    }
+    st.used[mi] = true;
+    let end = ms[mi].last;
+    st.r.visit_hint = Some(false);
+    st.r.consumed.push((at, end));
+    st.rank_subject = Some(e.clone());
+    st.r.rank = Some(RankSpec {
+        n: None,
+        order,
+        key: RankKey::Attribute(attr),
+        subject: Some(e),
+        span: ctx.span_of(at, end),
+        skip: 0,
+        every: false,
+    });
+    let _ = ei;
 }

@@ -28,6 +28,10 @@ pub(super) fn claim_rank_words(ctx: &Ctx<'_>, st: &mut State) {
 
 /// The ranking: its subject, key and size ("top 5 clinics by healing rate").
 pub(super) fn rank(ctx: &Ctx<'_>, st: &mut State) {
+    // read already ("which wound had the largest area ever recorded")
+    if st.r.rank.is_some() {
+        return;
+    }
     let model = ctx.model;
     let ms = ctx.mentions;
     let mention_covering = |k: usize| ctx.mention_covering(k);
