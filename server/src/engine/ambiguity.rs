@@ -2921,12 +2921,21 @@ fn bare_pair_options(ctx: &Ctx<'_>, r: &Reading) -> Option<Vec<AmbiguityOption>>
 pub(crate) fn out_of_domain(
     tokens: &[Token],
     linked_anything: bool,
+    in_phrase: &[bool],
 ) -> Option<(super::RefuseReason, &'static str)> {
     use super::RefuseReason;
     let words: Vec<&str> = tokens
         .iter()
         .filter(|t| t.is_wordlike())
         .map(|t| t.text.as_str())
+        .collect();
+    // the words no phrase of the model claims ("treatment" in "responding to treatment"
+    // is that phrase's, not a request for advice)
+    let free: Vec<&str> = tokens
+        .iter()
+        .enumerate()
+        .filter(|(k, t)| t.is_wordlike() && !in_phrase.get(*k).copied().unwrap_or(false))
+        .map(|(_, t)| t.text.as_str())
         .collect();
     let has = |w: &str| words.contains(&w) || tokens.iter().any(|t| t.text == w);
     let first = words.first().copied().unwrap_or("");
@@ -3213,7 +3222,7 @@ pub(crate) fn out_of_domain(
             "I don't give definitions here; the Glossary page lists how each term is defined.",
         ));
     }
-    if how_to || words.iter().any(|w| advice.contains(w)) && !asks_count {
+    if how_to || free.iter().any(|w| advice.contains(w)) && !asks_count {
         return Some((
             RefuseReason::OutOfDomain,
             "I can't give clinical advice; I answer questions about the records.",

@@ -40,14 +40,19 @@ pub(crate) struct Coverage {
     pub content: usize,
     /// Content words something in the reading used.
     pub content_used: usize,
+    /// Of those, names nothing in the data knows ("World Cup"): asked about, not
+    /// understood.
+    pub unknown_names: usize,
 }
 
 impl Coverage {
     /// Too little was understood to answer: nothing but unexplained words, or more
     /// unexplained content words (at least three) than understood ones.
     pub fn too_little(&self) -> bool {
-        let unexplained = self.content - self.content_used;
-        (unexplained >= 2 && self.content_used == 0) || (unexplained >= 3 && unexplained > self.content_used)
+        let names = self.unknown_names.min(self.content_used);
+        let unexplained = self.content - self.content_used + names;
+        let used = self.content_used - names;
+        (unexplained >= 2 && used == 0) || (unexplained >= 3 && unexplained > used)
     }
 }
 
@@ -275,6 +280,7 @@ pub(crate) fn account(
         unexplained,
         content,
         content_used,
+        unknown_names: 0,
     }
 }
 
@@ -348,7 +354,9 @@ pub(crate) fn of_question(ctx: &Ctx<'_>, r: &Reading, asked: &[TextSpan]) -> Cov
         .iter()
         .map(|&mi| (ctx.mentions[mi].first, ctx.mentions[mi].last))
         .collect();
-    account(ctx.tokens, &ranges, &spans, &not_understood, ctx.question)
+    let mut cov = account(ctx.tokens, &ranges, &spans, &not_understood, ctx.question);
+    cov.unknown_names = r.unknown_names.len();
+    cov
 }
 
 /// Things clinicians ask about that this data does not hold, by the words that name them.

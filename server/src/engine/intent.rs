@@ -592,6 +592,15 @@ pub fn cues(tokens: &[Token], in_phrase: impl Fn(usize) -> bool) -> Cues {
         let sort_key = (k.saturating_sub(3)..k).any(|v| sort_count_at(tokens, v) == Some(k));
         match word {
             "number" | "numbers" | "no" | "nr" | "num" | "count" if sort_key => {}
+            // "how many days has it been open", "how many weeks did it take to heal": a
+            // duration of the record, not a count of records
+            "how"
+                if next == "many"
+                    && matches!(w(tokens, k + 2), "days" | "weeks" | "months")
+                    && matches!(
+                        w(tokens, k + 3),
+                        "has" | "have" | "had" | "did" | "does" | "was" | "were" | "is"
+                    ) => {}
             "how" if matches!(next, "many" | "much") => {
                 c.count.get_or_insert(k);
             }
@@ -634,7 +643,7 @@ pub fn cues(tokens: &[Token], in_phrase: impl Fn(usize) -> bool) -> Cues {
         let agg = match word {
             "average" | "avg" | "mean" | "averages" => Some(MeasureAgg::Avg),
             "median" => Some(MeasureAgg::Median),
-            "sum" => Some(MeasureAgg::Sum),
+            "sum" | "summed" | "sums" => Some(MeasureAgg::Sum),
             "total" if next != "number" && !matches!(next, "of") => Some(MeasureAgg::Sum),
             "minimum" | "min" => Some(MeasureAgg::Min),
             "maximum" | "max" => Some(MeasureAgg::Max),
@@ -847,7 +856,23 @@ pub fn cues(tokens: &[Token], in_phrase: impl Fn(usize) -> bool) -> Cues {
                 } else if matches!(word, "each" | "every")
                     && matches!(
                         prev,
-                        "list" | "show" | "display" | "give" | "print" | "me" | "get" | "fetch" | "see"
+                        "list"
+                            | "show"
+                            | "display"
+                            | "give"
+                            | "print"
+                            | "me"
+                            | "get"
+                            | "fetch"
+                            | "see"
+                            | "up"
+                            | "retrieve"
+                            | "find"
+                            | "view"
+                            | "export"
+                            | "want"
+                            | "need"
+                            | "pull"
                     )
                     && !matches!(w(tokens, k + 2), "'s" | "s" | "'")
                 {

@@ -1077,6 +1077,20 @@ fn subject_after(
     } else {
         at
     };
+    // "seen at least 4 times", "assessed more than 10 times": the visits are counted
+    if matches!(
+        tokens.get(at).map(|t| t.text.as_str()),
+        Some("times" | "occasions")
+    ) && (at.saturating_sub(7)..at).any(|k| {
+        matches!(
+            tokens[k].text.as_str(),
+            "seen" | "assessed" | "visited" | "reviewed" | "examined" | "checked" | "measured" | "evaluated"
+        )
+    }) && let Some(visits) = model.find_entity("visit")
+    {
+        let mi = mentions.iter().position(|m| m.first == at);
+        return (Some(Subject::Related(visits.name.clone())), mi, at + 1);
+    }
     let Some(mi) = mentions.iter().position(|m| m.first == at) else {
         return (None, None, at);
     };

@@ -159,7 +159,15 @@ fn run_with(input: &EngineInput<'_>, index: &EngineIndex, with_suggestions: bool
         format!("{} words", tokens.iter().filter(|t| t.is_wordlike()).count()),
     ));
 
-    if let Some((reason, why)) = ambiguity::out_of_domain(&tokens, substantive) {
+    // words inside a phrase of the model ("responding to treatment") are that phrase's
+    let in_phrase: Vec<bool> = (0..tokens.len())
+        .map(|k| {
+            mentions
+                .iter()
+                .any(|m| m.last - m.first > 1 && m.first <= k && k < m.last)
+        })
+        .collect();
+    if let Some((reason, why)) = ambiguity::out_of_domain(&tokens, substantive, &in_phrase) {
         let lead = if why.is_empty() {
             String::new()
         } else {
@@ -297,11 +305,20 @@ fn run_with(input: &EngineInput<'_>, index: &EngineIndex, with_suggestions: bool
         .collect();
     let cov = coverage::of_question(&ctx, &reading, &asked);
     if cov.too_little() {
-        let words: Vec<String> = cov
+        // in question order: words nothing explained and names nothing in the data knows
+        let mut said: Vec<(usize, String)> = cov
             .unexplained
             .iter()
-            .map(|u| format!("\"{}\"", u.text))
+            .map(|u| (u.span.start, u.text.clone()))
+            .chain(
+                reading
+                    .unknown_names
+                    .iter()
+                    .map(|s| (s.start, s.slice(input.question).to_owned())),
+            )
             .collect();
+        said.sort();
+        let words: Vec<String> = said.into_iter().map(|(_, w)| format!("\"{w}\"")).collect();
         let message = format!(
             "I didn't understand enough of that to answer: I don't know {} in this data. {DOMAIN_MESSAGE} For example: \"How many open wounds are there by clinic?\"",
             words.join(", ")

@@ -6487,3 +6487,60 @@ fn which_record_had_the_extreme_of_its_visits_ranks_records_by_that_extreme() {
     let u = ask("which wound has the highest pain score");
     assert_eq!(plan(&u).entity, "wounds");
 }
+
+#[test]
+fn advice_words_in_phrases_off_topic_names_visit_counts_windows_and_either_way_values_read_as_said() {
+    // a model phrase holding an advice word is that phrase ("responding to treatment")
+    let u = ask("Which open VLUs are responding to treatment?");
+    assert!(!matches!(u.decision, Decision::Refuse { .. }), "{:?}", u.decision);
+    assert!(matches!(
+        ask("what treatment should I use for a VLU").decision,
+        Decision::Refuse { .. }
+    ));
+    // names nothing knows count as not understood: refused, and named
+    let u = ask("Who won the football World Cup in 2022?");
+    match &u.decision {
+        Decision::Refuse { message, .. } => assert!(message.contains("World"), "{message}"),
+        d => panic!("{d:?}"),
+    }
+    // "summed" is a sum
+    let u = ask("one row per care setting with the summed current area of its open wounds, sort descending");
+    assert!(
+        matches!(plan(&u).metrics.as_slice(), [m] if m.agg == MeasureAgg::Sum),
+        "{:?}",
+        plan(&u).metrics
+    );
+    // "seen at least 4 times in October": a count of visits in that month
+    let u = ask("How many open wounds were seen at least 4 times during October 2026?");
+    assert!(
+        plan(&u).filters.iter().any(|f| matches!(f, Constraint::RelatedCount { related, value: 4, op: CompareOp::Gte, .. } if related == "assessments")),
+        "{:?}",
+        plan(&u).filters
+    );
+    // "in the 30 days before today" is the last 30 days, not one day
+    let u = ask("how many wounds started in the 30 days before today?");
+    let t = plan(&u).time_range.clone().expect("a window");
+    assert_eq!((t.end - t.start).num_days(), 31, "{t:?}");
+    // "where the first assessment showed slough": the first visit
+    let u = ask("open wounds where the first assessment showed slough");
+    assert!(
+        eq_filter(plan(&u), "wounds.first_tissue", text("slough")),
+        "{:?}",
+        plan(&u).filters
+    );
+    // "(open or not)": no status condition
+    let u = ask("wounds (open or not) with a pain score of 8+ at the initial assessment");
+    assert!(!has_filter(plan(&u), "wounds.status"), "{:?}", plan(&u).filters);
+    // "pull up every assessment for wound 603": those assessments, listed
+    let u = ask("pull up every assessment for wound 603");
+    assert_eq!(plan(&u).entity, "assessments");
+    assert!(plan(&u).dimensions.is_empty());
+    // "how many days has it been open": the record's days open, not a count
+    let u = ask("wound 616 - how many days has it been open so far");
+    assert!(
+        plan(&u).columns.iter().any(|c| c == "wounds.days_open"),
+        "{}",
+        u.restatement
+    );
+    assert!(!u.restatement.starts_with("Counting"), "{}", u.restatement);
+}

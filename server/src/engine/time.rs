@@ -613,6 +613,26 @@ fn parse_at(tokens: &[Token], i: usize, today: NaiveDate) -> Option<TimeExpr> {
             }
         }
     }
+    // "in the 30 days before today", "during the 2 weeks prior to today": the span up to
+    // today, like "in the last 30 days" ("30 days before today" without "the" is a day)
+    {
+        let mut k = i;
+        if matches!(w(k), "in" | "over" | "during" | "within" | "for" | "throughout") {
+            k += 1;
+        }
+        if w(k) == "the"
+            && let Some(n) = tokens.get(k + 1).and_then(count_of)
+            && let Some(u) = unit(w(k + 2))
+            && matches!(w(k + 3), "before" | "prior" | "leading" | "up")
+            && let Some(last) = ago_end(tokens, k + 3).or_else(|| {
+                let at = if w(k + 3) == "leading" { k + 4 } else { k + 3 };
+                (w(at) == "up" && w(at + 1) == "to" && matches!(w(at + 2), "today" | "now")).then_some(at + 3)
+            })
+        {
+            let start = sub_units(today, u, n);
+            return expr(last, start, tomorrow, format!("in the last {}", unit_name(u, n)));
+        }
+    }
     // "10 days ago", "3 weeks before today", "2 months back": the period that far back (a
     // day, or the calendar week / month / quarter / year, like "last month")
     {

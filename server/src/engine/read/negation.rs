@@ -453,6 +453,19 @@ const LINKING_RELATED: &[&str] = &[
 /// "whatever their status", "regardless of diabetes", "irrespective of clinic", "no
 /// matter their stage": the phrase after it is said so that it is *not* a filter.
 pub(super) fn read_regardless(ctx: &Ctx<'_>, used: &mut [bool]) {
+    // "wounds (open or not)", "whether diabetic or not": either way, no condition
+    for (mi, m) in ctx.mentions.iter().enumerate() {
+        if m.entity().is_none()
+            && (!m.values.is_empty()
+                || m.entries
+                    .iter()
+                    .any(|e| matches!(e.target, crate::engine::vocab::Target::Value(..))))
+            && ctx.w(m.last) == "or"
+            && ctx.w(m.last + 1) == "not"
+        {
+            used[mi] = true;
+        }
+    }
     for k in 0..ctx.tokens.len() {
         let after = match (ctx.w(k), ctx.w(k + 1)) {
             ("regardless" | "irrespective", "of") => k + 2,

@@ -327,6 +327,32 @@ fn read_first_visit(ctx: &Ctx<'_>, r: &mut Reading, used: &mut [bool]) -> bool {
             return true;
         }
     }
+    // "where the first assessment showed slough", "whose initial visit recorded high
+    // exudate": the visit said as what did the recording
+    for k in 0..ctx.tokens.len() {
+        if matches!(ctx.w(k), "the" | "their" | "its" | "whose" | "his" | "her")
+            && first_word(k + 1)
+            && matches!(ctx.w(k + 2), "assessment" | "visit" | "review")
+            && (matches!(
+                ctx.w(k + 3),
+                "showed"
+                    | "shows"
+                    | "showing"
+                    | "had"
+                    | "has"
+                    | "found"
+                    | "noted"
+                    | "revealed"
+                    | "was"
+                    | "documented"
+                    | "recorded"
+                    | "with"
+            ) || crate::engine::coverage::is_recording_word(ctx.w(k + 3)))
+        {
+            set_first(ctx, r, used, k, k + 3);
+            return true;
+        }
+    }
     for m in ctx.mentions.iter().filter(|m| has_first(m)) {
         // before: "first (measured) area"
         let mut k = m.first;
