@@ -6544,3 +6544,28 @@ fn advice_words_in_phrases_off_topic_names_visit_counts_windows_and_either_way_v
     );
     assert!(!u.restatement.starts_with("Counting"), "{}", u.restatement);
 }
+
+#[test]
+fn a_change_said_as_a_noun_compares_the_change_with_its_amount() {
+    let u = ask("Open VLUs with more than a 50% reduction in area since their first visit");
+    assert!(
+        plan(&u).filters.iter().any(
+            |f| matches!(f, Constraint::Compare { attribute, op: CompareOp::Lt, value: Value::Real(v), .. }
+            if attribute == "wounds.area_change_pct" && *v == -50.0)
+        ),
+        "{:?}",
+        plan(&u).filters
+    );
+    let u = ask("wounds with at least a 30 percent increase in area over the last 4 weeks");
+    assert!(
+        plan(&u)
+            .filters
+            .iter()
+            .any(|f| matches!(f, Constraint::Change { op: CompareOp::Gte, pct, .. } if *pct == 30.0)),
+        "{:?}",
+        plan(&u).filters
+    );
+    // a word nothing knows is never swallowed by a comparison between visits
+    let u = ask("median smaller mondtruntrun facilities last week per depth");
+    assert!(ids(&u).iter().any(|i| i.starts_with("unknown")), "{:?}", ids(&u));
+}

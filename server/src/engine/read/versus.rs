@@ -299,6 +299,11 @@ pub(super) fn two_measurements(ctx: &Ctx<'_>, st: &mut State) {
         };
         let first = left_first.unwrap_or(k);
         let last = right_words_end.max(after);
+        // a word nothing knows inside the two sides is not part of them (it stays
+        // unexplained, said to the user)
+        if (first..last).any(|i| i != k && unknown_word_at(ctx, i)) {
+            continue;
+        }
         let zero = Value::Real(0.0);
         let mut c = Constraint::Compare {
             attribute: change.clone(),
@@ -327,6 +332,16 @@ pub(super) fn two_measurements(ctx: &Ctx<'_>, st: &mut State) {
         claim_words(ctx, st, first, last);
         return;
     }
+}
+
+/// A word at `i` that no phrase of the model, no known word and no number explains.
+fn unknown_word_at(ctx: &Ctx<'_>, i: usize) -> bool {
+    let Some(t) = ctx.tokens.get(i) else { return false };
+    t.kind == crate::engine::tokenize::TokenKind::Word
+        && !ctx.mentions.iter().any(|m| m.first <= i && i < m.last)
+        && !crate::engine::coverage::is_known_word(&t.text)
+        && !crate::engine::vocab::is_common_word(&t.text)
+        && !crate::engine::coverage::is_recording_word(&t.text)
 }
 
 /// Tokens `first..last` were read as one comparison or change: their mentions are used,
@@ -371,6 +386,138 @@ fn change_verb(ctx: &Ctx<'_>, k: usize) -> Option<(bool, usize)> {
     }
 }
 
+/// Where a change by an amount starts and what it says: up or down, the token after it,
+/// the operator, the amount (a percentage or not), the measurement said after the word
+/// ("increased in area"), and whether it was said as a noun ("a 50 % reduction").
+struct Head {
+    up: bool,
+    start: usize,
+    j: usize,
+    op: Option<CompareOp>,
+    amount: f64,
+    pct: bool,
+    after_verb: Option<(usize, String)>,
+    noun: bool,
+}
+
+/// The measurement said right after `j` ("in area", "of the area"): its mention and base,
+/// and the token after it.
+fn measurement_after(ctx: &Ctx<'_>, st: &State, j: usize) -> Option<((usize, String), usize)> {
+    if !matches!(ctx.w(j), "in" | "of") {
+        return None;
+    }
+    let mut at = j + 1;
+    if matches!(ctx.w(at), "the" | "their" | "its") {
+        at += 1;
+    }
+    let (mi, m) = ctx
+        .mentions
+        .iter()
+        .enumerate()
+        .find(|(mi, m)| m.first == at && !st.used[*mi])?;
+    let b = mention_base(ctx, mi)?;
+    Some(((mi, b.0), m.last))
+}
+
+/// "area dropped by more than 40 %", "increased in area by 20 % or more".
+fn verb_head(ctx: &Ctx<'_>, st: &State, k: usize) -> Option<Head> {
+    let (up, mut j) = change_verb(ctx, k)?;
+    // "increased in area by more than 20 %": the measurement after the verb
+    let mut after_verb = None;
+    if ctx.w(j) == "in"
+        && let Some((b, next)) = measurement_after(ctx, st, j)
+    {
+        after_verb = Some(b);
+        j = next;
+    }
+    if ctx.w(j) == "by" {
+        j += 1;
+    }
+    let mut op = None;
+    if let Some((words, o)) = op_phrase_at(ctx.tokens, j)
+        && !matches!(o, CompareOp::Eq | CompareOp::Ne)
+    {
+        op = Some(o);
+        j += words.len();
+    }
+    let (amount, pct) = if ctx.w(j) == "half" {
+        j += 1;
+        (50.0, true)
+    } else {
+        let v = ctx.tokens.get(j).and_then(|t| t.num)?;
+        j += 1;
+        let pct = matches!(ctx.w(j), "%" | "percent" | "pct");
+        if pct || matches!(ctx.w(j), "cm" | "cm2" | "cm²" | "points" | "point" | "pts") {
+            j += 1;
+        }
+        (v, pct)
+    };
+    match (ctx.w(j), ctx.w(j + 1)) {
+        ("or", "more" | "greater" | "higher") => {
+            op = Some(CompareOp::Gte);
+            j += 2;
+        }
+        ("or", "less" | "fewer") => {
+            op = Some(CompareOp::Lte);
+            j += 2;
+        }
+        _ => {}
+    }
+    Some(Head {
+        up,
+        start: k,
+        j,
+        op,
+        amount,
+        pct,
+        after_verb,
+        noun: false,
+    })
+}
+
+/// "more than a 50 % reduction in area", "at least a 30 percent increase in pain score",
+/// "a 2 point drop in pain": the change said as a noun, its amount before it and the
+/// measurement after it.
+fn noun_head(ctx: &Ctx<'_>, st: &State, k: usize) -> Option<Head> {
+    let up = match ctx.w(k) {
+        "reduction" | "decrease" | "drop" | "decline" | "fall" | "shrinkage" => false,
+        "increase" | "rise" | "growth" | "gain" => true,
+        _ => return None,
+    };
+    let (b, j) = measurement_after(ctx, st, k + 1)?;
+    // the amount before the noun: "50 %", "50 percent", "2 point"
+    let mut i = k.checked_sub(1)?;
+    let pct = matches!(ctx.w(i), "%" | "percent" | "pct");
+    if pct || matches!(ctx.w(i), "cm" | "cm2" | "cm²" | "point" | "points") {
+        i = i.checked_sub(1)?;
+    }
+    let amount = ctx.tokens.get(i).and_then(|t| t.num)?;
+    let mut start = i;
+    if start > 0 && matches!(ctx.w(start - 1), "a" | "an") {
+        start -= 1;
+    }
+    // the operator before it: "more than", "at least", "over"
+    let op = (start.saturating_sub(3)..start).find_map(|s| {
+        op_phrase_at(ctx.tokens, s)
+            .filter(|(words, o)| s + words.len() == start && !matches!(o, CompareOp::Eq | CompareOp::Ne))
+            .map(|(words, o)| (s, words.len(), o))
+    });
+    let (start, op) = match op {
+        Some((s, _, o)) => (s, Some(o)),
+        None => (start, None),
+    };
+    Some(Head {
+        up,
+        start,
+        j,
+        op,
+        amount,
+        pct,
+        after_verb: Some(b),
+        noun: true,
+    })
+}
+
 /// "depth dropped by more than 0.5 between the first and the last assessment", "pain rose
 /// by 3 or more points since the first visit", "area shrank by at least 50 % since
 /// baseline": the record's change between its first and latest visit (the model's
@@ -381,69 +528,34 @@ pub(super) fn change_by_amount(ctx: &Ctx<'_>, st: &mut State) {
     let model = ctx.model;
     let n = ctx.tokens.len();
     for k in 0..n {
-        let Some((up, mut j)) = change_verb(ctx, k) else {
+        let Some(Head {
+            up,
+            start,
+            j,
+            op,
+            amount,
+            pct,
+            after_verb,
+            noun,
+        }) = verb_head(ctx, st, k).or_else(|| noun_head(ctx, st, k))
+        else {
             continue;
         };
-        // "increased in area by more than 20 %": the measurement after the verb
-        let mut after_verb = None;
-        if ctx.w(j) == "in"
-            && let Some((mi, m)) = ctx
-                .mentions
-                .iter()
-                .enumerate()
-                .find(|(mi, m)| m.first == j + 1 && !st.used[*mi])
-            && let Some(b) = mention_base(ctx, mi)
-        {
-            after_verb = Some((mi, b.0));
-            j = m.last;
-        }
-        if ctx.w(j) == "by" {
-            j += 1;
-        }
-        let mut op = None;
-        if let Some((words, o)) = op_phrase_at(ctx.tokens, j)
-            && !matches!(o, CompareOp::Eq | CompareOp::Ne)
-        {
-            op = Some(o);
-            j += words.len();
-        }
-        let (amount, pct) = if ctx.w(j) == "half" {
-            j += 1;
-            (50.0, true)
-        } else if let Some(v) = ctx.tokens.get(j).and_then(|t| t.num) {
-            j += 1;
-            let pct = matches!(ctx.w(j), "%" | "percent" | "pct");
-            if pct || matches!(ctx.w(j), "cm" | "cm2" | "cm²" | "points" | "point" | "pts") {
-                j += 1;
-            }
-            (v, pct)
-        } else {
-            continue;
-        };
-        match (ctx.w(j), ctx.w(j + 1)) {
-            ("or", "more" | "greater" | "higher") => {
-                op = Some(CompareOp::Gte);
-                j += 2;
-            }
-            ("or", "less" | "fewer") => {
-                op = Some(CompareOp::Lte);
-                j += 2;
-            }
-            _ => {}
-        }
         // "by more than 5" is a larger change: a drop below −5, a rise above 5
         let op = op.unwrap_or(CompareOp::Gte);
         let (op, signed) = if up { (op, amount) } else { (flip(op), -amount) };
         // the measurement: the nearest numeric one before the verb, else the area for a
         // size verb
-        let left = ctx
+        let before = ctx
             .mentions
             .iter()
             .enumerate()
             .filter(|(mi, m)| m.last <= k && m.last + 6 >= k && !st.used[*mi])
             .filter_map(|(mi, m)| mention_base(ctx, mi).map(|b| (mi, m.first, b.0)))
-            .next_back()
-            .or_else(|| after_verb.map(|(mi, b)| (mi, k, b)));
+            .next_back();
+        let after = after_verb.map(|(mi, b)| (mi, start, b));
+        // "a 50 % reduction in area": the measurement said after the noun
+        let left = if noun { after.or(before) } else { before.or(after) };
         let size_verb = matches!(ctx.w(k), "shrank" | "shrunk" | "grew" | "grown");
         let (first, base) = match left {
             Some((_, f, b)) => (f, b),
