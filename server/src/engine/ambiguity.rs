@@ -968,16 +968,49 @@ pub(crate) fn values(ctx: &Ctx<'_>, r: &Reading, d: &mut Detected) {
 /// A per-visit value said of wounds or patients: at the latest visit, or any visit.
 pub(crate) fn visit_values(ctx: &Ctx<'_>, r: &Reading, d: &mut Detected) {
     let entity = entity_of(r);
+    // "moderate or high exudate": values of one measurement listed together are one
+    // question, any of them
+    type Group<'a> = (
+        &'a crate::engine::reading::VisitValue,
+        Vec<Value>,
+        TextSpan,
+        Vec<String>,
+    );
+    let mut groups: Vec<Group<'_>> = Vec::new();
     for v in &r.visit_values {
-        let eq = |a: &str| plan_ops::negate(equals(a, v.value.clone()), v.negated);
+        if let Some(g) = groups
+            .iter_mut()
+            .find(|g| g.0.per_visit == v.per_visit && g.0.negated == v.negated)
+        {
+            if !g.1.contains(&v.value) {
+                g.1.push(v.value.clone());
+                g.3.push(v.label.to_lowercase());
+            }
+            g.2 = TextSpan::new(g.2.start.min(v.span.start), g.2.end.max(v.span.end));
+            continue;
+        }
+        groups.push((v, vec![v.value.clone()], v.span, vec![v.label.clone()]));
+    }
+    for (v, values, span, labels) in groups {
+        let eq = |a: &str| {
+            let c = match values.as_slice() {
+                [one] => equals(a, one.clone()),
+                _ => Constraint::InSet {
+                    attribute: a.to_owned(),
+                    values: values.clone(),
+                },
+            };
+            plan_ops::negate(c, v.negated)
+        };
         let name = attribute_name(&v.per_visit);
         let label = plan_ops::attribute_label(name);
         let not = if v.negated { "No " } else { "" };
-        let what = if v.negated {
-            v.label.to_lowercase()
-        } else {
-            v.label.clone()
+        let listed = match labels.as_slice() {
+            [one] => one.clone(),
+            [init @ .., last] => format!("{} or {last}", init.join(", ")),
+            [] => v.label.clone(),
         };
+        let what = if v.negated { listed.to_lowercase() } else { listed };
         let options = vec![
             option(
                 "latest",
@@ -994,12 +1027,12 @@ pub(crate) fn visit_values(ctx: &Ctx<'_>, r: &Reading, d: &mut Detected) {
                 constraint_effect(eq(&v.per_visit)),
             ),
         ];
-        let text = v.span.slice(ctx.question).to_owned();
+        let text = span.slice(ctx.question).to_owned();
         let a = new_ambiguity(
             format!("aggregation:{name}@{entity}"),
             AmbiguityKind::Aggregation,
             Severity::Medium,
-            Some(v.span),
+            Some(span),
             text,
             format!("{} when?", capitalise(&label)),
             options,

@@ -244,7 +244,57 @@ pub fn link(tokens: &[Token], index: &EngineIndex, values: &ValueLookup, blocked
     }
     shared_head_lists(tokens, index, values, &mut taken, &mut out);
     out.sort_by_key(|m| m.first);
+    split_listed_terms(tokens, index, values, &mut out);
     out
+}
+
+/// "moderate or high exudate", "slough or necrotic tissue": a value listed before a
+/// dictionary phrase whose first word is another value of the same attribute ("high
+/// exudate") lists two values; the phrase is read as that value and its attribute's word.
+fn split_listed_terms(tokens: &[Token], index: &EngineIndex, values: &ValueLookup, out: &mut Vec<Mention>) {
+    let mut i = 0;
+    while i + 1 < out.len() {
+        let (m, n) = (&out[i], &out[i + 1]);
+        let attrs = m.value_attributes();
+        let joined =
+            n.first == m.last + 1 && matches!(tokens[m.last].text.as_str(), "or" | "and" | "," | "/");
+        if attrs.is_empty() || !joined || n.last - n.first != 2 || n.terms().next().is_none() {
+            i += 1;
+            continue;
+        }
+        let words: Vec<String> = n.phrase.split(' ').map(str::to_owned).collect();
+        let (Some(head), Some(tail)) = (
+            lookup_phrase(index, values, &words[..1], false),
+            lookup_phrase(index, values, &words[1..], false),
+        ) else {
+            i += 1;
+            continue;
+        };
+        let head = Mention {
+            first: n.first,
+            last: n.first + 1,
+            span: tokens[n.first].span,
+            phrase: words[0].clone(),
+            entries: head.0,
+            values: head.1,
+            fuzzy: false,
+        };
+        if !head.value_attributes().iter().any(|a| attrs.contains(a)) {
+            i += 1;
+            continue;
+        }
+        let tail = Mention {
+            first: n.first + 1,
+            last: n.last,
+            span: tokens[n.first + 1].span,
+            phrase: words[1].clone(),
+            entries: tail.0,
+            values: tail.1,
+            fuzzy: false,
+        };
+        out.splice(i + 1..i + 2, [head, tail]);
+        i += 2;
+    }
 }
 
 /// "stage 3 and 4", "stage 2, 3 or 4": numbers listed after a value whose words end in a

@@ -6569,3 +6569,28 @@ fn a_change_said_as_a_noun_compares_the_change_with_its_amount() {
     let u = ask("median smaller mondtruntrun facilities last week per depth");
     assert!(ids(&u).iter().any(|i| i.starts_with("unknown")), "{:?}", ids(&u));
 }
+
+#[test]
+fn a_value_listed_before_a_dictionary_phrase_of_the_same_measurement_is_any_of_them() {
+    // "moderate or high exudate" is either value, never both at once
+    let r = Resolutions::empty();
+    let u = ask_with("wounds with moderate or high exudate", |i| i.with_resolutions(&r));
+    let found = format!("{:?}", plan(&u).filters);
+    assert!(
+        found.contains("InSet") && found.contains("moderate") && found.contains("high"),
+        "{found}"
+    );
+    let u = after(
+        "list open VLUs",
+        "only the ones with moderate or high exudate at the last assessment",
+    );
+    assert!(
+        plan(&u)
+            .filters
+            .iter()
+            .any(|f| matches!(f, Constraint::InSet { attribute, values }
+            if attribute == "wounds.latest_exudate" && values.len() == 2)),
+        "{:?}",
+        plan(&u).filters
+    );
+}

@@ -335,9 +335,14 @@ pub(super) fn values(ctx: &Ctx<'_>, st: &mut State) {
                     st.time_dim = None;
                 }
             }
+            // (in a follow-up with no records named: the previous question's records)
+            let records = st
+                .provisional_entity
+                .as_deref()
+                .or_else(|| ctx.previous.map(|p| p.entity.as_str()));
             let per_visit = hits.len() == 1
                 && hits[0].0.starts_with("assessments.")
-                && matches!(st.provisional_entity.as_deref(), Some("wounds" | "patients"));
+                && matches!(records, Some("wounds" | "patients"));
             if per_visit && let Some(latest) = latest_of(model, &hits[0].0) {
                 let (a, v, label) = hits.remove(0);
                 st.r.pieces
