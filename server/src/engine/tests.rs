@@ -6594,3 +6594,38 @@ fn a_value_listed_before_a_dictionary_phrase_of_the_same_measurement_is_any_of_t
         plan(&u).filters
     );
 }
+
+#[test]
+fn a_ranking_word_with_its_measure_said_after_by_ranks_by_it_cut_at_the_number() {
+    for (q, attr, n, order) in [
+        (
+            "Show me the 5 smallest open pressure injuries by current area.",
+            "wounds.latest_area",
+            5,
+            SortOrder::Asc,
+        ),
+        (
+            "3 biggest VLUs by initial area",
+            "wounds.initial_area",
+            3,
+            SortOrder::Desc,
+        ),
+    ] {
+        let u = ask(q);
+        assert_eq!(u.decision, Decision::Answer, "{q}: {:?}", ids(&u));
+        let p = plan(&u);
+        assert_eq!(p.limit, Some(n), "{q}");
+        assert!(
+            matches!(p.order.as_slice(), [o] if o.order == order && matches!(&o.key, OrderKey::Attribute { attribute } if attribute == attr)),
+            "{q}: {:?}",
+            p.order
+        );
+    }
+    // "by area" alone still asks which area
+    let u = ask("the smallest open wounds by area");
+    assert!(
+        ids(&u).iter().any(|i| i.starts_with("column:area")),
+        "{:?}",
+        ids(&u)
+    );
+}

@@ -416,3 +416,75 @@ pub(super) fn which_record_extreme(ctx: &Ctx<'_>, st: &mut State) {
     });
     let _ = ei;
 }
+
+/// "the 5 smallest open pressure injuries by current area", "10 largest wounds by initial
+/// area": a dictionary ranking word with the measure said after "by" — ranked by that
+/// measure (the word's own question is answered), cut at the number said before it.
+pub(super) fn ranking_word_by_measure(ctx: &Ctx<'_>, st: &mut State) {
+    if st.r.rank.is_some() {
+        return;
+    }
+    let model = ctx.model;
+    let ms = ctx.mentions;
+    for (ti, t) in ms.iter().enumerate() {
+        let Some(term) = t.terms().next().map(|x| &model.terms[x]) else {
+            continue;
+        };
+        if term.kind != crate::semantic::TermKind::Ranking {
+            continue;
+        }
+        let order = match t.phrase.as_str() {
+            "largest" | "biggest" | "the largest" | "the biggest" | "widest" => SortOrder::Desc,
+            "smallest" | "the smallest" | "tiniest" => SortOrder::Asc,
+            _ => continue,
+        };
+        // "… by current area": the measure, a few words on
+        let Some(by) = (t.last..(t.last + 6).min(ctx.tokens.len())).find(|&k| ctx.w(k) == "by") else {
+            continue;
+        };
+        let Some((mi, attr)) = ms.iter().enumerate().find_map(|(mi, m)| {
+            // an attribute said unambiguously ("current area"; "area" alone is a
+            // column word with its own question)
+            (m.first == by + 1 && m.terms().next().is_none())
+                .then(|| {
+                    m.attributes().find_map(|(e, a)| {
+                        model.entities[e].attributes[a]
+                            .ty
+                            .is_numeric()
+                            .then(|| qualified(model, e, a))
+                    })
+                })
+                .flatten()
+                .map(|a| (mi, a))
+        }) else {
+            continue;
+        };
+        let num = |k: usize| {
+            ctx.tokens
+                .get(k)
+                .and_then(|x| x.num)
+                .filter(|v| (1.0..=1000.0).contains(v) && v.fract() == 0.0)
+                .map(|v| v as u32)
+        };
+        let n = t.first.checked_sub(1).and_then(num).or_else(|| num(t.last));
+        let first = if t.first > 0 && n.is_some() && num(t.first - 1).is_some() {
+            t.first - 1
+        } else {
+            t.first
+        };
+        st.used[ti] = true;
+        st.used[mi] = true;
+        st.r.consumed.push((first, t.last));
+        st.r.consumed.push((by, ms[mi].last));
+        st.r.rank = Some(RankSpec {
+            n,
+            order,
+            key: RankKey::Attribute(attr),
+            subject: None,
+            span: ctx.span_of(first, ms[mi].last),
+            skip: 0,
+            every: false,
+        });
+        return;
+    }
+}

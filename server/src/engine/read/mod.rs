@@ -72,6 +72,7 @@ pub(crate) fn read(ctx: &Ctx<'_>) -> Reading {
     visits::read_not_at_latest(ctx, &mut st.r, &mut st.used);
     visits::read_visit_hint(ctx, &mut st.r, &mut st.used);
     extremes::which_record_extreme(ctx, &mut st);
+    extremes::ranking_word_by_measure(ctx, &mut st);
     first_latest::first_and_latest(ctx, &mut st);
     visits::read_history_extreme(ctx, &mut st);
     versus::two_measurements(ctx, &mut st);
