@@ -6629,3 +6629,22 @@ fn a_ranking_word_with_its_measure_said_after_by_ranks_by_it_cut_at_the_number()
         ids(&u)
     );
 }
+
+#[test]
+fn each_of_the_people_a_value_names_is_a_row_by_name() {
+    for q in [
+        "how many assessments did each podiatrist do in 2026",
+        "wound nurses working at hospital outpatient clinics: how many assessments did each one do in Q3 2026?",
+    ] {
+        let u = ask(q);
+        let p = plan(&u);
+        assert_eq!(
+            p.dimensions,
+            [Dimension::Attribute {
+                attribute: "clinicians.name".into()
+            }],
+            "{q}"
+        );
+        assert!(has_filter(p, "clinicians.discipline"), "{q}: {:?}", p.filters);
+    }
+}

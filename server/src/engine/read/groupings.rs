@@ -155,6 +155,19 @@ pub(super) fn groupings(ctx: &Ctx<'_>, st: &mut State) {
         if in_grain(g) || in_grain(g.saturating_sub(1)) {
             continue;
         }
+        // "how many assessments did each podiatrist do", "wound nurses at … : how many
+        // did each one do": each of the people (records) the value names, by name — the
+        // value stays a condition
+        if matches!(ctx.w(g.wrapping_sub(1)), "each" | "every")
+            && let Some(e) = records_named_by_value(ctx, g)
+        {
+            let span = ctx.span_of(g.saturating_sub(1), g + 1);
+            st.r.dims.push(Dim {
+                spec: DimSpec::Attribute(e),
+                span,
+            });
+            continue;
+        }
         let mut k = g;
         while let Some(mi) = mention_covering(k).filter(|&mi| !st.used[mi]) {
             let m = &ms[mi];
@@ -277,4 +290,25 @@ pub(super) fn groupings(ctx: &Ctx<'_>, st: &mut State) {
             st.used[mi] = true;
         }
     }
+}
+
+/// The records a value at `g` names, by their display attribute ("podiatrist" names
+/// clinicians: `clinicians.name`); "each one" / "each of them" points back to the first
+/// such value said before it. Only records other than the question's own rows.
+fn records_named_by_value(ctx: &Ctx<'_>, g: usize) -> Option<String> {
+    let model = ctx.model;
+    let named = |m: &crate::engine::link::Mention| {
+        let a = m.value_attributes().into_iter().next()?;
+        let (owner, _) = crate::semantic::split_qualified(&a)?;
+        let ent = model.entity(owner)?;
+        let display = ent.display_attribute.as_ref()?;
+        (m.entity().is_none() && owner != "assessments").then(|| format!("{owner}.{display}"))
+    };
+    let here = ctx.mentions.iter().find(|m| m.first == g);
+    let found = match here {
+        Some(m) if m.entity().is_none() && !m.value_attributes().is_empty() => named(m),
+        _ if matches!(ctx.w(g), "one" | "of") => ctx.mentions.iter().filter(|m| m.last <= g).find_map(named),
+        _ => None,
+    }?;
+    Some(found)
 }
