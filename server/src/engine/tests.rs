@@ -6648,3 +6648,25 @@ fn each_of_the_people_a_value_names_is_a_row_by_name() {
         assert!(has_filter(p, "clinicians.discipline"), "{q}: {:?}", p.filters);
     }
 }
+
+#[test]
+fn values_ranked_by_a_count_of_some_records_count_only_those() {
+    let u = ask("top 5 body locations by number of open wounds, just location + count pls");
+    let p = plan(&u);
+    assert_eq!(
+        p.dimensions,
+        [Dimension::Attribute {
+            attribute: "wounds.location".into()
+        }]
+    );
+    assert!(eq_filter(p, "wounds.status", text("open")), "{:?}", p.filters);
+    assert_eq!(p.limit, Some(5));
+    // records ranked by such a count keep the measure as it was
+    let u = ask("top 5 clinics by number of open wounds");
+    assert_eq!(
+        plan(&u).dimensions,
+        [Dimension::Attribute {
+            attribute: "clinics.name".into()
+        }]
+    );
+}

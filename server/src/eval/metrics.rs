@@ -296,7 +296,7 @@ pub const BLIND_FLOORS: Limits = Limits {
     precision: 441.0 / 516.0 - 1e-9,
     recall: 441.0 / 491.0 - 1e-9,
     clarify_clear: 54.0 / 1059.0 + 1e-9,
-    exec_clear: 975.0 / 1040.0 - 1e-9,
+    exec_clear: 976.0 / 1040.0 - 1e-9,
     after_answer: 86.0 / 99.0 - 1e-9,
     silent: 21.0 / 629.0 + 1e-9,
 };

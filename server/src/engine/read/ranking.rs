@@ -549,9 +549,10 @@ fn by_number_of(ctx: &Ctx<'_>, st: &mut State, rc: cues::RankCue) -> Option<Rank
     };
     // "by number of wounds", "by wound count" read whole: a count measure, or a count of
     // related records
+    // (a count of some of them, "open wounds": those rows are what is counted)
     let counted_by = |m: &crate::engine::link::Mention| -> Option<String> {
         m.measure()
-            .filter(|&x| model.measures[x].agg == MeasureAgg::Count && model.measures[x].filter.is_none())
+            .filter(|&x| model.measures[x].agg == MeasureAgg::Count)
             .map(|x| model.measures[x].entity.clone())
             .or_else(|| {
                 m.attributes()
@@ -638,7 +639,15 @@ fn by_number_of(ctx: &Ctx<'_>, st: &mut State, rc: cues::RankCue) -> Option<Rank
                 _ => false,
             })
     });
+    let filtered = ms[ci]
+        .measure()
+        .is_some_and(|x| model.measures[x].filter.is_some());
     let key = if r.entity().is_some() {
+        // "top clinics by number of open wounds": ranked by the measure itself (read
+        // with the measures), not by every related row
+        if filtered {
+            return None;
+        }
         let e = model.entities[r.entity()?].name.clone();
         if e == counted {
             return None;
@@ -663,6 +672,14 @@ fn by_number_of(ctx: &Ctx<'_>, st: &mut State, rc: cues::RankCue) -> Option<Rank
     } else {
         return None;
     };
+    // "by number of open wounds": only the open ones are counted
+    if let Some(f) = ms[ci].measure().and_then(|x| model.measures[x].filter.clone()) {
+        st.r.filters.push(crate::engine::reading::Filter {
+            constraint: f,
+            first: ms[ci].first,
+            span: ms[ci].span,
+        });
+    }
     st.used[ri] = true;
     st.used[ci] = true;
     st.r.consumed.push((by, ms[ci].first));
