@@ -21,6 +21,10 @@ use super::plan_ops::{
 };
 use super::reading::{CmpSubject, ColSpec, Ctx, DimSpec, MetricSpec, RankKey, RankSpec, Reading};
 
+/// The position of a filter read without one (a term's reading, a chosen default): after
+/// every token, never inside a span said of part of the question.
+const UNPOSITIONED: usize = usize::MAX / 2;
+
 // =====================================================================================
 // Building the plan from a reading and the chosen interpretations
 // =====================================================================================
@@ -319,11 +323,11 @@ pub(crate) fn build(ctx: &Ctx<'_>, r: &Reading, det: &Detected, chosen: &[Chosen
         }
     }
     for (c, a) in &det.direct {
-        positioned.push((usize::MAX / 2, anchor(model, c.clone(), a)));
+        positioned.push((UNPOSITIONED, anchor(model, c.clone(), a)));
     }
     let mut changes: Vec<PlanChange> = Vec::new();
     for (cand, ch) in det.candidates.iter().zip(chosen) {
-        let at = cand.at.unwrap_or(usize::MAX / 2);
+        let at = cand.at.unwrap_or(UNPOSITIONED);
         match (&cand.slot, ch) {
             (Slot::Filter { anchor: a, .. }, Chosen::Effect(e)) => {
                 if let Some(c) = &e.constraint {
@@ -370,7 +374,7 @@ pub(crate) fn build(ctx: &Ctx<'_>, r: &Reading, det: &Detected, chosen: &[Chosen
     {
         let (cond, rest): (Vec<_>, Vec<_>) = positioned
             .into_iter()
-            .partition(|(at, _)| *at >= split && *at != usize::MAX / 2);
+            .partition(|(at, _)| *at >= split && *at != UNPOSITIONED);
         positioned = rest;
         let mut cond: Vec<Constraint> = cond.into_iter().map(|(_, c)| c).collect();
         if cond.is_empty()
@@ -803,7 +807,7 @@ fn fold_count_conditions(ctx: &Ctx<'_>, r: &Reading, positioned: &mut Vec<(usize
     };
     let joined = |at: usize| {
         at >= count_end
-            && at != usize::MAX / 2
+            && at != UNPOSITIONED
             && (count_end..at).any(|k| {
                 matches!(
                     ctx.w(k),
@@ -907,13 +911,7 @@ fn every_visit(positioned: &mut [(usize, Constraint)]) {
 /// latest one").
 fn other_visit(model: &SemanticModel, positioned: &mut [(usize, Constraint)], from: usize, to_first: bool) {
     let to = |a: &str| {
-        let base = match model.attribute(a).and_then(|x| x.attribute.derived.clone()) {
-            Some(
-                crate::semantic::Derived::First { attribute, .. }
-                | crate::semantic::Derived::Latest { attribute, .. },
-            ) => attribute,
-            _ => a.to_owned(),
-        };
+        let base = crate::engine::plan_ops::per_visit_base(model, a);
         if to_first {
             crate::engine::plan_ops::first_of(model, &base)
         } else {
@@ -923,7 +921,7 @@ fn other_visit(model: &SemanticModel, positioned: &mut [(usize, Constraint)], fr
     // (readings placed without a position, a term's, were read at their own visit)
     for (at, c) in positioned.iter_mut() {
         if *at >= from
-            && *at != usize::MAX / 2
+            && *at != UNPOSITIONED
             && let Some(moved) = c.on_attribute(&to)
         {
             *c = moved;

@@ -546,6 +546,18 @@ pub(crate) fn latest_of(model: &SemanticModel, per_visit: &str) -> Option<String
     derived_of(model, per_visit, true)
 }
 
+/// The per-visit attribute a record's first or latest value reads (`wounds.first_tissue`
+/// → `assessments.tissue_type`); any other attribute as it is.
+pub(crate) fn per_visit_base(model: &SemanticModel, attribute: &str) -> String {
+    match model
+        .attribute(attribute)
+        .and_then(|x| x.attribute.derived.clone())
+    {
+        Some(Derived::First { attribute, .. } | Derived::Latest { attribute, .. }) => attribute,
+        _ => attribute.to_owned(),
+    }
+}
+
 /// The wound-level "first" attribute reading a per-visit attribute.
 pub(crate) fn first_of(model: &SemanticModel, per_visit: &str) -> Option<String> {
     derived_of(model, per_visit, false)
