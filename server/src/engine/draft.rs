@@ -494,6 +494,7 @@ pub(crate) fn build(ctx: &Ctx<'_>, r: &Reading, det: &Detected, chosen: &[Chosen
     normalise_intent(model, &mut plan);
     fold_negations(model, &mut plan);
     consolidate(model, &mut plan);
+    crate::engine::plan_ops::count_through_visits(model, &mut plan);
     // a list shows one value per row: a column of records on the many side (a patient's
     // wounds' latest pain) cannot be one of its columns
     let entity = plan.entity.clone();

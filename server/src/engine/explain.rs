@@ -11,7 +11,7 @@ use crate::semantic::{
     CompareOp, Constraint, MeasureAgg, SemanticModel, Span, SpanUnit, Value, split_qualified, unit_symbol,
 };
 
-use super::plan::{Dimension, Intent, OrderKey, QueryPlan};
+use super::plan::{Dimension, Intent, Metric, OrderKey, QueryPlan};
 use super::plan_ops::{attribute_label, plural};
 use crate::semantic::{AttributeType, SortOrder};
 
@@ -518,8 +518,38 @@ pub fn restate(model: &SemanticModel, plan: &QueryPlan) -> String {
                 .limit_per_group
                 .or(plan.limit)
                 .map_or_else(String::new, |n| format!(" {n}"));
-            let by = metric.map_or_else(|| "count".to_owned(), metric_phrase);
-            if plan.limit_per_group.or(plan.limit) == Some(1) {
+            let mut by = metric.map_or_else(|| "count".to_owned(), metric_phrase);
+            let mut dated_one: Option<String> = None;
+            // "which clinician has the most recent assessment": the latest or earliest of
+            // dated records is said as a date, not as "the highest assessed on"
+            if let Some(m) = metric
+                && let Some(a) = m.attribute.as_deref()
+                && model.attribute_type(a) == Some(AttributeType::Date)
+                && matches!(m.agg, MeasureAgg::Max | MeasureAgg::Min)
+            {
+                let owner = split_qualified(a).and_then(|(e, _)| model.entity(e));
+                let dated_records = owner.filter(|e| {
+                    e.default_time_dimension
+                        .as_deref()
+                        .and_then(|d| model.time_dimension(d))
+                        .is_some_and(|d| d.attribute == a)
+                });
+                let what = dated_records
+                    .map_or_else(|| attr_name(model, &plan.entity, a), |e| e.label.to_lowercase());
+                let when = if m.agg == MeasureAgg::Max {
+                    "most recent"
+                } else {
+                    "earliest"
+                };
+                if plan.limit_per_group.or(plan.limit) == Some(1) && plan.offset.is_none_or(|o| o == 0) {
+                    let one = per.trim_end_matches('s');
+                    dated_one = Some(format!("The {one} with the {when} {what}"));
+                }
+                by = format!("{when} {what}");
+            }
+            if let Some(head) = dated_one {
+                head
+            } else if plan.limit_per_group.or(plan.limit) == Some(1) {
                 let most = if word == "Top" { "highest" } else { "lowest" };
                 let one = per.trim_end_matches('s');
                 match plan.offset.filter(|&o| o > 0) {
@@ -543,6 +573,21 @@ pub fn restate(model: &SemanticModel, plan: &QueryPlan) -> String {
                     && m.label.starts_with("Share") =>
             {
                 format!("Share of {subject}")
+            }
+            // "how many distinct patients did each discipline see": the patients counted
+            // once each across the visits that link them to the groups
+            Some(Metric {
+                agg: MeasureAgg::CountDistinct,
+                attribute: Some(a),
+                ..
+            }) if split_qualified(a)
+                .is_some_and(|(e, k)| e != plan.entity && model.entity(e).is_some_and(|x| x.key == k)) =>
+            {
+                let counted = split_qualified(a).map_or("", |(e, _)| e);
+                format!(
+                    "Counting different {} across {subject}",
+                    entity_plural(model, counted)
+                )
             }
             Some(m) if !is_count => format!("{} of {subject}", capitalise(&metric_phrase(m))),
             _ => format!("Counting {subject}"),

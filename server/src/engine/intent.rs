@@ -644,7 +644,10 @@ pub fn cues(tokens: &[Token], in_phrase: impl Fn(usize) -> bool) -> Cues {
             "average" | "avg" | "mean" | "averages" => Some(MeasureAgg::Avg),
             "median" => Some(MeasureAgg::Median),
             "sum" | "summed" | "sums" => Some(MeasureAgg::Sum),
-            "total" if next != "number" && !matches!(next, "of") => Some(MeasureAgg::Sum),
+            // "10 or more assessments in total": altogether, not a sum
+            "total" if next != "number" && !matches!(next, "of") && w(tokens, k.wrapping_sub(1)) != "in" => {
+                Some(MeasureAgg::Sum)
+            }
             "minimum" | "min" => Some(MeasureAgg::Min),
             "maximum" | "max" => Some(MeasureAgg::Max),
             _ => None,

@@ -194,10 +194,21 @@ pub fn link(tokens: &[Token], index: &EngineIndex, values: &ValueLookup, blocked
             continue;
         }
         for n in 1..=max {
-            let Some((words, fuzzy)) = phrase_words(&f, tokens, blocked, i, n) else {
+            let Some(p) = phrase_words(&f, tokens, blocked, i, n) else {
                 continue;
             };
-            if let Some(m) = lookup_phrase(index, values, &words, fuzzy) {
+            let (words, fuzzy) = (p.words, p.fuzzy);
+            // a database value is matched on the words as written: "Oak Ridge Limb
+            // Preservation Center" is a clinic even though "preservation" alone would be
+            // corrected to "presentation", and "Bayside Nursing & Rehabilitation Center"
+            // even with its "&" (values are indexed without punctuation)
+            let found = if p.inner_punct {
+                whole_value(values, &p.written)
+            } else {
+                lookup_phrase(index, values, &words, fuzzy)
+                    .or_else(|| fuzzy.then(|| whole_value(values, &p.written)).flatten())
+            };
+            if let Some(m) = found {
                 let last = i + n;
                 // "the 5 most recent assessments": a count of records, not the date of a
                 // record's latest visit
@@ -348,27 +359,51 @@ fn shared_head_lists(
     out.extend(added);
 }
 
-fn phrase_words(
-    f: &Forms,
-    tokens: &[Token],
-    blocked: &[bool],
-    i: usize,
-    n: usize,
-) -> Option<(Vec<String>, bool)> {
+/// The words of a candidate phrase: as matched (corrections applied) and as written.
+struct PhraseWords {
+    words: Vec<String>,
+    written: Vec<String>,
+    /// Some word was a correction.
+    fuzzy: bool,
+    /// Punctuation inside the phrase was skipped ("Nursing & Rehabilitation").
+    inner_punct: bool,
+}
+
+fn phrase_words(f: &Forms, tokens: &[Token], blocked: &[bool], i: usize, n: usize) -> Option<PhraseWords> {
     if i + n > tokens.len() {
         return None;
     }
-    let mut words = Vec::with_capacity(n);
-    let mut fuzzy = false;
-    for k in i..i + n {
+    let mut p = PhraseWords {
+        words: Vec::with_capacity(n),
+        written: Vec::with_capacity(n),
+        fuzzy: false,
+        inner_punct: false,
+    };
+    for (k, token) in tokens.iter().enumerate().skip(i).take(n) {
         if blocked.get(k).copied().unwrap_or(false) || f.segment[k] != f.segment[i] {
             return None;
         }
-        let (w, fz) = f.forms[k].as_ref()?;
-        words.push(w.clone());
-        fuzzy |= *fz;
+        match f.forms[k].as_ref() {
+            Some((w, fz)) => {
+                p.words.push(w.clone());
+                p.written.push(token.text.clone());
+                p.fuzzy |= *fz;
+            }
+            // only a value can span punctuation, and only between two words
+            None if k > i && k + 1 < i + n && matches!(token.kind, TokenKind::Punct | TokenKind::Op) => {
+                p.inner_punct = true;
+            }
+            None => return None,
+        }
     }
-    Some((words, fuzzy))
+    Some(p)
+}
+
+/// A database value whose whole normalised text is these words (no corrections, no
+/// leading parts): the match of last resort for words as written.
+fn whole_value(values: &ValueLookup, written: &[String]) -> Option<Found> {
+    let hits = values.exact(&written.join(" "));
+    (written.len() > 1 && !hits.is_empty()).then(|| (Vec::new(), hits.to_vec(), false))
 }
 
 type Found = (Vec<Entry>, Vec<ValueHit>, bool);

@@ -139,6 +139,10 @@ fn run_with(input: &EngineInput<'_>, index: &EngineIndex, with_suggestions: bool
         blocked[g.first..g.last.min(tokens.len())]
             .iter_mut()
             .for_each(|b| *b = true);
+        // "by onset month": the date's word is linked (it says which date)
+        if let Some(d) = g.date_word.filter(|&d| d < tokens.len()) {
+            blocked[d] = false;
+        }
     }
     let values = input.allowed.lookup();
     let mentions = link::link(&tokens, index, values, &blocked);

@@ -1008,3 +1008,66 @@ pub(crate) fn prefer_consistent_default(options: &mut [super::AmbiguityOption], 
         options[n].default = true;
     }
 }
+
+/// "for each discipline, how many distinct patients did they see", "how many different
+/// patients has each wound nurse assessed": records counted by a grouping that reaches them
+/// only through their visits (a patient has many assessments, each by one clinician) are
+/// counted once each among those visits — `COUNT(DISTINCT patient)` over the assessments —
+/// never multiplied and never refused as a fan-out. A period said of the counted records'
+/// visit dates ("seen in 2026") is then the visits' own date.
+pub(crate) fn count_through_visits(model: &SemanticModel, plan: &mut QueryPlan) {
+    let counted = plan.entity.clone();
+    let plain_count = matches!(plan.metrics.as_slice(), [m] if m.agg == MeasureAgg::Count && m.attribute.is_none() && m.condition.is_none());
+    if !plain_count || plan.dimensions.is_empty() {
+        return;
+    }
+    let owner = |a: &str| crate::semantic::split_qualified(a).map(|(o, _)| o.to_owned());
+    let owners: Vec<String> = plan
+        .dimensions
+        .iter()
+        .filter_map(|d| match d {
+            Dimension::Attribute { attribute } | Dimension::Time { attribute, .. } => owner(attribute),
+        })
+        .collect();
+    if owners.iter().all(|o| model.has_one(&counted, o)) {
+        return;
+    }
+    let Some(key) = model.entity(&counted).map(|e| format!("{counted}.{}", e.key)) else {
+        return;
+    };
+    // the visits: one row each, reaching the counted record and every grouping
+    let Some(child) = model.entities.iter().map(|c| c.name.clone()).find(|c| {
+        *c != counted
+                && model.has_many(&counted, c)
+                && owners.iter().all(|o| model.has_one(c, o))
+                // the records of events themselves, with nothing below them
+                && !model.entities.iter().any(|x| model.has_many(c, &x.name))
+    }) else {
+        return;
+    };
+    if let Some(t) = &mut plan.time_range {
+        let visit_date = model.attribute(&t.attribute).is_some_and(|r| {
+            matches!(
+                &r.attribute.derived,
+                Some(Derived::Latest { attribute, .. } | Derived::First { attribute, .. })
+                    if owner(attribute).as_deref() == Some(child.as_str())
+            )
+        });
+        if visit_date {
+            let Some(d) = model.default_time_dimension(&child) else {
+                return;
+            };
+            t.attribute = d.attribute.clone();
+        } else if !owner(&t.attribute).is_some_and(|o| model.has_one(&child, &o)) {
+            return;
+        }
+    }
+    let label = plan.metrics[0].label.clone();
+    plan.entity = child;
+    plan.metrics = vec![Metric {
+        agg: MeasureAgg::CountDistinct,
+        attribute: Some(key),
+        condition: None,
+        label,
+    }];
+}

@@ -2535,7 +2535,7 @@ fn questions_about_data_that_is_not_recorded_say_what_is_missing() {
 #[test]
 fn a_plan_the_renderer_would_reject_is_refused_with_help_not_answered() {
     let check = crate::sql::RenderCheck { model: model() };
-    let q = "list clinics for each sex";
+    let q = "average bmi of patients by clinician discipline";
     let unchecked = ask(q);
     if let Some(p) = &unchecked.plan {
         assert!(
@@ -6669,4 +6669,333 @@ fn values_ranked_by_a_count_of_some_records_count_only_those() {
             attribute: "clinics.name".into()
         }]
     );
+}
+
+#[test]
+fn which_record_has_the_earliest_or_latest_date_lists_that_record() {
+    for (q, entity, attr, order, n) in [
+        (
+            "which resident has the earliest date of birth",
+            "patients",
+            "patients.birth_date",
+            SortOrder::Asc,
+            1,
+        ),
+        (
+            "of the wounds still open, which one has the earliest onset date",
+            "wounds",
+            "wounds.onset_date",
+            SortOrder::Asc,
+            1,
+        ),
+        (
+            "which open wound has the oldest onset date",
+            "wounds",
+            "wounds.onset_date",
+            SortOrder::Asc,
+            1,
+        ),
+        (
+            "which patients have the latest birth dates",
+            "patients",
+            "patients.birth_date",
+            SortOrder::Desc,
+            10,
+        ),
+    ] {
+        let u = ask(q);
+        assert_eq!(u.decision, Decision::Answer, "{q}");
+        let p = plan(&u);
+        assert_eq!(p.entity, entity, "{q}");
+        assert!(p.metrics.is_empty(), "{q}: the record, not the date alone");
+        assert!(
+            matches!(p.order.as_slice(), [o] if o.order == order && matches!(&o.key, OrderKey::Attribute { attribute } if attribute == attr)),
+            "{q}: {:?}",
+            p.order
+        );
+        assert_eq!(p.limit, Some(n), "{q}");
+    }
+    // the date of their visits: the clinician ranked by their latest assessment
+    for q in [
+        "which clinician has the most recent assessment",
+        "which patient has had the most recent assessment",
+    ] {
+        let u = ask(q);
+        let p = plan(&u);
+        assert_eq!(p.entity, "assessments", "{q}");
+        assert!(
+            matches!(p.metrics.as_slice(), [m] if m.agg == MeasureAgg::Max && m.attribute.as_deref() == Some("assessments.assessed_on")),
+            "{q}"
+        );
+        assert_eq!(p.limit, Some(1), "{q}");
+        assert!(
+            u.restatement.ends_with("with the most recent assessment."),
+            "{q}: {}",
+            u.restatement
+        );
+    }
+    // not asked with "which": the date itself
+    let u = ask("earliest onset date of open wounds");
+    assert!(matches!(plan(&u).metrics.as_slice(), [m] if m.agg == MeasureAgg::Min));
+}
+
+#[test]
+fn a_negation_before_where_a_wound_is_located_negates_the_location() {
+    for q in [
+        "VLUs that aren't located on the lower leg",
+        "wounds not located on the lower leg",
+        "VLUs that are not situated on the lower leg",
+    ] {
+        let u = ask(q);
+        let p = plan(&u);
+        let negated = p.filters.iter().any(|f| {
+            matches!(f, Constraint::Not { of } if matches!(of.as_ref(), Constraint::Compare { attribute, value: Value::Text(v), .. } if attribute == "wounds.location" && v == "lower_leg"))
+        });
+        assert!(negated, "{q}: {:?}", p.filters);
+    }
+}
+
+#[test]
+fn a_measurement_at_one_visit_than_at_another_keeps_each_sides_visit() {
+    for (q, op) in [
+        (
+            "open DFUs with a lower pain score at the last visit than at the first visit",
+            CompareOp::Lt,
+        ),
+        (
+            "wounds whose pain is higher at the latest assessment than at the first",
+            CompareOp::Gt,
+        ),
+        (
+            "wounds with a higher pain score at the first visit than at the latest",
+            CompareOp::Lt,
+        ),
+        ("wounds larger now than at the first visit", CompareOp::Gt),
+    ] {
+        let u = ask(q);
+        let p = plan(&u);
+        let found = p.filters.iter().any(|f| {
+            matches!(f, Constraint::Compare { attribute, op: o, .. } if (attribute == "wounds.pain_change" || attribute == "wounds.area_change_pct") && *o == op)
+        });
+        assert!(found, "{q}: {:?}", p.filters);
+    }
+}
+
+#[test]
+fn a_grain_said_with_its_dates_word_groups_by_that_date() {
+    for (q, attr, grain) in [
+        (
+            "pressure injuries by onset month for 2026",
+            "wounds.onset_date",
+            Grain::Month,
+        ),
+        (
+            "assessments by assessment month in 2025",
+            "assessments.assessed_on",
+            Grain::Month,
+        ),
+        (
+            "wounds by healed month in 2025",
+            "wounds.healed_date",
+            Grain::Month,
+        ),
+        (
+            "healed wounds by healed week this year",
+            "wounds.healed_date",
+            Grain::Week,
+        ),
+    ] {
+        let u = ask(q);
+        let p = plan(&u);
+        assert!(
+            matches!(p.dimensions.as_slice(), [Dimension::Time { attribute, grain: g }] if attribute == attr && *g == grain),
+            "{q}: {:?}",
+            p.dimensions
+        );
+        assert!(u.questions().next().is_none(), "{q}: the date is said");
+        // "healed" there names the date, not a second status
+        assert!(
+            !p.filters.iter().any(|f| matches!(f, Constraint::InSet { .. })),
+            "{q}: {:?}",
+            p.filters
+        );
+    }
+}
+
+#[test]
+fn a_count_of_related_records_in_total_is_a_condition_not_a_sum() {
+    let u = ask("patients with 10 or more assessments in total");
+    let p = plan(&u);
+    assert_eq!(p.intent, Intent::List);
+    assert_eq!(p.entity, "patients");
+    let u = ask("total area of open wounds");
+    assert!(matches!(plan(&u).metrics.as_slice(), [m] if m.agg == MeasureAgg::Sum));
+}
+
+#[test]
+fn one_row_per_group_with_the_number_of_records_counts_those_records() {
+    for q in [
+        "one row per clinician please, with the number of assessments each of them did in Oct 2025",
+        "one row per clinician with the number of assessments each did",
+    ] {
+        let u = ask(q);
+        let p = plan(&u);
+        assert_eq!(p.entity, "assessments", "{q}");
+        assert_eq!(
+            p.dimensions,
+            [Dimension::Attribute {
+                attribute: "clinicians.name".into()
+            }],
+            "{q}"
+        );
+    }
+}
+
+#[test]
+fn a_value_is_matched_on_its_words_as_written() {
+    let mut snap = AllowedValuesSnapshot::from_model_static(model());
+    snap.insert(
+        "clinics.name",
+        vec![
+            "Oak Ridge Limb Preservation Center".into(),
+            "Pine Hollow Limb Preservation Center".into(),
+            "Bayside Nursing & Rehabilitation Center".into(),
+            "Seacliff Nursing & Rehabilitation Center".into(),
+        ],
+        false,
+    );
+    // "preservation" alone would be corrected to "presentation"; "&" is not a word
+    for (q, name) in [
+        (
+            "open wounds treated at Oak Ridge Limb Preservation Center",
+            "Oak Ridge Limb Preservation Center",
+        ),
+        (
+            "bedbound residents at Bayside Nursing & Rehabilitation Center",
+            "Bayside Nursing & Rehabilitation Center",
+        ),
+    ] {
+        let u = ask_with(q, |i| i.with_allowed(&snap));
+        assert_eq!(u.decision, Decision::Answer, "{q}: {:?}", ids(&u));
+        assert!(
+            eq_filter(plan(&u), "clinics.name", Value::Text(name.into())),
+            "{q}"
+        );
+        assert!(u.assumptions.is_empty(), "{q}: {:?}", u.assumptions);
+    }
+}
+// ZZPROBE-BEGIN
+#[test]
+fn zz_probe() {
+    let text = std::fs::read_to_string("/tmp/probe.txt").unwrap_or_default();
+    let probe_today = d("2026-11-01");
+    for line in text.lines().filter(|l| !l.trim().is_empty()) {
+        let (prev, q) = match line.split_once(" >> ") {
+            Some((p, q)) => (Some(p), q),
+            None => (None, line),
+        };
+        let u = match prev {
+            Some(p) => {
+                let pu = understand(
+                    &EngineInput::new(model(), p, probe_today)
+                        .with_index(index())
+                        .with_allowed(allowed()),
+                );
+                match pu.plan {
+                    Some(pp) => {
+                        let ctx = ConversationContext::after(pp, 1);
+                        understand(
+                            &EngineInput::new(model(), q, probe_today)
+                                .with_index(index())
+                                .with_allowed(allowed())
+                                .with_context(&ctx),
+                        )
+                    }
+                    None => {
+                        println!("ZZ {line}\n  previous has no plan");
+                        continue;
+                    }
+                }
+            }
+            None => understand(
+                &EngineInput::new(model(), q, probe_today)
+                    .with_index(index())
+                    .with_allowed(allowed()),
+            ),
+        };
+        println!(
+            "ZZ {line}\n  DECISION {:?} entity={:?}\n  RESTATE {}",
+            u.decision, u.entity, u.restatement
+        );
+        for a in &u.ambiguities {
+            let opts: Vec<String> = a
+                .options
+                .iter()
+                .map(|o| format!("{}{}", o.id, if o.default { "*" } else { "" }))
+                .collect();
+            println!("  AMB {} {:?} {:?} [{}]", a.id, a.kind, a.text, opts.join(", "));
+        }
+        for a in &u.assumptions {
+            println!("  ASSUME {} := {}", a.piece, a.assumed);
+        }
+        for p in &u.pieces {
+            println!("  PIECE {}", serde_json::to_string(p).unwrap_or_default());
+        }
+        if let Some(p) = &u.plan {
+            println!("  PLAN {}", serde_json::to_string(p).unwrap_or_default());
+        }
+        if std::env::var("ZZSTEPS").is_ok() {
+            println!("  STEPS {}", serde_json::to_string(&u.steps).unwrap_or_default());
+        }
+    }
+}
+// ZZPROBE-END
+
+#[test]
+fn records_counted_per_group_reached_through_their_visits_are_counted_once_each() {
+    for (q, dim) in [
+        (
+            "For each clinician discipline, how many distinct patients did they see in 2025?",
+            "clinicians.discipline",
+        ),
+        (
+            "for each wound nurse, how many different patients have they assessed",
+            "clinicians.name",
+        ),
+        (
+            "number of distinct patients seen by each clinician",
+            "clinicians.name",
+        ),
+    ] {
+        let u = ask(q);
+        let p = plan(&u);
+        assert_eq!(p.entity, "assessments", "{q}");
+        assert!(
+            matches!(p.metrics.as_slice(), [m] if m.agg == MeasureAgg::CountDistinct && m.attribute.as_deref() == Some("patients.id")),
+            "{q}: {:?}",
+            p.metrics
+        );
+        assert!(
+            p.dimensions
+                .iter()
+                .any(|d| matches!(d, Dimension::Attribute { attribute } if attribute == dim)),
+            "{q}: {:?}",
+            p.dimensions
+        );
+        assert!(
+            u.restatement
+                .starts_with("Counting different patients across assessments"),
+            "{q}: {}",
+            u.restatement
+        );
+        // a period said of the patients' visits is the visits' date
+        if let Some(t) = &p.time_range {
+            assert_eq!(t.attribute, "assessments.assessed_on", "{q}");
+        }
+    }
+    // a grouping the records reach directly is counted as before
+    let u = ask("how many patients per clinic");
+    let p = plan(&u);
+    assert_eq!(p.entity, "patients");
+    assert!(matches!(p.metrics.as_slice(), [m] if m.agg == MeasureAgg::Count));
 }

@@ -44,6 +44,8 @@ pub struct GrainExpr {
     pub last: usize,
     /// The grain.
     pub grain: Grain,
+    /// The date's word inside it ("onset" in "by onset month"), read by the linker.
+    pub date_word: Option<usize>,
 }
 
 /// The earliest date any open-ended range starts at.
@@ -85,6 +87,7 @@ pub fn find_grains(tokens: &[Token]) -> Vec<GrainExpr> {
                 first: i,
                 last: i + 1,
                 grain,
+                date_word: None,
             });
             i += 1;
             continue;
@@ -100,8 +103,40 @@ pub fn find_grains(tokens: &[Token]) -> Vec<GrainExpr> {
                     first: i,
                     last: j + 1,
                     grain,
+                    date_word: None,
                 });
                 i = j + 1;
+                continue;
+            }
+            // "by onset month", "per assessment week": the date's word before the unit
+            // (which date is read from that word)
+            if j == i + 1
+                && matches!(
+                    w(j),
+                    "onset"
+                        | "assessment"
+                        | "assessed"
+                        | "visit"
+                        | "review"
+                        | "healed"
+                        | "healing"
+                        | "heal"
+                        | "birth"
+                        | "diagnosis"
+                        | "closure"
+                        | "registration"
+                        | "appointment"
+                )
+                && matches!(w(j + 1), "month" | "week" | "quarter" | "year")
+                && let Some(grain) = unit_grain(w(j + 1))
+            {
+                out.push(GrainExpr {
+                    first: i,
+                    last: j + 2,
+                    grain,
+                    date_word: Some(j),
+                });
+                i = j + 2;
                 continue;
             }
         }
@@ -113,6 +148,7 @@ pub fn find_grains(tokens: &[Token]) -> Vec<GrainExpr> {
                 first: i,
                 last: i + 3,
                 grain,
+                date_word: None,
             });
             i += 3;
             continue;
@@ -1021,11 +1057,17 @@ mod tests {
             ("each quarter", Grain::Quarter),
             ("month by month", Grain::Month),
             ("by year", Grain::Year),
+            ("by onset month", Grain::Month),
+            ("per assessment week", Grain::Week),
         ];
         for (q, g) in table {
             let found = find_grains(&tokenize(q));
             assert_eq!(found.len(), 1, "{q}");
             assert_eq!(found[0].grain, g, "{q}");
         }
+        // the date's word inside is left for the linker; another word is not a date
+        assert_eq!(find_grains(&tokenize("by onset month"))[0].date_word, Some(1));
+        assert_eq!(find_grains(&tokenize("by month"))[0].date_word, None);
+        assert!(find_grains(&tokenize("by etiology month")).is_empty());
     }
 }

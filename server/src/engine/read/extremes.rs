@@ -4,7 +4,7 @@
 //! the aggregate is taken over those — never the extreme of all visits, never each record's
 //! latest value.
 
-use crate::semantic::{MeasureAgg, SortOrder};
+use crate::semantic::{AttributeType, MeasureAgg, SortOrder};
 
 use crate::engine::reading::{Ctx, PerRecord, RankKey, RankSpec};
 
@@ -415,6 +415,125 @@ pub(super) fn which_record_extreme(ctx: &Ctx<'_>, st: &mut State) {
         every: false,
     });
     let _ = ei;
+}
+
+/// "which resident at Harborview has the earliest date of birth", "which open wound has the
+/// oldest onset date", "of the wounds still open, which one has the earliest onset date",
+/// "which clinician has the most recent assessment": the records asked about with "which",
+/// ranked by a date of their own (or the latest/earliest of their visits) — the record, not
+/// the extreme date alone, and one record when the question says one.
+pub(super) fn which_record_by_date(ctx: &Ctx<'_>, st: &mut State) {
+    if st.r.rank.is_some() {
+        return;
+    }
+    let model = ctx.model;
+    let ms = ctx.mentions;
+    let n = ctx.tokens.len();
+    // "which" opening the question or a clause after a comma
+    let Some(w) = (0..n).find(|&k| {
+        matches!(ctx.w(k), "which" | "what")
+            && (k == 0 || matches!(ctx.w(k - 1), "," | "so" | "ok" | "and" | "then" | "–" | "-"))
+    }) else {
+        return;
+    };
+    // the records: named right after "which", or "which one" of records named before
+    let (subject, subject_end) = if ctx.w(w + 1) == "one" {
+        let Some(e) = ms
+            .iter()
+            .filter(|m| m.last <= w)
+            .find_map(|m| m.entity().map(|e| model.entities[e].name.clone()))
+        else {
+            return;
+        };
+        (e, w + 2)
+    } else {
+        // "which resident", "which open wound" (a value word may come first)
+        let Some((e, last)) = ms
+            .iter()
+            .filter(|m| m.first > w && m.first <= w + 2)
+            .find_map(|m| m.entity().map(|e| (model.entities[e].name.clone(), m.last)))
+        else {
+            return;
+        };
+        (e, last)
+    };
+    let Some(ent) = model.entity(&subject) else { return };
+    // "… has/had the <superlative> <date>"
+    let Some(v) = (subject_end..(subject_end + 8).min(n)).find(|&k| {
+        // (not "performed": "which clinician performed the latest assessment" reads the
+        // clinician of that visit)
+        matches!(ctx.w(k), "has" | "had" | "have" | "with")
+    }) else {
+        return;
+    };
+    let mut s = v + 1;
+    if matches!(ctx.w(s), "had" | "got") {
+        s += 1;
+    }
+    if ctx.w(s) == "the" {
+        s += 1;
+    }
+    let (order, at) = match (ctx.w(s), ctx.w(s + 1)) {
+        ("earliest" | "oldest" | "first", _) => (SortOrder::Asc, s + 1),
+        ("latest" | "newest" | "last", _) => (SortOrder::Desc, s + 1),
+        ("most", "recent") => (SortOrder::Desc, s + 2),
+        _ => return,
+    };
+    // the date's own words ("onset date", "date of birth"), or the visits' word ("the
+    // most recent assessment": the date of the record's visits)
+    let own = ms
+        .iter()
+        .enumerate()
+        .find(|(_, m)| m.first == at)
+        .and_then(|(mi, m)| {
+            m.attributes().find_map(|(x, a)| {
+                (model.entities[x].name == subject
+                    && model.entities[x].attributes[a].ty == AttributeType::Date)
+                    .then(|| (qualified(model, x, a), m.last, mi))
+            })
+        });
+    let visit = || {
+        let e = model.find_entity(ctx.w(at))?;
+        if e.name == subject || !model.has_many(&subject, &e.name) {
+            return None;
+        }
+        let d = model.time_dimension(e.default_time_dimension.as_deref()?)?;
+        d.attribute
+            .starts_with("assessments.")
+            .then(|| (d.attribute.clone(), at + 1))
+    };
+    let (key, end, visits) = match own {
+        Some((a, end, _)) => (a, end, false),
+        None => match visit() {
+            Some((a, end)) => (a, end, true),
+            None => return,
+        },
+    };
+    let _ = ent;
+    let one = ctx.w(w + 1) == "one";
+    for (oi, o) in ms.iter().enumerate() {
+        if o.first < end && o.last > s {
+            st.used[oi] = true;
+        }
+    }
+    if visits {
+        st.r.visit_hint = Some(false);
+        if st.r.visit_hint_at.is_some_and(|(a, b)| a < end && b > s) {
+            st.r.visit_hint_at = None;
+            st.r.visit_first = false;
+        }
+    }
+    st.r.consumed.push((s, end));
+    st.rank_subject = Some(subject.clone());
+    st.r.rank = Some(RankSpec {
+        n: one.then_some(1),
+        order,
+        key: RankKey::Attribute(key),
+        subject: Some(subject),
+        span: ctx.span_of(s, end),
+        skip: 0,
+        every: false,
+    });
 }
 
 /// "the 5 smallest open pressure injuries by current area", "10 largest wounds by initial

@@ -77,7 +77,10 @@ pub(super) fn measures(ctx: &Ctx<'_>, st: &mut State) {
             let compared = prev == "the" && matches!(ctx.w(m.first.wrapping_sub(2)), "compare" | "comparing");
             let attr_reading = m.attributes().next().is_some()
                 && !compared
+                // "one row per clinician with the number of assessments": with a grouping,
+                // the count per group
                 && (matches!(prev, "with" | "highest" | "most" | "lowest" | "fewest" | "the")
+                    && !(st.r.dims.len() == 1 && matches!(prev, "with" | "the") && ctx.w(m.first.wrapping_sub(2)) != "by")
                     || ctx.comparisons.iter().any(|c| c.subject_mention == Some(mi))
                     || ctx.cues.agg.is_some() && model.measures[mx].agg == MeasureAgg::Count);
             if attr_reading {

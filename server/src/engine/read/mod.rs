@@ -23,7 +23,7 @@
 //! | `negation.rs` | "not", "no wounds", "never", "regardless of", "not seen in 2 weeks" |
 //! | `durations.rs` | days between two dates, "healed within 90 days" |
 //! | `visits.rs` | "at the latest assessment", "at any visit", "area at the first assessment" |
-//! | `extremes.rs` | an aggregate of each record's extreme: "average of each wound's largest area"; the date of the last or first record: "date of the last assessment" |
+//! | `extremes.rs` | an aggregate of each record's extreme: "average of each wound's largest area"; the date of the last or first record: "date of the last assessment"; the record with the earliest or latest date: "which resident has the earliest date of birth" |
 //! | `first_latest.rs` | a measurement's first and latest values side by side: "area at first assessment vs latest area", "initial and current area of wound 12" |
 //! | `versus.rs` | two values of one record compared: "latest area above the first one", "shrank since the first visit" |
 //! | `ids.rs` | a record named by its key ("wound id 100"), the parent of the records listed ("wound 1234's assessments", "pt 42's visits"); "assessment ids" as the records |
@@ -64,6 +64,7 @@ use state::State;
 /// Reads the question: each step gives roles to the mentions the earlier ones left.
 pub(crate) fn read(ctx: &Ctx<'_>) -> Reading {
     let mut st = State::new(ctx);
+    time::grain_date(ctx, &mut st);
     versus::change_by_amount(ctx, &mut st);
     versus::change_since_first(ctx, &mut st);
     compare::claim_comparison_words(ctx, &mut st);
@@ -72,6 +73,7 @@ pub(crate) fn read(ctx: &Ctx<'_>) -> Reading {
     visits::read_not_at_latest(ctx, &mut st.r, &mut st.used);
     visits::read_visit_hint(ctx, &mut st.r, &mut st.used);
     extremes::which_record_extreme(ctx, &mut st);
+    extremes::which_record_by_date(ctx, &mut st);
     extremes::ranking_word_by_measure(ctx, &mut st);
     first_latest::first_and_latest(ctx, &mut st);
     visits::read_history_extreme(ctx, &mut st);

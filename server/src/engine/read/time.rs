@@ -41,6 +41,45 @@ pub(super) fn time_terms(ctx: &Ctx<'_>, st: &mut State) {
     }
 }
 
+/// "by onset month", "per healed week": the date word inside a grain says which date the
+/// periods are of (read before values: "healed" there is not a status).
+pub(super) fn grain_date(ctx: &Ctx<'_>, st: &mut State) {
+    let model = ctx.model;
+    let Some(g) = ctx.grains.first() else { return };
+    let Some(k) = g.date_word else { return };
+    let linked = ctx
+        .mentions
+        .iter()
+        .filter(|m| m.first <= k && k < m.last)
+        .find_map(|m| {
+            m.time_dimension().or_else(|| {
+                m.attributes().find_map(|(e, a)| {
+                    let q = super::state::qualified(model, e, a);
+                    model.time_dimensions.iter().position(|d| d.attribute == q)
+                })
+            })
+        });
+    // "healed" is linked as a status; the date is named by the dimension's own word
+    let named = || {
+        let w = ctx.w(k);
+        model.time_dimensions.iter().position(|d| {
+            d.name == w
+                || d.synonyms.iter().any(|s| s == w)
+                || d.label
+                    .split_whitespace()
+                    .next()
+                    .is_some_and(|l| l.eq_ignore_ascii_case(w))
+        })
+    };
+    let Some(d) = linked.or_else(named) else { return };
+    st.time_dim = Some(model.time_dimensions[d].name.clone());
+    for (mi, m) in ctx.mentions.iter().enumerate() {
+        if m.first <= k && k < m.last {
+            st.used[mi] = true;
+        }
+    }
+}
+
 /// The time range and its date column, and the grain of a trend.
 pub(super) fn range(ctx: &Ctx<'_>, st: &mut State) {
     st.r.time_dimension = st.time_dim.clone();

@@ -201,14 +201,27 @@ pub(super) fn two_measurements(ctx: &Ctx<'_>, st: &mut State) {
             .next_back();
         // the right side: a measurement mention after it, or the same measurement implied
         // ("bigger than at the first visit", "since the first assessment")
-        let right_end = (after..(after + 7).min(n))
-            .find(|&i| {
-                matches!(
-                    ctx.w(i),
-                    "and" | "or" | "," | "but" | "with" | "who" | "which" | "where" | "by" | "in"
-                )
-            })
-            .unwrap_or((after + 7).min(n));
+        let side_end = |from: usize| {
+            (from..(from + 7).min(n))
+                .find(|&i| {
+                    matches!(
+                        ctx.w(i),
+                        "and" | "or" | "," | "but" | "with" | "who" | "which" | "where" | "by" | "in"
+                    )
+                })
+                .unwrap_or((from + 7).min(n))
+        };
+        // "a lower pain score at the last visit than at the first", "pain higher at the
+        // latest assessment than at the first": the operator's "than" comes later, and the
+        // visit said before it is the left side's
+        let than_at = (ctx.w(after.wrapping_sub(1)) != "than")
+            .then(|| (after..(after + 8).min(n)).find(|&i| ctx.w(i) == "than"))
+            .flatten()
+            .filter(|&t| visit_said(ctx, after, t).is_some());
+        let (right_from, right_end) = match than_at {
+            Some(t) => (t + 1, side_end(t + 1)),
+            None => (after, side_end(after)),
+        };
         let right = ctx
             .mentions
             .iter()
@@ -221,11 +234,14 @@ pub(super) fn two_measurements(ctx: &Ctx<'_>, st: &mut State) {
         let right_last = right.as_ref().map(|(_, l, _)| *l);
         let right_v = right.as_ref().and_then(|(_, _, (_, v))| *v);
         let right_base = right.as_ref().map(|(_, _, (b, _))| b.clone());
-        let left_visit_words = visit_said(
-            ctx,
-            left_first.map_or(k.saturating_sub(3), |f| f.saturating_sub(3)),
-            k + 1,
-        );
+        let left_visit_words = match than_at {
+            Some(t) => visit_said(ctx, after, t),
+            None => visit_said(
+                ctx,
+                left_first.map_or(k.saturating_sub(3), |f| f.saturating_sub(3)),
+                k + 1,
+            ),
+        };
         let visit_noun = |w: &str| {
             matches!(
                 w,
@@ -248,7 +264,7 @@ pub(super) fn two_measurements(ctx: &Ctx<'_>, st: &mut State) {
                 right_words_end = right_words_end.max(i + 1);
             }
         }
-        let right_visit_words = visit_said(ctx, after, right_end);
+        let right_visit_words = visit_said(ctx, right_from, right_end);
         let Some(right_visit) = right_visit_words.or(right_v) else {
             continue;
         };
