@@ -535,6 +535,13 @@ pub(crate) fn vague_terms(ctx: &Ctx<'_>, r: &Reading, d: &mut Detected) {
                 term_severity(term, Severity::Medium),
             ),
             TermKind::Aggregation => {
+                // "average" beside a column word ("average wound size") leaves the metric's
+                // slot to that word's own choice; the mean is the column's aggregate there
+                if term.id == "average"
+                    && !matches!(r.metric, MetricSpec::Agg { .. } | MetricSpec::Measure(_))
+                {
+                    continue;
+                }
                 let slot = if r.metric != MetricSpec::None && r.metric != MetricSpec::Count {
                     Slot::Metric
                 } else if term.options.iter().any(|o| o.constraint.is_some()) {
@@ -2071,7 +2078,11 @@ pub(crate) fn status_scope(ctx: &Ctx<'_>, r: &Reading, d: &mut Detected) {
     }
     let conditioned = owners_of_a_kind
         || r.terms.iter().any(|t| {
-            t.anchor == "wounds" && !matches!(model.terms[t.term].kind, TermKind::Time | TermKind::Status)
+            t.anchor == "wounds"
+                && !matches!(
+                    model.terms[t.term].kind,
+                    TermKind::Time | TermKind::Status | TermKind::Aggregation
+                )
         })
         || !r.visit_values.is_empty()
         || r.filters.iter().any(|f| {

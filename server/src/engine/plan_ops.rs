@@ -357,6 +357,14 @@ fn choose_aggregation(model: &SemanticModel, plan: &mut QueryPlan, aggregation: 
         return;
     };
     let attr = metric.attribute.clone();
+    // "average" read as the mean it already is: nothing to change (the metric's attribute
+    // may still be a column word's, settled by its own choice)
+    if matches!(
+        (aggregation, metric.agg),
+        (Aggregation::Mean, MeasureAgg::Avg) | (Aggregation::Median, MeasureAgg::Median)
+    ) {
+        return;
+    }
     let new = match aggregation {
         Aggregation::Latest | Aggregation::First => {
             let Some(a) = attr else { return };

@@ -6884,72 +6884,6 @@ fn a_value_is_matched_on_its_words_as_written() {
         assert!(u.assumptions.is_empty(), "{q}: {:?}", u.assumptions);
     }
 }
-// ZZPROBE-BEGIN
-#[test]
-fn zz_probe() {
-    let text = std::fs::read_to_string("/tmp/probe.txt").unwrap_or_default();
-    let probe_today = d("2026-11-01");
-    for line in text.lines().filter(|l| !l.trim().is_empty()) {
-        let (prev, q) = match line.split_once(" >> ") {
-            Some((p, q)) => (Some(p), q),
-            None => (None, line),
-        };
-        let u = match prev {
-            Some(p) => {
-                let pu = understand(
-                    &EngineInput::new(model(), p, probe_today)
-                        .with_index(index())
-                        .with_allowed(allowed()),
-                );
-                match pu.plan {
-                    Some(pp) => {
-                        let ctx = ConversationContext::after(pp, 1);
-                        understand(
-                            &EngineInput::new(model(), q, probe_today)
-                                .with_index(index())
-                                .with_allowed(allowed())
-                                .with_context(&ctx),
-                        )
-                    }
-                    None => {
-                        println!("ZZ {line}\n  previous has no plan");
-                        continue;
-                    }
-                }
-            }
-            None => understand(
-                &EngineInput::new(model(), q, probe_today)
-                    .with_index(index())
-                    .with_allowed(allowed()),
-            ),
-        };
-        println!(
-            "ZZ {line}\n  DECISION {:?} entity={:?}\n  RESTATE {}",
-            u.decision, u.entity, u.restatement
-        );
-        for a in &u.ambiguities {
-            let opts: Vec<String> = a
-                .options
-                .iter()
-                .map(|o| format!("{}{}", o.id, if o.default { "*" } else { "" }))
-                .collect();
-            println!("  AMB {} {:?} {:?} [{}]", a.id, a.kind, a.text, opts.join(", "));
-        }
-        for a in &u.assumptions {
-            println!("  ASSUME {} := {}", a.piece, a.assumed);
-        }
-        for p in &u.pieces {
-            println!("  PIECE {}", serde_json::to_string(p).unwrap_or_default());
-        }
-        if let Some(p) = &u.plan {
-            println!("  PLAN {}", serde_json::to_string(p).unwrap_or_default());
-        }
-        if std::env::var("ZZSTEPS").is_ok() {
-            println!("  STEPS {}", serde_json::to_string(&u.steps).unwrap_or_default());
-        }
-    }
-}
-// ZZPROBE-END
 
 #[test]
 fn records_counted_per_group_reached_through_their_visits_are_counted_once_each() {
@@ -6998,4 +6932,28 @@ fn records_counted_per_group_reached_through_their_visits_are_counted_once_each(
     let p = plan(&u);
     assert_eq!(p.entity, "patients");
     assert!(matches!(p.metrics.as_slice(), [m] if m.agg == MeasureAgg::Count));
+}
+
+#[test]
+fn an_average_of_an_attribute_shows_the_mean_as_an_assumption_the_median_a_click_away() {
+    let u = ask("avg bmi of pts with diabetes");
+    assert_eq!(u.decision, Decision::AnswerWithAssumptions);
+    let a = u.ambiguity("term:average@patients").expect("the average's badge");
+    assert!(!a.ask, "a badge, not a question");
+    assert!(matches!(plan(&u).metrics.as_slice(), [m] if m.agg == MeasureAgg::Avg));
+    let median = Resolutions::empty().with_option("term:average@patients", "median");
+    let v = ask_with("avg bmi of pts with diabetes", |i| i.with_resolutions(&median));
+    assert!(
+        matches!(plan(&v).metrics.as_slice(), [m] if m.agg == MeasureAgg::Median && m.attribute.as_deref() == Some("patients.bmi"))
+    );
+    // "mean" names the mean itself; beside a column word the column's own choice decides
+    assert!(
+        ask("mean bmi of pts with diabetes")
+            .ambiguity("term:average@patients")
+            .is_none()
+    );
+    let w = ask("average wound size");
+    assert!(w.ambiguity("term:average@wounds").is_none(), "{:?}", ids(&w));
+    assert!(w.ambiguity("status@wounds").is_none(), "{:?}", ids(&w));
+    assert_eq!(plan(&w).entity, "wounds");
 }

@@ -298,7 +298,7 @@ pub const BLIND_FLOORS: Limits = Limits {
     clarify_clear: 53.0 / 1120.0 + 1e-9,
     exec_clear: 1037.0 / 1101.0 - 1e-9,
     after_answer: 100.0 / 113.0 - 1e-9,
-    silent: 21.0 / 658.0 + 1e-9,
+    silent: 13.0 / 658.0 + 1e-9,
 };
 
 /// Silent guesses in the tuned and holdout parts: a ratchet below the 3 % target, at the

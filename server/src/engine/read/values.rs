@@ -181,7 +181,17 @@ pub(super) fn values(ctx: &Ctx<'_>, st: &mut State) {
                 st.used[mi] = true;
                 continue;
             }
-            if kind == TermKind::Aggregation && matches!(model.terms[t].id.as_str(), "average" | "total") {
+            // "average" is the mean unless the user picks the median (its badge, as the
+            // Glossary says); "mean" names the mean itself, "total" is read by the intent
+            if kind == TermKind::Aggregation
+                && (model.terms[t].id == "total"
+                    || model.terms[t].id == "average"
+                        && (m.phrase == "mean"
+                            || matches!(
+                                st.r.metric,
+                                MetricSpec::AggColumn { .. } | MetricSpec::TermMeasure { .. }
+                            )))
+            {
                 st.used[mi] = true;
                 continue;
             }
