@@ -1183,6 +1183,29 @@ pub(crate) fn unknown_words(ctx: &Ctx<'_>, r: &Reading, cov: &Coverage, d: &mut 
             opt.default = dist <= 1 && options.is_empty();
             options.push(opt);
         }
+        // then what words said about these records usually mean (the model's list for
+        // the entity: "crusty wounds" may be sloughy or necrotic ones)
+        let described = model
+            .entity(&entity)
+            .map(|e| e.unknown_word_terms.as_slice())
+            .unwrap_or_default();
+        for id in described {
+            let Some(term) = model.terms.iter().find(|t| t.id == *id) else {
+                continue;
+            };
+            let opt_id = format!("term:{}", term.id);
+            if options.iter().any(|o| o.id == opt_id) {
+                continue;
+            }
+            let Some(o) = term.default_option() else {
+                continue;
+            };
+            let mut opt = term_option(o, false, None);
+            opt.id = opt_id;
+            opt.label = format!("\"{}\": {}", term.phrase, o.label);
+            opt.default = false;
+            options.push(opt);
+        }
         let text = u.text.clone();
         let guessed = options.iter().any(|o| o.default);
         options.push(option(

@@ -6957,3 +6957,36 @@ fn an_average_of_an_attribute_shows_the_mean_as_an_assumption_the_median_a_click
     assert!(w.ambiguity("status@wounds").is_none(), "{:?}", ids(&w));
     assert_eq!(plan(&w).entity, "wounds");
 }
+
+#[test]
+fn an_unknown_word_offers_what_words_about_those_records_usually_mean() {
+    let u = ask("list the crusty VLUs");
+    let a = u.ambiguity("unknown:crusty").expect("asked about");
+    assert!(a.ask);
+    let opts: Vec<&str> = a.options.iter().map(|o| o.id.as_str()).collect();
+    for id in ["term:sloughy", "term:necrotic", "term:infected", "ignore"] {
+        assert!(opts.contains(&id), "{opts:?}");
+    }
+    // nothing near it: leaving it out stays the best guess
+    assert!(a.options.iter().any(|o| o.id == "ignore" && o.default));
+    // picking one applies that term's default reading
+    let pick = Resolutions::empty().with_option("unknown:crusty", "term:sloughy");
+    let v = ask_with("list the crusty VLUs", |i| i.with_resolutions(&pick));
+    assert!(
+        has_filter(plan(&v), "wounds.latest_tissue"),
+        "{:?}",
+        plan(&v).filters
+    );
+    // a near spelling is still first and preselected
+    let h = ask("hueg open wounds");
+    let a = h.ambiguity("unknown:hueg").expect("asked about");
+    assert_eq!(
+        a.options.first().map(|o| (o.id.as_str(), o.default)),
+        Some(("term:huge", true))
+    );
+    // each record's own list: patients get patients' words
+    let p = ask("which patients are bouncebacks");
+    let a = p.ambiguity("unknown:bouncebacks").expect("asked about");
+    assert!(a.options.iter().any(|o| o.id == "term:frequent"));
+    assert!(!a.options.iter().any(|o| o.id == "term:sloughy"));
+}

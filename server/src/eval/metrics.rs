@@ -297,7 +297,7 @@ pub const BLIND_FLOORS: Limits = Limits {
     recall: 465.0 / 515.0 - 1e-9,
     clarify_clear: 53.0 / 1120.0 + 1e-9,
     exec_clear: 1037.0 / 1101.0 - 1e-9,
-    after_answer: 100.0 / 113.0 - 1e-9,
+    after_answer: 108.0 / 113.0 - 1e-9,
     silent: 13.0 / 658.0 + 1e-9,
 };
 

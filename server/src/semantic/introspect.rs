@@ -531,6 +531,7 @@ async fn draft_entity(
         display_attribute: display,
         list_attributes: Vec::new(),
         default_time_dimension: None,
+        unknown_word_terms: Vec::new(),
         attributes,
     }
 }

@@ -101,6 +101,10 @@ pub struct Entity {
     /// The time dimension used when a question gives a window but no date column.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub default_time_dimension: Option<String>,
+    /// Dictionary terms offered when a word said about these records is unknown
+    /// ("crusty wounds": infected, necrotic, sloughy …), after the terms spelled like it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unknown_word_terms: Vec<String>,
     /// The entity's attributes.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub attributes: Vec<Attribute>,

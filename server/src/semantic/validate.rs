@@ -288,6 +288,16 @@ impl<'m> Validator<'m> {
                     );
                 }
             }
+            for t in &e.unknown_word_terms {
+                match self.model.terms.iter().find(|x| x.id == *t) {
+                    None => self.problem(&entry, format!("unknown_word_terms: unknown term {}", q(t))),
+                    Some(x) if !x.applies_to.is_empty() && !x.applies_to.contains(&e.name) => self.problem(
+                        &entry,
+                        format!("unknown_word_terms: term {} does not apply to this entity", q(t)),
+                    ),
+                    Some(_) => {}
+                }
+            }
             if let Some(d) = &e.default_time_dimension {
                 match self.model.time_dimension(d) {
                     None => self.problem(&entry, format!("unknown default time dimension {}", q(d))),

@@ -725,6 +725,11 @@ fn other_unknown_or_unreachable_references_are_rejected() {
             "entity \"wounds\": list_attributes: \"colour\" is not an attribute",
         ),
         (
+            "entity unknown_word_terms: unknown term",
+            Model(|m| entity(m, "wounds").unknown_word_terms = vec!["infected".into(), "grotty".into()]),
+            "entity \"wounds\": unknown_word_terms: unknown term \"grotty\"",
+        ),
+        (
             "entity default time dimension",
             Model(|m| entity(m, "wounds").default_time_dimension = Some("started".into())),
             "entity \"wounds\": unknown default time dimension \"started\"",
