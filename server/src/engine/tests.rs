@@ -5280,6 +5280,15 @@ fn a_formula_said_after_computed_as_is_read_as_an_instruction_and_shown() {
         "{:?}",
         u.assumptions
     );
+    // a share's formula: its words are not filters ("healed wounds" is the share's
+    // condition, not every row's)
+    let u = ask(
+        "percentage of wounds healed for each etiology, computed as healed wounds / all wounds of that etiology x 100",
+    );
+    let p = plan(&u);
+    assert!(p.filters.is_empty(), "{:?}", p.filters);
+    assert!(matches!(p.metrics.as_slice(), [m] if m.agg == MeasureAgg::Share && m.condition.is_some()));
+    assert!(u.questions().next().is_none(), "{:?}", ids(&u));
     // a word the model does not know inside it is still reported
     let u = ask("mean healing days of venous ulcers, calculated as healed date minus frobnication");
     assert!(

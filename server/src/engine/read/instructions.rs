@@ -547,6 +547,12 @@ fn formula_end(ctx: &Ctx<'_>, k: usize) -> Option<usize> {
                     | "100"
                     | "percent"
                     | "%"
+                    // "… / all wounds of that etiology x 100"
+                    | "that"
+                    | "those"
+                    | "same"
+                    | "per"
+                    | "for"
             );
         if !known {
             return None;
