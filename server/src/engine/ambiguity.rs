@@ -536,9 +536,13 @@ pub(crate) fn vague_terms(ctx: &Ctx<'_>, r: &Reading, d: &mut Detected) {
             ),
             TermKind::Aggregation => {
                 // "average" beside a column word ("average wound size") leaves the metric's
-                // slot to that word's own choice; the mean is the column's aggregate there
+                // slot to that word's own choice; the mean is the column's aggregate there.
+                // Groups kept by their average ("care settings whose average bmi is below
+                // 29") cannot be kept by a median: no badge offering one
                 if term.id == "average"
-                    && !matches!(r.metric, MetricSpec::Agg { .. } | MetricSpec::Measure(_))
+                    && (!matches!(r.metric, MetricSpec::Agg { .. } | MetricSpec::Measure(_))
+                        || r.having.is_some()
+                        || r.pieces.iter().any(|p| p.target == "per group"))
                 {
                     continue;
                 }

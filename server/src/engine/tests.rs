@@ -6961,6 +6961,9 @@ fn an_average_of_an_attribute_shows_the_mean_as_an_assumption_the_median_a_click
             .ambiguity("term:average@patients")
             .is_none()
     );
+    // groups kept by their average cannot be kept by a median: nothing to offer
+    let g = ask("care settings whose average recorded bmi is below 29");
+    assert!(g.ambiguity("term:average@patients").is_none(), "{:?}", ids(&g));
     let w = ask("average wound size");
     assert!(w.ambiguity("term:average@wounds").is_none(), "{:?}", ids(&w));
     assert!(w.ambiguity("status@wounds").is_none(), "{:?}", ids(&w));
