@@ -444,11 +444,12 @@ pub fn table(
             continue;
         };
         for row in &mut rows.rows {
-            if let Some(cell) = row.get_mut(i)
-                && let Some(code) = cell.as_str()
-                && let Some(label) = allowed.label_for(&crate::semantic::Value::Text(code.to_owned()))
+            if let Some(serde_json::Value::String(code)) = row.get_mut(i)
+                && let Some(label) = allowed.label_for_text(code)
             {
-                *cell = serde_json::Value::String(label.to_owned());
+                // the code's own buffer takes the label (no allocation when it fits)
+                code.clear();
+                code.push_str(label);
             }
         }
     }
@@ -572,5 +573,43 @@ mod tests {
         let again = kept.serialize_once().unwrap().to_owned();
         assert_ne!(again, reference);
         assert_eq!(serde_json::to_string(&kept).unwrap(), again);
+    }
+
+    /// Every coded value of the wound-care model reads as the same label through the
+    /// text look-up as through the general one; anything else has none.
+    #[test]
+    fn a_coded_cell_reads_as_the_label_the_model_gives_it() {
+        use crate::semantic::{SemanticModel, Value, WOUND_CARE_FILE, WOUND_CARE_TOML};
+        let model = SemanticModel::from_toml_str(WOUND_CARE_TOML, WOUND_CARE_FILE).unwrap();
+        let mut labelled = 0;
+        let qualified = model
+            .entities
+            .iter()
+            .flat_map(|e| e.attributes.iter().map(move |a| format!("{}.{}", e.name, a.name)));
+        for attribute in qualified {
+            let Some(allowed) = model.allowed_values(&attribute) else {
+                continue;
+            };
+            for v in allowed.listed() {
+                let Value::Text(code) = &v.value else {
+                    assert_eq!(allowed.label_for_text(&v.value.to_string()), None);
+                    continue;
+                };
+                assert_eq!(
+                    allowed.label_for_text(code),
+                    allowed.label_for(&v.value),
+                    "{attribute}: {code}"
+                );
+                labelled += usize::from(allowed.label_for_text(code).is_some());
+            }
+            for other in ["", "no_such_code", "Venous leg ulcer", "1"] {
+                assert_eq!(
+                    allowed.label_for_text(other),
+                    allowed.label_for(&Value::Text(other.to_owned())),
+                    "{attribute}: {other}"
+                );
+            }
+        }
+        assert!(labelled > 10, "the model labels its codes: {labelled}");
     }
 }
