@@ -263,7 +263,10 @@ impl Warehouse {
         for (i, r) in statements.into_iter().enumerate() {
             let me = self.clone();
             let cached = cache.as_ref().map(|(c, v)| ((*c).clone(), v.clone()));
-            set.spawn(async move {
+            // boxed: the task holds a pointer to the statement's state (kilobytes: the whole
+            // read of a statement), which tokio would otherwise copy as it spawns the task
+            // and again as it stores its output
+            set.spawn(Box::pin(async move {
                 let count = match cached {
                     Some((cache, version)) => {
                         let key = format!("{}\u{1f}{:?}", r.sql, r.values);
@@ -272,7 +275,7 @@ impl Warehouse {
                     None => (me.count(&r).await, false),
                 };
                 (i, count)
-            });
+            }));
         }
         let mut reused = 0;
         let mut out = vec![None; n];
