@@ -390,8 +390,16 @@ async fn fetch_sqlite(
     limit: Duration,
     read: Read,
 ) -> Result<Vec<Vec<Json>>, ExecError> {
+    let begun = Instant::now();
     let mut conn = pool.acquire().await.map_err(db_err)?;
-    let deadline = Instant::now() + limit;
+    // Through sqlx the caller stops waiting at the limit (its timer started before the
+    // connection was acquired) and the statement is stopped at the limit after it got
+    // its connection. A direct read cannot be given up half-way, so it is stopped where
+    // the caller would have stopped waiting.
+    let deadline = match read {
+        Read::Direct => begun + limit,
+        Read::Sqlx => Instant::now() + limit,
+    };
     {
         let mut handle = conn.lock_handle().await.map_err(db_err)?;
         handle.set_progress_handler(PROGRESS_STEPS, move || Instant::now() < deadline);

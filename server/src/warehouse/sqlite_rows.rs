@@ -80,8 +80,10 @@ unsafe fn read_raw(db: *mut ffi::sqlite3, rendered: &Rendered) -> Result<Vec<Vec
     let used = (tail as usize)
         .saturating_sub(sql.as_ptr() as usize)
         .min(sql.len());
-    if !rendered.sql.get(used..).unwrap_or("").trim().is_empty() {
-        return Err(Direct::Unsupported);
+    match rendered.sql.get(used..) {
+        Some(rest) if rest.trim().is_empty() => {}
+        // another statement follows (or the tail is not where it should be): sqlx's business
+        _ => return Err(Direct::Unsupported),
     }
     unsafe { bind(db, stmt.0, &rendered.values) }?;
 
@@ -455,7 +457,14 @@ mod tests {
         let pool = pool().await;
         let mut conn = pool.acquire().await.unwrap();
         let mut handle = conn.lock_handle().await.unwrap();
-        for sql in ["SELECT 1; SELECT 2", "SELECT ?1", "SELECT :a", "", "  -- nothing"] {
+        for sql in [
+            "SELECT 1; SELECT 2",
+            "SELECT 1; -- a note",
+            "SELECT ?1",
+            "SELECT :a",
+            "",
+            "  -- nothing",
+        ] {
             let r = statement(sql, vec![BoundValue::Int(1)], &[AttributeType::Integer]);
             assert!(
                 matches!(read(&mut handle, &r), Err(Direct::Unsupported)),
