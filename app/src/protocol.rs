@@ -680,7 +680,7 @@ pub struct ThinkingStep {
 }
 
 /// The rows of an answer.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
 #[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct ResultTable {
     /// Column descriptions, in order.
@@ -691,6 +691,72 @@ pub struct ResultTable {
     pub row_count: u32,
     /// More rows matched than the row cap allows.
     pub truncated: bool,
+    /// The table as JSON, once [`ResultTable::serialize_once`] made it: never sent or
+    /// read itself, it is what serializing the table writes from then on.
+    #[serde(skip)]
+    pub serialized: SerializedTable,
+}
+
+impl ResultTable {
+    /// Serializes the table as JSON and keeps the text, so that serializing it again (the
+    /// answer's response, after the same text was stored with its History entry) writes
+    /// the kept text instead of formatting every cell once more. Returns the text.
+    ///
+    /// The kept text is the table as it is now: change no field afterwards (a change
+    /// would not be seen by the next serialization).
+    pub fn serialize_once(&mut self) -> Result<&str, serde_json::Error> {
+        self.serialized = SerializedTable::default();
+        let raw = serde_json::value::to_raw_value(&*self)?;
+        Ok(self.serialized.0.insert(std::sync::Arc::from(raw)).get())
+    }
+}
+
+impl Serialize for ResultTable {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        if let Some(json) = &self.serialized.0 {
+            return Serialize::serialize(&**json, serializer);
+        }
+        /// The fields as they are sent (the same names and order as the struct).
+        #[derive(Serialize)]
+        #[serde(rename = "ResultTable")]
+        struct Fields<'a> {
+            columns: &'a [ResultColumn],
+            rows: &'a [Vec<serde_json::Value>],
+            row_count: u32,
+            truncated: bool,
+        }
+        Fields {
+            columns: &self.columns,
+            rows: &self.rows,
+            row_count: self.row_count,
+            truncated: self.truncated,
+        }
+        .serialize(serializer)
+    }
+}
+
+/// A [`ResultTable`]'s JSON once serialized ([`ResultTable::serialize_once`]). Cheap to
+/// clone; two tables compare by their fields, never by this.
+#[derive(Clone, Default)]
+pub struct SerializedTable(Option<std::sync::Arc<serde_json::value::RawValue>>);
+
+impl SerializedTable {
+    /// The kept JSON text, if any.
+    pub fn get(&self) -> Option<&str> {
+        self.0.as_deref().map(serde_json::value::RawValue::get)
+    }
+}
+
+impl PartialEq for SerializedTable {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl std::fmt::Debug for SerializedTable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.0.is_some() { "kept" } else { "none" })
+    }
 }
 
 /// One result column.

@@ -1430,3 +1430,101 @@ async fn two_clinicians_with_one_name_are_two_groups_each_named_with_its_id() {
     })
     .await;
 }
+
+/// An answer's table is serialized once: the response carries exactly the text stored
+/// with its History entry, and that text is the table's plain serialization (what was
+/// sent and stored before), for a clear question and for a round's answer.
+#[tokio::test]
+async fn the_answer_table_in_the_response_is_the_text_stored_with_its_history_entry() {
+    use axum::body::Body;
+    use axum::http::{Request, header};
+    use http_body_util::BodyExt;
+    use serde_json::value::RawValue;
+    use tower::ServiceExt;
+
+    /// The raw body of a JSON request as alice.
+    async fn raw_body(api: &Api, path: &str, body: Value) -> (StatusCode, Vec<u8>) {
+        let req = Request::builder()
+            .method(Method::POST)
+            .uri(path)
+            .header(header::HOST, "clarion.test")
+            .header(header::CONTENT_TYPE, "application/json")
+            .header(header::AUTHORIZATION, format!("Bearer {}", api.alice))
+            .body(Body::from(body.to_string()))
+            .unwrap();
+        let res = api.app.clone().oneshot(req).await.unwrap();
+        let status = res.status();
+        (
+            status,
+            res.into_body().collect().await.unwrap().to_bytes().to_vec(),
+        )
+    }
+
+    #[derive(serde::Deserialize)]
+    struct Sent<'a> {
+        thread_id: String,
+        #[serde(borrow)]
+        table: &'a RawValue,
+    }
+
+    async fn check(api: &Api, bytes: &[u8]) {
+        let sent: Sent = serde_json::from_slice(bytes).unwrap();
+        let stored = api
+            .state
+            .store
+            .thread_history(
+                api.alice_id,
+                &server::store::ThreadId::new(sent.thread_id.clone()),
+            )
+            .await
+            .unwrap();
+        let (_, text) = stored.last().expect("a History entry");
+        assert_eq!(text.as_deref(), Some(sent.table.get()), "stored and sent alike");
+        let table: app::protocol::ResultTable = serde_json::from_str(sent.table.get()).unwrap();
+        assert!(table.row_count > 0);
+        assert_eq!(
+            serde_json::to_string(&table).unwrap(),
+            sent.table.get(),
+            "the table's plain serialization"
+        );
+        // the whole body is the answer's plain serialization too
+        let outcome: app::protocol::QueryOutcome = serde_json::from_slice(bytes).unwrap();
+        assert_eq!(serde_json::to_vec(&outcome).unwrap(), bytes);
+    }
+
+    each_backend(test_config(), async |api| {
+        for question in [
+            "how many open wounds by clinic",
+            "list open wounds with their current area",
+        ] {
+            let (status, bytes) = raw_body(api, "/api/v1/query", json!({"question": question})).await;
+            assert_eq!(
+                status,
+                StatusCode::OK,
+                "{question}: {}",
+                String::from_utf8_lossy(&bytes)
+            );
+            check(api, &bytes).await;
+        }
+        let round = api.ask(json!({"question": "show me serious wounds"})).await;
+        assert_eq!(round.status, StatusCode::ACCEPTED, "{}", round.body);
+        let answers: Vec<Value> = round.body["questions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|q| {
+                let options = q["options"].as_array().unwrap();
+                let default = options
+                    .iter()
+                    .find(|o| o["default"] == true)
+                    .unwrap_or(&options[0]);
+                json!({"question_id": q["id"], "option_id": default["id"]})
+            })
+            .collect();
+        let body = json!({"clarification_id": round.body["clarification_id"], "answers": answers});
+        let (status, bytes) = raw_body(api, "/api/v1/query/clarify", body).await;
+        assert_eq!(status, StatusCode::OK, "{}", String::from_utf8_lossy(&bytes));
+        check(api, &bytes).await;
+    })
+    .await;
+}

@@ -272,6 +272,7 @@ mod tests {
             rows: vec![vec![json!("A"), json!(3)], vec![json!("B"), json!(5)]],
             row_count: 2,
             truncated: false,
+            ..Default::default()
         };
         let bars = chart_for(&t).unwrap();
         assert!(!bars.line);
@@ -294,6 +295,7 @@ mod tests {
             ],
             row_count: 2,
             truncated: false,
+            ..Default::default()
         };
         let bars = chart_for(&t).unwrap();
         assert_eq!(
@@ -319,6 +321,7 @@ mod tests {
             ],
             row_count: 3,
             truncated: false,
+            ..Default::default()
         };
         let chart = chart_for(&t).unwrap();
         assert!(!chart.line);
@@ -338,6 +341,7 @@ mod tests {
             rows: vec![vec![json!(3)]],
             row_count: 1,
             truncated: false,
+            ..Default::default()
         };
         assert!(chart_for(&single).is_none());
         let records = ResultTable {
@@ -350,6 +354,7 @@ mod tests {
             rows: vec![vec![json!("a"), json!(1), json!("s"), json!("o")]; 3],
             row_count: 3,
             truncated: false,
+            ..Default::default()
         };
         assert!(chart_for(&records).is_none());
     }

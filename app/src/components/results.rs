@@ -342,6 +342,7 @@ mod tests {
             rows: vec![vec![serde_json::json!("a, \"b\""), serde_json::json!(1.5)]],
             row_count: 1,
             truncated: false,
+            ..Default::default()
         };
         assert_eq!(to_csv(&t), "X,X (cm²)\r\n\"a, \"\"b\"\"\",1.5\r\n");
         assert!(data_url("text/csv", "a b\n").ends_with(",a%20b%0A"));
@@ -364,6 +365,7 @@ mod tests {
             ],
             row_count: 6,
             truncated: false,
+            ..Default::default()
         };
         let csv = to_csv(&t);
         let lines: Vec<&str> = csv.split("\r\n").collect();

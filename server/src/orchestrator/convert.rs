@@ -444,11 +444,12 @@ pub fn table(
             continue;
         };
         for row in &mut rows.rows {
-            if let Some(cell) = row.get_mut(i)
-                && let Some(code) = cell.as_str()
-                && let Some(label) = allowed.label_for(&crate::semantic::Value::Text(code.to_owned()))
+            if let Some(serde_json::Value::String(code)) = row.get_mut(i)
+                && let Some(label) = allowed.label_for_text(code)
             {
-                *cell = serde_json::Value::String(label.to_owned());
+                // the code's own buffer takes the label (no allocation when it fits)
+                code.clear();
+                code.push_str(label);
             }
         }
     }
@@ -491,5 +492,124 @@ pub fn table(
         row_count: u32::try_from(rows.rows.len()).unwrap_or(u32::MAX),
         rows: rows.rows,
         truncated: rows.truncated,
+        ..Default::default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use app::protocol::{ResultColumn, ResultTable};
+    use serde_json::json;
+
+    fn table() -> ResultTable {
+        let col = |name: &str, kind: &str, unit: Option<&str>| ResultColumn {
+            name: name.into(),
+            label: format!("{name} \"label\""),
+            kind: kind.into(),
+            unit: unit.map(str::to_owned),
+        };
+        ResultTable {
+            columns: vec![
+                col("id", "integer", None),
+                col("area", "real", Some("cm²")),
+                col("note", "text", None),
+                col("open", "boolean", None),
+            ],
+            rows: vec![
+                vec![json!(1), json!(2.0), json!("a \"quoted\"\n ✓ \u{1}"), json!(true)],
+                vec![json!(i64::MAX), json!(-0.125), json!(null), json!(false)],
+                vec![json!(-3), json!(1e300), json!(""), json!(null)],
+            ],
+            row_count: 3,
+            truncated: true,
+            ..Default::default()
+        }
+    }
+
+    /// The table's fields exactly as the derived serialization wrote them before it was
+    /// serialized once per answer.
+    #[derive(serde::Serialize)]
+    struct Reference<'a> {
+        columns: &'a Vec<ResultColumn>,
+        rows: &'a Vec<Vec<serde_json::Value>>,
+        row_count: u32,
+        truncated: bool,
+    }
+
+    #[test]
+    fn a_table_serialized_once_is_written_again_byte_for_byte() {
+        let plain = table();
+        let reference = serde_json::to_string(&Reference {
+            columns: &plain.columns,
+            rows: &plain.rows,
+            row_count: plain.row_count,
+            truncated: plain.truncated,
+        })
+        .unwrap();
+        assert_eq!(serde_json::to_string(&plain).unwrap(), reference);
+        let mut kept = plain.clone();
+        let text = kept.serialize_once().unwrap().to_owned();
+        assert_eq!(text, reference, "what is stored with the History entry");
+        assert_eq!(kept.serialized.get(), Some(reference.as_str()));
+        assert_eq!(serde_json::to_string(&kept).unwrap(), reference, "what is sent");
+        // inside other values, as the answer carries it
+        assert_eq!(
+            serde_json::to_string(&json!({"table": serde_json::to_value(&kept).unwrap()})).unwrap(),
+            serde_json::to_string(&json!({"table": serde_json::to_value(&plain).unwrap()})).unwrap()
+        );
+        assert_eq!(
+            serde_json::to_vec(&vec![&kept, &plain]).unwrap(),
+            serde_json::to_vec(&vec![&plain, &plain]).unwrap()
+        );
+        // it compares, clones and reads back as the table it is
+        assert_eq!(kept, plain);
+        assert_eq!(serde_json::to_string(&kept.clone()).unwrap(), reference);
+        let back: ResultTable = serde_json::from_str(&text).unwrap();
+        assert_eq!(back, plain);
+        assert!(back.serialized.get().is_none(), "never read from the JSON");
+        // serializing once again after a change keeps the new fields, not the old text
+        kept.rows.pop();
+        kept.row_count = 2;
+        let again = kept.serialize_once().unwrap().to_owned();
+        assert_ne!(again, reference);
+        assert_eq!(serde_json::to_string(&kept).unwrap(), again);
+    }
+
+    /// Every coded value of the wound-care model reads as the same label through the
+    /// text look-up as through the general one; anything else has none.
+    #[test]
+    fn a_coded_cell_reads_as_the_label_the_model_gives_it() {
+        use crate::semantic::{SemanticModel, Value, WOUND_CARE_FILE, WOUND_CARE_TOML};
+        let model = SemanticModel::from_toml_str(WOUND_CARE_TOML, WOUND_CARE_FILE).unwrap();
+        let mut labelled = 0;
+        let qualified = model
+            .entities
+            .iter()
+            .flat_map(|e| e.attributes.iter().map(move |a| format!("{}.{}", e.name, a.name)));
+        for attribute in qualified {
+            let Some(allowed) = model.allowed_values(&attribute) else {
+                continue;
+            };
+            for v in allowed.listed() {
+                let Value::Text(code) = &v.value else {
+                    assert_eq!(allowed.label_for_text(&v.value.to_string()), None);
+                    continue;
+                };
+                assert_eq!(
+                    allowed.label_for_text(code),
+                    allowed.label_for(&v.value),
+                    "{attribute}: {code}"
+                );
+                labelled += usize::from(allowed.label_for_text(code).is_some());
+            }
+            for other in ["", "no_such_code", "Venous leg ulcer", "1"] {
+                assert_eq!(
+                    allowed.label_for_text(other),
+                    allowed.label_for(&Value::Text(other.to_owned())),
+                    "{attribute}: {other}"
+                );
+            }
+        }
+        assert!(labelled > 10, "the model labels its codes: {labelled}");
     }
 }

@@ -1594,7 +1594,7 @@ impl Orchestrator {
         } else {
             u.suggestions.clone()
         };
-        let table = convert::table(&rendered, rows, model, &scoped.plan);
+        let mut table = convert::table(&rendered, rows, model, &scoped.plan);
         let mut assumptions = convert::assumptions(&u);
         convert::mark_usual(&mut assumptions, &loaded.usual);
         if assumptions.iter().any(convert::needs_alternatives) {
@@ -1663,7 +1663,9 @@ impl Orchestrator {
             verified: job.verified.as_ref().map(|v| v.id),
         };
         let plan_json = serde_json::to_string(&plan).map_err(OrchestratorError::internal)?;
-        let result_json = serde_json::to_string(&table).map_err(OrchestratorError::internal)?;
+        // serialized once: the same text is stored with the History entry and written
+        // into the response
+        let result_json = table.serialize_once().map_err(OrchestratorError::internal)?;
         let mut tx = pending.begin(store).await?;
         let entry = tx
             .add_history(
@@ -1679,7 +1681,7 @@ impl Orchestrator {
                         .map_err(OrchestratorError::internal)?,
                     row_count,
                     duration_ms: job.started.elapsed().as_millis() as i64,
-                    result_json: Some(&result_json),
+                    result_json: Some(result_json),
                     verified_id: job.verified.as_ref().map(|v| v.id),
                     // The Ask page shows at most three pills.
                     suggestions_shown: Some(suggestions.len().min(3) as i64),

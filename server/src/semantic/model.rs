@@ -353,6 +353,16 @@ impl AllowedValues {
             .filter(|l| !l.is_empty())
     }
 
+    /// [`AllowedValues::label_for`] of a text value, without making a [`Value`] of it
+    /// (an answer's table looks up every coded cell).
+    pub fn label_for_text(&self, code: &str) -> Option<&str> {
+        self.listed()
+            .iter()
+            .find(|x| matches!(&x.value, Value::Text(t) if t == code))
+            .map(|x| x.label.as_str())
+            .filter(|l| !l.is_empty())
+    }
+
     /// True when the list in the model is the complete set.
     pub fn is_static(&self) -> bool {
         matches!(self, AllowedValues::Static { .. })

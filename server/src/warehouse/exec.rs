@@ -14,13 +14,15 @@
 //! What this module must not do: execute SQL text that did not come from
 //! `crate::sql::render`, write anything, or log statement values (they can be patient
 //! data). Results are decoded by the rendered column types, so both backends return
-//! the same JSON cells.
+//! the same JSON cells. On SQLite an answer's rows are read through SQLite's C API
+//! straight into those cells ([`super::sqlite_rows`]); counts go through sqlx.
 
 use crate::db::Database;
 use crate::semantic::AttributeType;
 use crate::sql::{Rendered, bind};
 use crate::warehouse::count_cache::CountCache;
 use crate::warehouse::privilege::{ReadableTables, WAREHOUSE_ROLE};
+use crate::warehouse::sqlite_rows::{self, Direct};
 use serde_json::Value as Json;
 use sqlx::postgres::PgRow;
 use sqlx::sqlite::{SqliteConnectOptions, SqlitePoolOptions, SqliteRow};
@@ -197,7 +199,9 @@ impl Warehouse {
     /// Runs an answer's statement (rendered with the row cap) under the query time limit.
     pub async fn run(&self, rendered: &Rendered) -> Result<QueryRows, ExecError> {
         let started = Instant::now();
-        let rows = self.fetch(rendered, self.limits.query_timeout).await?;
+        let rows = self
+            .fetch(rendered, self.limits.query_timeout, Read::Direct)
+            .await?;
         let cap = rendered.row_cap.unwrap_or(self.limits.row_cap) as usize;
         let truncated = rows.len() > cap;
         let mut rows = rows;
@@ -213,7 +217,10 @@ impl Warehouse {
     /// or failed (a preview never fails a question).
     pub async fn count(&self, rendered: &Rendered) -> Option<i64> {
         let started = std::time::Instant::now();
-        match self.fetch(rendered, self.limits.preview_timeout).await {
+        match self
+            .fetch(rendered, self.limits.preview_timeout, Read::Sqlx)
+            .await
+        {
             // A count that finished after the limit (the timer only fires on its next
             // tick) is as late as one that did not finish: omitted either way.
             Ok(_) if started.elapsed() > self.limits.preview_timeout => None,
@@ -231,7 +238,7 @@ impl Warehouse {
         // one index probe per table: it gets at least 100 ms even when the previews are
         // given less, so it is not cancelled half-way on a busy machine
         let limit = self.limits.preview_timeout.max(Duration::from_millis(100));
-        let rows = self.fetch(rendered, limit).await.ok()?;
+        let rows = self.fetch(rendered, limit, Read::Sqlx).await.ok()?;
         let row = rows.first()?;
         Some(row.iter().map(Json::to_string).collect::<Vec<_>>().join(","))
     }
@@ -256,7 +263,10 @@ impl Warehouse {
         for (i, r) in statements.into_iter().enumerate() {
             let me = self.clone();
             let cached = cache.as_ref().map(|(c, v)| ((*c).clone(), v.clone()));
-            set.spawn(async move {
+            // boxed: the task holds a pointer to the statement's state (kilobytes: the whole
+            // read of a statement), which tokio would otherwise copy as it spawns the task
+            // and again as it stores its output
+            set.spawn(Box::pin(async move {
                 let count = match cached {
                     Some((cache, version)) => {
                         let key = format!("{}\u{1f}{:?}", r.sql, r.values);
@@ -265,7 +275,7 @@ impl Warehouse {
                     None => (me.count(&r).await, false),
                 };
                 (i, count)
-            });
+            }));
         }
         let mut reused = 0;
         let mut out = vec![None; n];
@@ -289,10 +299,15 @@ impl Warehouse {
         (out, reused)
     }
 
-    async fn fetch(&self, rendered: &Rendered, limit: Duration) -> Result<Vec<Vec<Json>>, ExecError> {
+    async fn fetch(
+        &self,
+        rendered: &Rendered,
+        limit: Duration,
+        read: Read,
+    ) -> Result<Vec<Vec<Json>>, ExecError> {
         match &self.pool {
             ReadPool::Sqlite { pool, .. } => {
-                match tokio::time::timeout(limit, fetch_sqlite(pool, rendered, limit)).await {
+                match tokio::time::timeout(limit, fetch_sqlite(pool, rendered, limit, read)).await {
                     Ok(r) => r,
                     Err(_) => Err(ExecError::Timeout(limit)),
                 }
@@ -319,6 +334,27 @@ impl Warehouse {
                 }
             }
         }
+    }
+}
+
+/// How a statement's rows are read on SQLite.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Read {
+    /// Straight into JSON cells ([`sqlite_rows`]): an answer's many rows. The statement
+    /// is prepared for this one run.
+    Direct,
+    /// Through sqlx, whose prepared statements are kept per connection: the counts and
+    /// the data version (one row each, run again and again).
+    Sqlx,
+}
+
+/// Runs `f`, which steps a SQLite statement on this thread: on the multi-threaded runtime
+/// the scheduler first hands this worker's other tasks to another thread, so a long
+/// statement holds up nothing else (`block_in_place`); elsewhere (tests) it runs as is.
+fn blocking<R>(f: impl FnOnce() -> R) -> R {
+    match tokio::runtime::Handle::try_current().map(|h| h.runtime_flavor()) {
+        Ok(tokio::runtime::RuntimeFlavor::MultiThread) => tokio::task::block_in_place(f),
+        _ => f(),
     }
 }
 
@@ -352,12 +388,43 @@ async fn fetch_sqlite(
     pool: &SqlitePool,
     rendered: &Rendered,
     limit: Duration,
+    read: Read,
 ) -> Result<Vec<Vec<Json>>, ExecError> {
+    let begun = Instant::now();
     let mut conn = pool.acquire().await.map_err(db_err)?;
-    let deadline = Instant::now() + limit;
+    // Through sqlx the caller stops waiting at the limit (its timer started before the
+    // connection was acquired) and the statement is stopped at the limit after it got
+    // its connection. A direct read cannot be given up half-way, so it is stopped where
+    // the caller would have stopped waiting.
+    let deadline = match read {
+        Read::Direct => begun + limit,
+        Read::Sqlx => Instant::now() + limit,
+    };
     {
         let mut handle = conn.lock_handle().await.map_err(db_err)?;
         handle.set_progress_handler(PROGRESS_STEPS, move || Instant::now() < deadline);
+        if read == Read::Direct {
+            // synchronous while the lock is held: nothing can cancel it half-way, and the
+            // progress handler stops it at the deadline
+            match blocking(|| sqlite_rows::read(&mut handle, rendered)) {
+                // not a statement it reads: through sqlx below
+                Err(Direct::Unsupported) => {}
+                Ok(rows) => {
+                    handle.remove_progress_handler();
+                    return Ok(rows);
+                }
+                Err(Direct::Failed(e)) => {
+                    handle.remove_progress_handler();
+                    if Instant::now() >= deadline {
+                        tracing::debug!(error = %e, "statement interrupted at its deadline");
+                        return Err(ExecError::Timeout(limit));
+                    }
+                    return Err(ExecError::Database(
+                        e.split_whitespace().collect::<Vec<_>>().join(" "),
+                    ));
+                }
+            }
+        }
     }
     let args = bind::sqlite_arguments(&rendered.values).map_err(|e| ExecError::Database(e.to_string()))?;
     let fetched = sqlx::query_with(&rendered.sql, args).fetch_all(&mut *conn).await;
@@ -438,7 +505,7 @@ macro_rules! decode_row {
     }};
 }
 
-fn decode_sqlite(row: &SqliteRow, rendered: &Rendered) -> Result<Vec<Json>, ExecError> {
+pub(super) fn decode_sqlite(row: &SqliteRow, rendered: &Rendered) -> Result<Vec<Json>, ExecError> {
     decode_row!(row, rendered)
 }
 

@@ -6,6 +6,7 @@ pub mod allowed_values;
 pub mod count_cache;
 pub mod exec;
 pub mod privilege;
+pub mod sqlite_rows;
 pub mod summary;
 
 pub use allowed_values::{

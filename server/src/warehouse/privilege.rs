@@ -11,9 +11,9 @@
 //!   the login may not create roles the migration skips it with a notice, and
 //!   the warehouse logs once that it reads with the login's own privileges.
 //!
-//! The only `unsafe` code in the workspace is here: sqlx has no safe binding for
-//! `sqlite3_set_authorizer`, so the callback and its installation use the C API
-//! of the same `libsqlite3-sys` that sqlx links.
+//! `unsafe` code (one of two places in the workspace, with `sqlite_rows`): sqlx has no
+//! safe binding for `sqlite3_set_authorizer`, so the callback and its installation use
+//! the C API of the same `libsqlite3-sys` that sqlx links.
 #![allow(unsafe_code)]
 
 use std::collections::HashSet;

@@ -411,6 +411,7 @@ mod tests {
                 rows: vec![vec![json!(1)]],
                 row_count: 1,
                 truncated: false,
+                ..Default::default()
             },
             sql: "SELECT 1".into(),
             param_count: 0,
