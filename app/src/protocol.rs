@@ -679,8 +679,11 @@ pub struct ThinkingStep {
     pub duration_ms: Option<f64>,
 }
 
-/// The rows of an answer.
+/// The rows of an answer. On the server it serializes itself once (see
+/// [`ResultTable::serialize_once`]); the browser's build keeps the plain derive (the wasm
+/// bundle has a size budget).
 #[derive(Clone, Debug, Default, PartialEq, Deserialize)]
+#[cfg_attr(not(feature = "ssr"), derive(Serialize))]
 #[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct ResultTable {
     /// Column descriptions, in order.
@@ -693,10 +696,12 @@ pub struct ResultTable {
     pub truncated: bool,
     /// The table as JSON, once [`ResultTable::serialize_once`] made it: never sent or
     /// read itself, it is what serializing the table writes from then on.
+    #[cfg(feature = "ssr")]
     #[serde(skip)]
     pub serialized: SerializedTable,
 }
 
+#[cfg(feature = "ssr")]
 impl ResultTable {
     /// Serializes the table as JSON and keeps the text, so that serializing it again (the
     /// answer's response, after the same text was stored with its History entry) writes
@@ -711,6 +716,7 @@ impl ResultTable {
     }
 }
 
+#[cfg(feature = "ssr")]
 impl Serialize for ResultTable {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         if let Some(json) = &self.serialized.0 {
@@ -737,9 +743,11 @@ impl Serialize for ResultTable {
 
 /// A [`ResultTable`]'s JSON once serialized ([`ResultTable::serialize_once`]). Cheap to
 /// clone; two tables compare by their fields, never by this.
+#[cfg(feature = "ssr")]
 #[derive(Clone, Default)]
 pub struct SerializedTable(Option<std::sync::Arc<serde_json::value::RawValue>>);
 
+#[cfg(feature = "ssr")]
 impl SerializedTable {
     /// The kept JSON text, if any.
     pub fn get(&self) -> Option<&str> {
@@ -747,12 +755,14 @@ impl SerializedTable {
     }
 }
 
+#[cfg(feature = "ssr")]
 impl PartialEq for SerializedTable {
     fn eq(&self, _: &Self) -> bool {
         true
     }
 }
 
+#[cfg(feature = "ssr")]
 impl std::fmt::Debug for SerializedTable {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(if self.0.is_some() { "kept" } else { "none" })
