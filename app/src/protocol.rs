@@ -679,9 +679,9 @@ pub struct ThinkingStep {
     pub duration_ms: Option<f64>,
 }
 
-/// The rows of an answer. On the server it serializes itself once (see
-/// [`ResultTable::serialize_once`]); the browser's build keeps the plain derive (the wasm
-/// bundle has a size budget).
+// On the server the table serializes itself once (`ResultTable::serialize_once`); the
+// browser's build keeps the plain derive (the wasm bundle has a size budget).
+/// The rows of an answer.
 #[derive(Clone, Debug, Default, PartialEq, Deserialize)]
 #[cfg_attr(not(feature = "ssr"), derive(Serialize))]
 #[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
