@@ -470,7 +470,12 @@ pub fn restate(model: &SemanticModel, plan: &QueryPlan) -> String {
                 (false, SortOrder::Asc) => "lowest",
             };
             let n = plan.limit.map_or_else(String::new, |n| format!("{n} "));
-            let own_date = dated && attr.split_once('.').is_some_and(|(e, _)| e == plan.entity);
+            // the records' own date ("the 5 most recent assessments"), not another date of
+            // theirs ("the patients with the latest birth date" are not recent patients)
+            let own_date = dated
+                && model
+                    .default_time_dimension(&plan.entity)
+                    .is_some_and(|d| d.attribute == attr);
             match plan.offset.filter(|&o| o > 0 && plan.limit == Some(1)) {
                 // "the 5 most recent assessments": the records' own date
                 None if own_date && plan.limit != Some(1) => format!(

@@ -6743,6 +6743,11 @@ fn which_record_has_the_earliest_or_latest_date_lists_that_record() {
             u.restatement
         );
     }
+    // another date of theirs is said as that date, not as recent records
+    assert_eq!(
+        ask("which patients have the latest birth dates").restatement,
+        "Listing the 10 patients with the latest birth date."
+    );
     // not asked with "which": the date itself
     let u = ask("earliest onset date of open wounds");
     assert!(matches!(plan(&u).metrics.as_slice(), [m] if m.agg == MeasureAgg::Min));
