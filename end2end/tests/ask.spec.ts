@@ -296,6 +296,41 @@ test.describe('Clarification panel', () => {
     await shot(page, 'ask-unknown-word-answer');
   });
 
+  test('an unknown word offers what words about those records usually mean; the pick is applied', async ({ page }) => {
+    await open(page);
+    await askAndTime(page, 'list the crusty VLUs', 'clarification-panel');
+    const p = panel(page);
+    await expect(p).toContainText('I don\'t know what "crusty" means for wounds');
+    // nothing is spelled like it: leaving it out stays the best guess
+    await expect(p.getByRole('radio', { name: /Ignore this word/ })).toBeChecked();
+    const sloughy = p.getByTestId('clarification-option').filter({ hasText: '"sloughy"' });
+    await expect(sloughy).toHaveCount(1);
+    await expect(p.getByTestId('clarification-option').filter({ hasText: '"necrotic"' })).toHaveCount(1);
+    const countText = (await sloughy.getByTestId('option-count').textContent())!;
+    const count = Number(countText.replace(/[^0-9]/g, ''));
+    expect(count).toBeGreaterThan(0);
+    await shot(page, 'ask-unknown-word-terms');
+    await sloughy.click();
+    await p.getByRole('button', { name: 'Submit' }).click();
+    const answer = page.getByTestId('answer');
+    await expect(answer).toBeVisible();
+    await expect(answer.getByTestId('row-count')).toHaveText(count === 1 ? '1 row' : `${count.toLocaleString('en-US')} rows`);
+    await expect(answer.locator('[data-testid=assumption][data-source=Chosen]')).toContainText('crusty');
+  });
+
+  test('an average of a measurement is answered with the mean shown as an assumption', async ({ page }) => {
+    await open(page);
+    await askAndTime(page, 'avg bmi of pts with diabetes', 'answer');
+    const answer = page.getByTestId('answer');
+    const badge = answer.locator('[data-testid=assumption][data-source=Default]').filter({ hasText: 'Mean' });
+    await expect(badge).toHaveCount(1);
+    await badge.getByRole('button').click();
+    await badge.getByTestId('assumption-option').filter({ hasText: 'Median' }).click();
+    const revised = page.getByTestId('answer').last();
+    await expect(revised.locator('[data-testid=assumption][data-source=Chosen]')).toContainText('Median');
+    await expect(revised).toContainText('Median bmi');
+  });
+
   test('a change asked in words is refused as read-only, and the text is kept', async ({ page }) => {
     await open(page);
     const box = page.getByLabel('Your question');
