@@ -1178,12 +1178,9 @@ pub(crate) fn unknown_words(ctx: &Ctx<'_>, r: &Reading, cov: &Coverage, d: &mut 
         let mut options: Vec<AmbiguityOption> = Vec::new();
         for &(dist, ti) in near.iter().take(3) {
             let term = &model.terms[ti];
-            let Some(o) = term.default_option() else {
+            let Some(mut opt) = unknown_word_choice(term) else {
                 continue;
             };
-            let mut opt = term_option(o, false, None);
-            opt.id = format!("term:{}", term.id);
-            opt.label = format!("\"{}\": {}", term.phrase, o.label);
             opt.default = dist <= 1 && options.is_empty();
             options.push(opt);
         }
@@ -1197,18 +1194,9 @@ pub(crate) fn unknown_words(ctx: &Ctx<'_>, r: &Reading, cov: &Coverage, d: &mut 
             let Some(term) = model.terms.iter().find(|t| t.id == *id) else {
                 continue;
             };
-            let opt_id = format!("term:{}", term.id);
-            if options.iter().any(|o| o.id == opt_id) {
-                continue;
+            if let Some(opt) = unknown_word_choice(term).filter(|c| !options.iter().any(|o| o.id == c.id)) {
+                options.push(opt);
             }
-            let Some(o) = term.default_option() else {
-                continue;
-            };
-            let mut opt = term_option(o, false, None);
-            opt.id = opt_id;
-            opt.label = format!("\"{}\": {}", term.phrase, o.label);
-            opt.default = false;
-            options.push(opt);
         }
         let text = u.text.clone();
         let guessed = options.iter().any(|o| o.default);
@@ -1235,6 +1223,17 @@ pub(crate) fn unknown_words(ctx: &Ctx<'_>, r: &Reading, cov: &Coverage, d: &mut 
         );
         d.push_filter(a, entity.clone(), Some(u.first));
     }
+}
+
+/// A dictionary term offered for an unknown word: its default reading, labelled with the
+/// term's phrase, never preselected.
+fn unknown_word_choice(term: &Term) -> Option<AmbiguityOption> {
+    let o = term.default_option()?;
+    let mut opt = term_option(o, false, None);
+    opt.id = format!("term:{}", term.id);
+    opt.label = format!("\"{}\": {}", term.phrase, o.label);
+    opt.default = false;
+    Some(opt)
 }
 
 /// How far an unexplained word is from a dictionary word: 0 the same, 1–2 a typo away,

@@ -457,7 +457,6 @@ pub(super) fn which_record_by_date(ctx: &Ctx<'_>, st: &mut State) {
         };
         (e, last)
     };
-    let Some(ent) = model.entity(&subject) else { return };
     // "… has/had the <superlative> <date>"
     let Some(v) = (subject_end..(subject_end + 8).min(n)).find(|&k| {
         // (not "performed": "which clinician performed the latest assessment" reads the
@@ -509,7 +508,6 @@ pub(super) fn which_record_by_date(ctx: &Ctx<'_>, st: &mut State) {
             None => return,
         },
     };
-    let _ = ent;
     let one = ctx.w(w + 1) == "one";
     for (oi, o) in ms.iter().enumerate() {
         if o.first < end && o.last > s {
