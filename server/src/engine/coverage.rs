@@ -117,6 +117,8 @@ redo rerun repeat repeated redone
 carry carried carrying out use uses used employ employs employed staff staffed single
 yet so-far thus far
 system systems database db file computed calculated counted tallied
+main mainly primary primarily predominant predominantly dominant principal chiefly mostly
+looked cared managed handled treat treats
 side alphabetically alphabetical arranged reached reach reaches reaching attained cm2 mm2 diagnosed different distinct separate
 a about above abscess across activity actually after again against age aged aggregate
 all almost also altogether am amount an and annual annually any approximately apr april

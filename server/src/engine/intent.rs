@@ -614,8 +614,8 @@ pub fn cues(tokens: &[Token], in_phrase: impl Fn(usize) -> bool) -> Cues {
             {
                 c.count.get_or_insert(k);
             }
-            // "no. of", "nr of", "num. of"
-            "no" | "nr" | "num" if next == "of" || next == "." && w(tokens, k + 2) == "of" => {
+            // "no. of", "nr of", "num. of", "# of"
+            "no" | "nr" | "num" | "#" if next == "of" || next == "." && w(tokens, k + 2) == "of" => {
                 c.count.get_or_insert(k);
             }
             "count" | "counts" | "tally" | "tallies" | "quantity" => {

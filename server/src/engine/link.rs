@@ -140,7 +140,7 @@ fn forms(tokens: &[Token], index: &EngineIndex) -> Forms {
     let mut forms = Vec::with_capacity(tokens.len());
     let mut segment = Vec::with_capacity(tokens.len());
     let mut seg = 0;
-    for t in tokens {
+    for (i, t) in tokens.iter().enumerate() {
         if t.kind == TokenKind::Punct
             && matches!(t.text.as_str(), "," | ";" | "?" | "!" | ":" | "(" | ")" | "\"")
         {
@@ -158,6 +158,16 @@ fn forms(tokens: &[Token], index: &EngineIndex) -> Forms {
             "assmt" | "assmnt" => Some("assessment"),
             "assmts" | "assmnts" => Some("assessments"),
             "hx" => Some("history"),
+            // "staged 3 or 4", "graded 2": the participle names the value as "stage 3" does
+            "staged" | "graded" | "categorised" | "categorized"
+                if tokens.get(i + 1).is_some_and(|n| n.kind == TokenKind::Number) =>
+            {
+                Some(match t.text.as_str() {
+                    "staged" => "stage",
+                    "graded" => "grade",
+                    _ => "category",
+                })
+            }
             _ => None,
         };
         if let Some(e) = expanded {

@@ -7007,3 +7007,122 @@ fn an_unknown_word_offers_what_words_about_those_records_usually_mean() {
     assert!(a.options.iter().any(|o| o.id == "term:frequent"));
     assert!(!a.options.iter().any(|o| o.id == "term:sloughy"));
 }
+
+#[test]
+fn a_count_of_each_record_said_after_the_records_groups_by_them() {
+    // "clinicians and how many assessments each did": one row per clinician, not one count
+    for (q, dim) in [
+        (
+            "clinicians and how many assessments each did in October 2025",
+            "clinicians.name",
+        ),
+        (
+            "list clinicians with the number of assessments they did this year",
+            "clinicians.name",
+        ),
+        ("patients and the number of wounds each has", "patients.full_name"),
+        ("clinics and how many wounds each treats", "clinics.name"),
+    ] {
+        let u = ask(q);
+        let p = plan(&u);
+        assert_eq!(p.intent, Intent::GroupBy, "{q}: {}", u.restatement);
+        assert!(
+            p.dimensions
+                .iter()
+                .any(|d| matches!(d, Dimension::Attribute { attribute } if attribute == dim)),
+            "{q}: {:?}",
+            p.dimensions
+        );
+        assert!(unknown(&u).is_empty(), "{q}: {:?}", unknown(&u));
+    }
+    // a count of one record's rows is still a count ("patients and wounds": no "each")
+    let u = ask("how many patients and wounds do we have");
+    assert!(plan(&u).dimensions.is_empty(), "{:?}", plan(&u).dimensions);
+}
+
+#[test]
+fn groups_already_read_are_kept_by_their_count() {
+    // "…by etiology, only etiologies with more than 20 wounds": HAVING on the group's
+    // count, never a count of wounds per wound
+    for q in [
+        "wound counts by etiology, only etiologies with more than 20 wounds",
+        "number of wounds by etiology, only etiologies with more than 20 open wounds",
+        "wounds by location, only locations with at least 100 wounds, most first",
+    ] {
+        let u = ask(q);
+        let p = plan(&u);
+        assert!(p.having.is_some(), "{q}: {}", u.restatement);
+        assert!(
+            !p.filters
+                .iter()
+                .any(|f| matches!(f, Constraint::RelatedCount { .. })),
+            "{q}: {:?}",
+            p.filters
+        );
+    }
+}
+
+#[test]
+fn open_said_of_a_duration_is_not_the_status_now() {
+    // wound 1500 has healed: "open" is how long it was open, not a filter that leaves
+    // nothing to measure
+    for q in [
+        "how many days was wound 1500 open before it healed",
+        "how long was wound 1500 open",
+        "how many days has wound 616 been open",
+    ] {
+        let u = ask(q);
+        assert!(!has_filter(plan(&u), "wounds.status"), "{q}: {}", u.restatement);
+        assert!(has_filter(plan(&u), "wounds.id"), "{q}: {}", u.restatement);
+    }
+    // "how long were the open wounds open": the first "open" names the records
+    let u = ask("how long have the open VLUs been open");
+    assert!(has_filter(plan(&u), "wounds.status"), "{}", u.restatement);
+}
+
+#[test]
+fn small_words_of_everyday_shorthand_are_read() {
+    // "# of" is a count
+    let u = ask("# of PIs on the sacrum?");
+    assert_eq!(plan(&u).intent, Intent::Count, "{}", u.restatement);
+    // "staged 3 or 4" names the stages as "stage 3 or 4" does
+    let u = ask("count pressure injuries staged 3 or 4");
+    assert!(unknown(&u).is_empty(), "{:?}", unknown(&u));
+    assert!(
+        plan(&u).filters.iter().any(|f| matches!(f, Constraint::InSet { attribute, values } if attribute == "wounds.stage" && values.len() == 2)),
+        "{:?}",
+        plan(&u).filters
+    );
+    // "as the main tissue", "being looked after at": no unknown word (and "main" is never
+    // taken for "pain")
+    let u = ask("open wounds where the most recent assessment recorded slough as the main tissue");
+    assert!(unknown(&u).is_empty(), "{:?}", unknown(&u));
+    assert!(
+        !has_filter(plan(&u), "wounds.latest_pain"),
+        "{:?}",
+        plan(&u).filters
+    );
+    let u = ask("how many open wounds are being looked after at the moment");
+    assert!(unknown(&u).is_empty(), "{:?}", unknown(&u));
+}
+
+#[test]
+fn the_date_named_beside_periods_is_the_periods_date() {
+    // "(by healed date)" says which date the quarters are of, not a grouping by each day
+    let u = ask("Healed wounds in Q2 2025 vs Q3 2025 (by healed date), side by side");
+    let p = plan(&u);
+    assert_eq!(p.dimensions.len(), 1, "{:?}", p.dimensions);
+    assert!(
+        matches!(&p.dimensions[0], Dimension::Time { attribute, grain: Grain::Quarter } if attribute == "wounds.healed_date"),
+        "{:?}",
+        p.dimensions
+    );
+}
+
+fn unknown(u: &Understanding) -> Vec<&str> {
+    u.ambiguities
+        .iter()
+        .filter(|a| a.kind == AmbiguityKind::UnknownWord)
+        .map(|a| a.id.as_str())
+        .collect()
+}

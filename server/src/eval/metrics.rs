@@ -290,13 +290,13 @@ pub const TARGETS: Limits = Limits {
 /// `server/eval/README.md`). A change that makes any of them worse fails CI; raise them as
 /// the engine improves, until they reach [`TARGETS`].
 pub const BLIND_FLOORS: Limits = Limits {
-    // All seventeen blind batches together (1,720 items) when batch 17 was added, untouched; every
+    // All seventeen blind batches together (1,720 items) after the first batch-17 round; every
     // batch's untouched and after-fix figures are in server/eval/README.md. Raise as the
     // engine improves.
-    precision: 481.0 / 560.0 - 1e-9,
+    precision: 481.0 / 556.0 - 1e-9,
     recall: 481.0 / 531.0 - 1e-9,
-    clarify_clear: 58.0 / 1189.0 + 1e-9,
-    exec_clear: 1094.0 / 1170.0 - 1e-9,
+    clarify_clear: 54.0 / 1189.0 + 1e-9,
+    exec_clear: 1102.0 / 1170.0 - 1e-9,
     after_answer: 118.0 / 123.0 - 1e-9,
     silent: 13.0 / 677.0 + 1e-9,
 };

@@ -1044,8 +1044,11 @@ fn group_threshold(ctx: &Ctx<'_>, st: &mut State, c: &Comparison) -> bool {
     let Subject::Related(rel) = &c.subject else {
         return false;
     };
-    if c.upper.is_some() || st.r.entity.as_ref().is_some_and(|e| e != rel) || !st.r.dims.is_empty() {
+    if c.upper.is_some() || st.r.entity.as_ref().is_some_and(|e| e != rel) {
         return false;
+    }
+    if !st.r.dims.is_empty() {
+        return grouped_threshold(ctx, st, c, rel);
     }
     // the attribute mention that opens the question ("etiologies", "body locations")
     let Some((mi, m)) = ctx
@@ -1109,6 +1112,76 @@ fn group_threshold(ctx: &Ctx<'_>, st: &mut State, c: &Comparison) -> bool {
         st.used[si] = true;
     }
     group_on(ctx, st, mi, attribute);
+    if let Some(cond) = condition {
+        st.r.filters.push(Filter {
+            constraint: cond,
+            first: c.first,
+            span: c.span,
+        });
+    }
+    st.r.having = Some((c.op, c.value));
+    st.r.pieces.push(comparison_piece(
+        ctx,
+        c.span,
+        format!("{rel} per group"),
+        Value::Real(c.value),
+    ));
+    true
+}
+
+/// "wound counts by etiology, only etiologies with more than 20 wounds": the groups are
+/// already read, and the same attribute said again in the plural before the count names
+/// them — the count keeps groups (SQL `HAVING`); it is not a count of wounds per wound.
+fn grouped_threshold(ctx: &Ctx<'_>, st: &mut State, c: &Comparison, rel: &str) -> bool {
+    let model = ctx.model;
+    if st.r.having.is_some() {
+        return false;
+    }
+    let named = ctx
+        .mentions
+        .iter()
+        .enumerate()
+        .rfind(|(_, m)| m.last <= c.first && m.entity().is_none() && m.measure().is_none())
+        .filter(|(_, m)| {
+            let grouped = m.attributes().any(|(e, a)| {
+                let q = qualified(model, e, a);
+                st.r.dims
+                    .iter()
+                    .any(|d| matches!(&d.spec, DimSpec::Attribute(x) if *x == q))
+            }) || m
+                .terms()
+                .any(|t| model.terms[t].kind == crate::semantic::TermKind::Column);
+            grouped
+                && !m.names_value()
+                && ctx.tokens[m.last - 1].text.ends_with('s')
+                && matches!(
+                    ctx.w(m.last),
+                    "with" | "having" | "that" | "which" | "where" | "have" | "has" | "had"
+                )
+        })
+        .map(|(mi, _)| mi);
+    // "wounds by location, only those with at least 100 wounds": a count of the counted
+    // records themselves cannot be one record's; with groups it is the group's
+    let self_count = st.r.entity.as_deref() == Some(rel)
+        && matches!(
+            ctx.w(c.first.wrapping_sub(1)),
+            "with" | "having" | "have" | "has" | "had"
+        );
+    if named.is_none() && !self_count {
+        return false;
+    }
+    let condition = c.subject_mention.and_then(|si| {
+        let sm = &ctx.mentions[si];
+        sm.measure()
+            .and_then(|x| model.measures[x].filter.clone())
+            .or_else(|| related_value(model, rel, sm))
+    });
+    if let Some(mi) = named {
+        st.used[mi] = true;
+    }
+    if let Some(si) = c.subject_mention {
+        st.used[si] = true;
+    }
     if let Some(cond) = condition {
         st.r.filters.push(Filter {
             constraint: cond,

@@ -340,3 +340,44 @@ pub(super) fn read_healed_within(ctx: &Ctx<'_>, r: &mut Reading) {
         });
     }
 }
+
+/// "how many days was wound 1500 open before it healed", "how long has it been open":
+/// "open" after a verb of being is the duration asked about, not the wound's status now
+/// (wound 1500 has healed; a status filter would leave nothing to measure).
+pub(super) fn open_as_duration(ctx: &Ctx<'_>, st: &mut State) {
+    let n = ctx.tokens.len();
+    let Some(cue) = (0..n).find(|&k| {
+        ctx.w(k) == "how"
+            && (ctx.w(k + 1) == "long"
+                || ctx.w(k + 1) == "many" && matches!(ctx.w(k + 2), "days" | "weeks" | "months"))
+    }) else {
+        return;
+    };
+    let being = |w: &str| {
+        matches!(
+            w,
+            "been" | "was" | "were" | "is" | "stayed" | "remained" | "stay" | "remain" | "kept"
+        )
+    };
+    for (mi, m) in ctx.mentions.iter().enumerate() {
+        let k = m.first;
+        // "how many days was wound 1500 open", "how long has it been open" — not "how
+        // long were the open wounds …", where "open" names the records
+        let before_noun = ctx
+            .mentions
+            .iter()
+            .any(|o| o.first == k + 1 && o.entity().is_some());
+        if st.used[mi]
+            || m.last != k + 1
+            || ctx.w(k) != "open"
+            || k < cue
+            || before_noun
+            || !(being(ctx.w(k - 1)) || (cue..k).any(|i| being(ctx.w(i))))
+            || !m.value_attributes().iter().any(|a| a.ends_with(".status"))
+        {
+            continue;
+        }
+        st.used[mi] = true;
+        st.r.consumed.push((k, k + 1));
+    }
+}

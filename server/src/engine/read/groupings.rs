@@ -21,6 +21,51 @@ pub(super) fn groupings(ctx: &Ctx<'_>, st: &mut State) {
             let _ = mi;
         }
     }
+    // "clinicians and how many assessments each did", "clinics and the number of wounds
+    // they treat": records said in the plural, then a count of their own rows for each —
+    // one row per record, not one count of every row
+    for (ai, m) in ms.iter().enumerate() {
+        let Some(e) = m.entity() else { continue };
+        let k = m.last;
+        let count_at = match (ctx.w(k), ctx.w(k + 1), ctx.w(k + 2)) {
+            ("and" | "with" | ",", "how", "many") => Some(k + 3),
+            ("and" | "with" | ",", "the" | "their", "number" | "count" | "no") => Some(k + 3),
+            _ => None,
+        };
+        let Some(c) = count_at else { continue };
+        let c = if ctx.w(c) == "of" { c + 1 } else { c };
+        let parent = &model.entities[e].name;
+        // the counted records: an entity word ("assessments"), or a count measure of one
+        let child = model
+            .find_entity(ctx.w(c))
+            .and_then(|f| model.entities.iter().position(|e| e.name == f.name))
+            .or_else(|| {
+                ctx.mention_covering(c).and_then(|oi| {
+                    let o = &ms[oi];
+                    o.entity().or_else(|| {
+                        o.measure().and_then(|x| {
+                            model
+                                .entities
+                                .iter()
+                                .position(|e| e.name == model.measures[x].entity)
+                        })
+                    })
+                })
+            });
+        let each = ctx.tokens[c..]
+            .iter()
+            .any(|t| matches!(t.text.as_str(), "each" | "they" | "their" | "them" | "apiece"));
+        if ctx.tokens[m.last - 1].text.ends_with('s')
+            && ms[..ai].iter().all(|o| o.entity().is_none())
+            && each
+            && child.is_some_and(|ce| {
+                let child = &model.entities[ce].name;
+                child != parent && model.has_one(child, parent)
+            })
+        {
+            group_starts.push(m.first);
+        }
+    }
     // "exudate level breakdown", "a breakdown of stages", "the distribution of locations":
     // the attribute said with the word is what the rows are grouped by
     for k in 0..ctx.tokens.len() {

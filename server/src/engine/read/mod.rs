@@ -84,6 +84,7 @@ pub(crate) fn read(ctx: &Ctx<'_>) -> Reading {
     negation::read_regardless(ctx, &mut st.used);
     negation::read_quantifiers(ctx, &mut st);
     durations::days_between_step(ctx, &mut st);
+    durations::open_as_duration(ctx, &mut st);
     negation::read_not_seen(ctx, &mut st.r, &mut st.used, &mut st.consumed_time);
     compare::read_gaps(ctx, &mut st.r, &mut st.used);
     measures::read_count_per_parent(ctx, &mut st);
@@ -106,6 +107,7 @@ pub(crate) fn read(ctx: &Ctx<'_>) -> Reading {
     ranking::ranking_term(ctx, &mut st);
     time::time_terms(ctx, &mut st);
     time::range(ctx, &mut st);
+    time::date_named_for_periods(ctx, &mut st);
     compare::two_values(ctx, &mut st);
     extremes::date_of_extreme(ctx, &mut st);
     extremes::per_each_record(ctx, &mut st);

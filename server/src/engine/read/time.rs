@@ -6,7 +6,7 @@ use crate::semantic::{Constraint, Grain, TermKind};
 use crate::engine::time::TimeExpr;
 
 use crate::engine::link::EXACT;
-use crate::engine::reading::{Ctx, TimeSpec};
+use crate::engine::reading::{Ctx, DimSpec, TimeSpec};
 use crate::engine::{LinkMethod, LinkedPiece, PieceKind};
 
 use super::state::State;
@@ -327,4 +327,24 @@ fn time_piece(ctx: &Ctx<'_>, t: &TimeExpr) -> LinkedPiece {
         how: LinkMethod::Exact,
         confidence: EXACT,
     }
+}
+
+/// "healed wounds in Q2 vs Q3 (by healed date)", "assessments per month, by assessment
+/// date": with a grain of time, "by <date>" says which date the periods are of — the one
+/// the window is on — not a grouping by each day.
+pub(super) fn date_named_for_periods(ctx: &Ctx<'_>, st: &mut State) {
+    if st.r.grain.is_none() && !ctx.compares_periods() {
+        return;
+    }
+    let model = ctx.model;
+    let Some(date) =
+        st.r.time_dimension
+            .as_deref()
+            .and_then(|name| model.time_dimensions.iter().find(|d| d.name == name))
+            .map(|d| d.attribute.clone())
+    else {
+        return;
+    };
+    st.r.dims
+        .retain(|d| !matches!(&d.spec, DimSpec::Attribute(a) if *a == date));
 }
