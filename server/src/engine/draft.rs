@@ -539,6 +539,21 @@ pub(crate) fn build(ctx: &Ctx<'_>, r: &Reading, det: &Detected, chosen: &[Chosen
                 key: OrderKey::Attribute { attribute: a },
                 order: *order,
             }];
+            // "…, then by wound id": the further keys of a list, after the first
+            if plan.intent == Intent::List {
+                for (b, o) in &r.then_by {
+                    if !plan
+                        .order
+                        .iter()
+                        .any(|x| matches!(&x.key, OrderKey::Attribute { attribute } if attribute == b))
+                    {
+                        plan.order.push(OrderBy {
+                            key: OrderKey::Attribute { attribute: b.clone() },
+                            order: *o,
+                        });
+                    }
+                }
+            }
         }
     }
     // "limit 15", "only 20 patients": the list's length, in the list's own order

@@ -11,7 +11,7 @@ use crate::semantic::{
     CompareOp, Constraint, MeasureAgg, SemanticModel, Span, SpanUnit, Value, split_qualified, unit_symbol,
 };
 
-use super::plan::{Dimension, Intent, Metric, OrderKey, QueryPlan};
+use super::plan::{Dimension, Intent, Metric, OrderBy, OrderKey, QueryPlan};
 use super::plan_ops::{attribute_label, plural};
 use crate::semantic::{AttributeType, SortOrder};
 
@@ -678,10 +678,11 @@ pub fn restate(model: &SemanticModel, plan: &QueryPlan) -> String {
             a.split_once('.')
                 .is_some_and(|(e, n)| model.entity(e).and_then(|e| e.display_attribute.as_deref()) == Some(n))
         };
-        parts.push(match &o.key {
+        let own = |a: &str| a.split_once('.').is_some_and(|(e, _)| e == plan.entity);
+        let key = |o: &OrderBy| match &o.key {
             OrderKey::Attribute { attribute } => format!(
-                "sorted by {}, {}",
-                if label(attribute) {
+                "{}, {}",
+                if label(attribute) && own(attribute) {
                     "name".to_owned()
                 } else {
                     attr_name(model, &plan.entity, attribute)
@@ -695,11 +696,21 @@ pub fn restate(model: &SemanticModel, plan: &QueryPlan) -> String {
                     (_, SortOrder::Desc) => "highest first",
                 }
             ),
+            OrderKey::Metric { .. } => String::new(),
+        };
+        parts.push(match &o.key {
+            OrderKey::Attribute { .. } => format!("sorted by {}", key(o)),
             OrderKey::Metric { .. } => match o.order {
                 SortOrder::Asc => "lowest first".to_owned(),
                 SortOrder::Desc => "highest first".to_owned(),
             },
         });
+        // "…, then by wound id": the further keys, each said
+        for o in plan.order.iter().skip(1) {
+            if matches!(o.key, OrderKey::Attribute { .. }) {
+                parts.push(format!("then by {}", key(o)));
+            }
+        }
     }
     if let Some(places) = plan.round {
         parts.push(match places {

@@ -66,6 +66,9 @@ pub struct Cues {
     pub per_at: Vec<usize>,
     /// Tokens just after "sorted/ordered/ranked by" (a ranking key).
     pub sort_at: Vec<usize>,
+    /// Tokens just after "then by" following a sort ("sorted by onset date, then by wound
+    /// id"): the keys that order rows equal on the ones before.
+    pub then_by_at: Vec<usize>,
     /// An ordering said as an instruction ("listed from most to fewest", "highest first",
     /// "in descending order"): token range and direction. Not a ranking: every row stays.
     pub sort_instruction: Option<(usize, usize, SortOrder)>,
@@ -826,6 +829,12 @@ pub fn cues(tokens: &[Token], in_phrase: impl Fn(usize) -> bool) -> Cues {
                         | "arranged"
                 ) {
                     c.sort_at.push(k + 1);
+                } else if word == "by"
+                    && prev == "then"
+                    && (!c.sort_at.is_empty() || !c.then_by_at.is_empty())
+                {
+                    // "sorted by onset date, oldest first, then by wound id": a second key
+                    c.then_by_at.push(k + 1);
                 } else if word == "by"
                     && prev == "broken"
                     && matches!(w(tokens, k.wrapping_sub(2)), "ties" | "tie")

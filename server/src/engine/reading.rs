@@ -358,6 +358,9 @@ pub(crate) struct Reading {
     /// "sorted by onset date, oldest first": the rows are ordered by this attribute
     /// (qualified) or, when `None` inside, by the entity's own date.
     pub sort_by: Option<(Option<String>, SortOrder)>,
+    /// "…, then by wound id": further keys (qualified attributes of the listed records),
+    /// each with its direction, for rows equal on the ones before.
+    pub then_by: Vec<(String, SortOrder)>,
     /// Decimal places asked for ("round to 1 decimal").
     pub round: Option<u8>,
     /// How many rows of a list were asked for ("limit 15", "only 20 patients").
@@ -422,6 +425,7 @@ impl Reading {
             consumed: Vec::new(),
             sort: None,
             sort_by: None,
+            then_by: Vec::new(),
             unused: Vec::new(),
             not_understood: Vec::new(),
             round: None,

@@ -7126,3 +7126,37 @@ fn unknown(u: &Understanding) -> Vec<&str> {
         .map(|a| a.id.as_str())
         .collect()
 }
+
+#[test]
+fn a_key_said_after_then_by_orders_the_rows_that_tie() {
+    // "…, then by wound id": a second key, said in the restatement (had been a count)
+    for q in [
+        "List the open wounds sorted by onset date, oldest first, then by wound id",
+        "list open wounds sorted by onset date, then by wound id",
+    ] {
+        let u = ask(q);
+        let p = plan(&u);
+        assert_eq!(p.intent, Intent::List, "{q}: {}", u.restatement);
+        let keys: Vec<&str> = p
+            .order
+            .iter()
+            .filter_map(|o| match &o.key {
+                OrderKey::Attribute { attribute } => Some(attribute.as_str()),
+                OrderKey::Metric { .. } => None,
+            })
+            .collect();
+        assert_eq!(keys, ["wounds.onset_date", "wounds.id"], "{q}");
+        assert!(u.restatement.contains("then by id"), "{}", u.restatement);
+    }
+    // another record's name: the patient's, said as such
+    let u = ask("list the open wounds sorted by onset date, then by patient");
+    assert!(
+        plan(&u).order.iter().any(
+            |o| matches!(&o.key, OrderKey::Attribute { attribute } if attribute == "patients.full_name")
+        ),
+        "{:?}",
+        plan(&u).order
+    );
+    assert!(plan(&u).dimensions.is_empty(), "{:?}", plan(&u).dimensions);
+    assert!(u.restatement.contains("then by patient"), "{}", u.restatement);
+}

@@ -296,7 +296,7 @@ pub const BLIND_FLOORS: Limits = Limits {
     precision: 481.0 / 556.0 - 1e-9,
     recall: 481.0 / 531.0 - 1e-9,
     clarify_clear: 54.0 / 1189.0 + 1e-9,
-    exec_clear: 1102.0 / 1170.0 - 1e-9,
+    exec_clear: 1103.0 / 1170.0 - 1e-9,
     after_answer: 118.0 / 123.0 - 1e-9,
     silent: 13.0 / 677.0 + 1e-9,
 };

@@ -1,12 +1,12 @@
 //! Groupings ("by clinic", "per region", "for each clinic") and sort keys.
 
-use crate::semantic::TermKind;
+use crate::semantic::{SortOrder, TermKind};
 
 use crate::engine::PieceKind;
 use crate::engine::link::EXACT;
 use crate::engine::reading::{Ctx, Dim, DimSpec};
 
-use super::state::{State, groupable, groupable_attr, piece, qualified};
+use super::state::{State, groupable, groupable_attr, piece, qualified, sortable};
 
 /// Groupings ("by clinic", "per region", "for each clinic") and sort keys.
 pub(super) fn groupings(ctx: &Ctx<'_>, st: &mut State) {
@@ -333,6 +333,58 @@ pub(super) fn groupings(ctx: &Ctx<'_>, st: &mut State) {
         if let Some(mi) = mention_covering(s).filter(|&mi| !st.used[mi]) {
             st.rank_key_mention = Some(mi);
             st.used[mi] = true;
+        }
+    }
+    then_by(ctx, st);
+}
+
+/// "sorted by onset date, oldest first, then by wound id", "…, then by age descending":
+/// further keys of the listed records — an attribute of the records said (an entity
+/// word with "id"/"number" is its key). A key that cannot be read is said as a note.
+fn then_by(ctx: &Ctx<'_>, st: &mut State) {
+    let model = ctx.model;
+    let ms = ctx.mentions;
+    for &s in &ctx.cues.then_by_at {
+        let Some(mi) = ctx.mention_covering(s).filter(|&mi| !st.used[mi]) else {
+            continue;
+        };
+        let m = &ms[mi];
+        let mut end = m.last;
+        let key = if let Some(e) = m.entity() {
+            let ent = &model.entities[e];
+            if matches!(ctx.w(m.last), "id" | "ids" | "number" | "no" | "#") {
+                end += 1;
+                Some(format!("{}.{}", ent.name, ent.key))
+            } else {
+                ent.display_attribute
+                    .as_ref()
+                    .map(|d| format!("{}.{d}", ent.name))
+            }
+        } else {
+            m.attributes()
+                .find(|&(e, a)| sortable(model, e, a) || super::state::sortable_as_text(model, e, a))
+                .map(|(e, a)| qualified(model, e, a))
+        };
+        // the direction said right after the key ("then by age descending")
+        let order = match ctx.w(end) {
+            "desc" | "descending" => Some(SortOrder::Desc),
+            "asc" | "ascending" => Some(SortOrder::Asc),
+            _ => None,
+        };
+        if order.is_some() {
+            end += 1;
+        }
+        st.used[mi] = true;
+        let span = ctx.span_of(s.saturating_sub(2), end);
+        match key {
+            Some(k) => {
+                st.r.consumed.push((s.saturating_sub(2), end));
+                st.r.then_by.push((k, order.unwrap_or(SortOrder::Asc)));
+            }
+            None => st.r.notes.push((
+                span,
+                format!("\"{}\": rows are not ordered by it", ctx.text(span)),
+            )),
         }
     }
 }
