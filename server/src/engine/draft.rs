@@ -161,6 +161,12 @@ pub(crate) fn build(ctx: &Ctx<'_>, r: &Reading, det: &Detected, chosen: &[Chosen
         },
     };
     plan.metrics.extend(metric);
+    // "the number of open wounds and the number of healed wounds": one column each
+    if matches!(r.metric, MetricSpec::Measure(_)) {
+        for &mx in &r.extra_measures {
+            plan.metrics.push(measure_metric(model, mx));
+        }
+    }
     // "average pain at the last visit": each wound's latest value
     if r.visit_hint == Some(true)
         && let Some(a) = plan.metrics.first().and_then(|m| m.attribute.clone())
@@ -685,6 +691,19 @@ fn apply_rank(model: &SemanticModel, plan: &mut QueryPlan, r: &Reading, rank: &R
                 Some(("assessments", _)) if plan.entity == "wounds" => {
                     latest_of(model, a).unwrap_or_else(|| a.clone())
                 }
+                // "the deepest measurement ever recorded": the visits are ranked by their
+                // own depth, not by their wound's latest one
+                Some((owner, _)) if owner != plan.entity => model
+                    .attribute(a)
+                    .and_then(|x| match &x.attribute.derived {
+                        Some(crate::semantic::Derived::Latest { attribute, .. })
+                            if split_qualified(attribute).is_some_and(|(e, _)| e == plan.entity) =>
+                        {
+                            Some(attribute.clone())
+                        }
+                        _ => None,
+                    })
+                    .unwrap_or_else(|| a.clone()),
                 _ => a.clone(),
             };
             plan.metrics.clear();

@@ -433,12 +433,24 @@ fn metric_phrase(m: &super::plan::Metric) -> String {
 
 /// The restatement of a plan: one sentence saying what will be computed.
 pub fn restate(model: &SemanticModel, plan: &QueryPlan) -> String {
-    let subject = entity_plural(model, &plan.entity);
+    // "the number of open wounds and the number of healed wounds": counts side by side,
+    // each said by its own label
+    let side_by_side = plan.metrics.len() > 1
+        && plan
+            .metrics
+            .iter()
+            .all(|m| m.agg == MeasureAgg::Count && m.attribute.is_none() && m.condition.is_some());
+    let subject = if side_by_side {
+        join_and(&plan.metrics.iter().map(metric_phrase).collect::<Vec<_>>())
+    } else {
+        entity_plural(model, &plan.entity)
+    };
     let metric = plan.metrics.first();
     let is_count = metric.is_none_or(|m| m.agg == MeasureAgg::Count && m.attribute.is_none());
     let mut plan_filters = plan.filters.clone();
     if let Some(m) = metric
         && is_count
+        && !side_by_side
         && let Some(c) = &m.condition
         && plan.intent != Intent::Rank
     {

@@ -361,6 +361,9 @@ pub(crate) struct Reading {
     /// "…, then by wound id": further keys (qualified attributes of the listed records),
     /// each with its direction, for rows equal on the ones before.
     pub then_by: Vec<(String, SortOrder)>,
+    /// "the number of open wounds and the number of healed wounds": further count measures
+    /// of the same records, shown beside the metric (model measure indices).
+    pub extra_measures: Vec<usize>,
     /// Decimal places asked for ("round to 1 decimal").
     pub round: Option<u8>,
     /// How many rows of a list were asked for ("limit 15", "only 20 patients").
@@ -426,6 +429,7 @@ impl Reading {
             sort: None,
             sort_by: None,
             then_by: Vec::new(),
+            extra_measures: Vec::new(),
             unused: Vec::new(),
             not_understood: Vec::new(),
             round: None,

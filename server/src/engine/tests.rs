@@ -7160,3 +7160,79 @@ fn a_key_said_after_then_by_orders_the_rows_that_tie() {
     assert!(plan(&u).dimensions.is_empty(), "{:?}", plan(&u).dimensions);
     assert!(u.restatement.contains("then by patient"), "{}", u.restatement);
 }
+
+#[test]
+fn counts_of_the_same_records_under_different_conditions_stand_side_by_side() {
+    // "the number of open wounds and the number of healed wounds": two columns, not the
+    // first alone with the second noted as unused
+    for q in [
+        "one row per etiology with the number of open wounds and the number of healed wounds",
+        "how many open wounds and how many healed wounds",
+    ] {
+        let u = ask(q);
+        let p = plan(&u);
+        assert_eq!(p.metrics.len(), 2, "{q}: {:?}", p.metrics);
+        assert!(
+            p.metrics
+                .iter()
+                .all(|m| m.agg == MeasureAgg::Count && m.condition.is_some())
+        );
+        assert!(
+            u.restatement.contains("open wounds and healed wounds"),
+            "{q}: {}",
+            u.restatement
+        );
+        assert!(p.filters.is_empty(), "{q}: {:?}", p.filters);
+    }
+    // a count measure of other records is still their condition ("patients with open wounds")
+    let u = ask("how many patients have open wounds");
+    assert_eq!(plan(&u).metrics.len(), 1, "{:?}", plan(&u).metrics);
+}
+
+#[test]
+fn what_is_said_of_each_of_two_related_records_holds_on_that_record() {
+    // "an open arterial ulcer and also a venous ulcer that has healed": two wounds, each
+    // with its own status (had been both statuses on any wounds, or 0 rows)
+    for q in [
+        "Which patients have an open arterial leg ulcer and also a venous leg ulcer that has healed?",
+        "patients with both an open DFU and a healed VLU",
+    ] {
+        let u = ask(q);
+        let exists: Vec<&Constraint> = plan(&u)
+            .filters
+            .iter()
+            .filter(|f| matches!(f, Constraint::RelatedCount { related, op: CompareOp::Gte, value: 1, condition: Some(_), .. } if related == "wounds"))
+            .collect();
+        assert_eq!(exists.len(), 2, "{q}: {:?}", plan(&u).filters);
+        for e in exists {
+            let Constraint::RelatedCount {
+                condition: Some(c), ..
+            } = e
+            else {
+                unreachable!()
+            };
+            let attrs = c.attributes();
+            assert!(
+                attrs.contains(&"wounds.status") && attrs.contains(&"wounds.etiology"),
+                "{q}: {c:?}"
+            );
+        }
+    }
+    // "one … and another …": each on a wound of its own, and "one" is no unknown word
+    let u = ask("How many patients have had one wound heal and another end in amputation?");
+    assert!(unknown(&u).is_empty(), "{:?}", unknown(&u));
+    assert_eq!(plan(&u).filters.len(), 2, "{:?}", plan(&u).filters);
+}
+
+#[test]
+fn visits_ranked_by_a_measurement_are_ranked_by_their_own() {
+    // "the deepest measurement ever recorded": each visit's depth, not its wound's latest
+    let u = ask("deepest measurement ever recorded");
+    let p = plan(&u);
+    assert_eq!(p.entity, "assessments", "{}", u.restatement);
+    assert!(
+        matches!(p.order.first().map(|o| &o.key), Some(OrderKey::Attribute { attribute }) if attribute == "assessments.depth"),
+        "{:?}",
+        p.order
+    );
+}

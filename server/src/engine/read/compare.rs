@@ -77,13 +77,24 @@ pub(super) fn two_values(ctx: &Ctx<'_>, st: &mut State) {
             .tokens
             .windows(2)
             .any(|w| w[0].text == "and" && matches!(w[1].text.as_str(), "also" | "additionally"))
-        // "slough at one visit and necrotic tissue at another", "at different visits"
-        || ctx.tokens.windows(2).any(|w| w[0].text == "at" && w[1].text == "another")
+        // "slough at one visit and necrotic tissue at another", "at different visits",
+        // "one wound heal and another end in amputation"
+        || ctx
+            .tokens
+            .windows(2)
+            .any(|w| matches!(w[0].text.as_str(), "at" | "and") && w[1].text == "another")
         || ctx.tokens.windows(3).any(|w| {
             w[0].text == "at"
                 && matches!(w[1].text.as_str(), "different" | "separate")
                 && matches!(w[2].text.as_str(), "visits" | "assessments" | "reviews")
         });
+    // "one wound heal and another end in amputation": "one" pairs with "another", it is
+    // no number
+    if let Some(a) = ctx.tokens.iter().position(|t| t.text == "another")
+        && let Some(o) = (0..a).find(|&k| ctx.w(k) == "one" && ctx.w(k.wrapping_sub(1)) != "than")
+    {
+        st.r.consumed.push((o, o + 1));
+    }
     if ctx.compares_values() || ctx.cues.words <= 12 || both {
         let mut by_attr: Vec<(String, Vec<Value>)> = Vec::new();
         for f in &st.r.filters {
@@ -113,13 +124,60 @@ pub(super) fn two_values(ctx: &Ctx<'_>, st: &mut State) {
                 let own = st.r.entity.as_deref().or(st.provisional_entity.as_deref());
                 let related = split_qualified(&a).is_some_and(|(e, _)| Some(e) != own);
                 if related {
-                    let members: Vec<Filter> = st.r.filters.iter().filter(|f| is_a(f)).cloned().collect();
+                    let mut members: Vec<Filter> = st.r.filters.iter().filter(|f| is_a(f)).cloned().collect();
+                    members.sort_by_key(|f| f.first);
                     st.r.filters.retain(|f| !is_a(f));
-                    for f in members {
+                    // "an open arterial ulcer and also a venous ulcer that has healed": the
+                    // other values said of each one (between the conjunctions) hold on that
+                    // same related row
+                    let rel = split_qualified(&a).map(|(e, _)| e.to_owned()).unwrap_or_default();
+                    let bounds: Vec<usize> = members
+                        .windows(2)
+                        .map(|w| {
+                            (w[0].first + 1..w[1].first)
+                                .rev()
+                                .find(|&k| matches!(ctx.w(k), "and" | "but" | "," | "while" | "as"))
+                                .unwrap_or(w[1].first)
+                        })
+                        .collect();
+                    let of_rel = |c: &Constraint| match c {
+                        Constraint::Compare { attribute, .. } | Constraint::InSet { attribute, .. } => {
+                            split_qualified(attribute).is_some_and(|(e, _)| e == rel)
+                        }
+                        Constraint::Any { of } if of.len() == 1 => matches!(&of[0],
+                            Constraint::Compare { attribute, .. } | Constraint::InSet { attribute, .. }
+                                if split_qualified(attribute).is_some_and(|(e, _)| e == rel)),
+                        _ => false,
+                    };
+                    for (i, f) in members.into_iter().enumerate() {
+                        let lo = if i == 0 { 0 } else { bounds[i - 1] };
+                        let hi = bounds.get(i).copied().unwrap_or(usize::MAX);
+                        let mut group = vec![f.constraint.clone()];
+                        st.r.filters.retain(|o| {
+                            if o.first >= lo && o.first < hi && of_rel(&o.constraint) {
+                                group.push(match &o.constraint {
+                                    Constraint::Any { of } if of.len() == 1 => of[0].clone(),
+                                    c => c.clone(),
+                                });
+                                false
+                            } else {
+                                true
+                            }
+                        });
+                        let constraint = if group.len() == 1 {
+                            Constraint::Any { of: group }
+                        } else {
+                            Constraint::RelatedCount {
+                                per: None,
+                                related: rel.clone(),
+                                op: CompareOp::Gte,
+                                value: 1,
+                                within: None,
+                                condition: Some(Box::new(Constraint::All { of: group })),
+                            }
+                        };
                         st.r.filters.push(Filter {
-                            constraint: Constraint::Any {
-                                of: vec![f.constraint],
-                            },
+                            constraint,
                             first: f.first,
                             span: f.span,
                         });

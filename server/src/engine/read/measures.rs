@@ -197,6 +197,45 @@ pub(super) fn person_noun(ctx: &Ctx<'_>, m: &crate::engine::link::Mention) -> Op
 pub(super) fn metric(ctx: &Ctx<'_>, st: &mut State) {
     let model = ctx.model;
     let ms = ctx.mentions;
+    // "the number of open wounds and the number of healed wounds": counts of the same
+    // records under different conditions are figures side by side (one column each)
+    let first_count = st
+        .measures
+        .first()
+        .map(|&(_, mx)| &model.measures[mx])
+        .filter(|m| {
+            m.agg == MeasureAgg::Count
+                && m.attribute.is_none()
+                && (m.filter.is_some() || m.condition.is_some())
+        });
+    if let Some(first) = first_count {
+        let side_by_side: Vec<usize> = st
+            .measures
+            .iter()
+            .skip(1)
+            .filter(|&&(_, mx)| {
+                let m = &model.measures[mx];
+                m.agg == MeasureAgg::Count
+                    && m.attribute.is_none()
+                    && m.entity == first.entity
+                    && (m.filter.is_some() || m.condition.is_some())
+            })
+            .map(|&(_, mx)| mx)
+            .collect();
+        if !side_by_side.is_empty() && side_by_side.len() + 1 == st.measures.len() {
+            for &(mi, mx) in st.measures.iter().skip(1) {
+                st.r.pieces.push(piece(
+                    ctx,
+                    &ms[mi],
+                    PieceKind::Measure,
+                    model.measures[mx].name.clone(),
+                    None,
+                ));
+            }
+            st.r.extra_measures = side_by_side;
+            st.measures.truncate(1);
+        }
+    }
     // only one measure is the metric: the others are said, never dropped
     for &(mi, mx) in st.measures.iter().skip(1) {
         let m = &ms[mi];
