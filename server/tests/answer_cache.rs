@@ -21,7 +21,9 @@ fn rendered(model: &SemanticModel, dialect: Dialect, question: &str) -> Rendered
     let input = EngineInput::new(model, question, today)
         .with_check(&check)
         .with_allowed(&allowed);
-    let plan = understand(&input).plan.unwrap_or_else(|| panic!("{question}: no plan"));
+    let plan = understand(&input)
+        .plan
+        .unwrap_or_else(|| panic!("{question}: no plan"));
     render_with_cap(&plan, model, dialect, 1000).unwrap()
 }
 
@@ -80,17 +82,27 @@ async fn an_answer_is_reused_only_while_the_clinical_tables_are_unchanged() {
             for r in &statements {
                 let (first, _) = answers.run(&wh, r).await;
                 let (again, reused) = answers.run(&wh, r).await;
-                assert!(reused, "{backend}: the same statement over the same data is reused");
+                assert!(
+                    reused,
+                    "{backend}: the same statement over the same data is reused"
+                );
                 assert_eq!(first.unwrap().rows, again.unwrap().rows, "{backend}");
             }
             let before = wh.run(&statements[affected]).await.unwrap().rows;
             exec(&t.db, change).await;
             let live = wh.run(&statements[affected]).await.unwrap().rows;
-            assert_ne!(before, live, "{backend}: {change} changes the rows it is tested with");
+            assert_ne!(
+                before, live,
+                "{backend}: {change} changes the rows it is tested with"
+            );
             for r in &statements {
                 let (after, reused) = answers.run(&wh, r).await;
                 assert!(!reused, "{backend}: after {change} every statement runs again");
-                assert_eq!(after.unwrap().rows, wh.run(r).await.unwrap().rows, "{backend}: after {change}");
+                assert_eq!(
+                    after.unwrap().rows,
+                    wh.run(r).await.unwrap().rows,
+                    "{backend}: after {change}"
+                );
             }
         }
         assert!(answers.stats().hits >= 8, "{backend}: {:?}", answers.stats());
@@ -121,7 +133,11 @@ async fn an_answer_is_reused_only_while_the_clinical_tables_are_unchanged() {
             exec(&t.db, "ALTER TABLE wounds DISABLE TRIGGER clinical_version_bump").await;
             let (_, reused) = blind.run(&wh, &statements[0]).await;
             assert!(!reused, "{backend}: a disabled trigger: not reused");
-            exec(&t.db, "ALTER TABLE wounds ENABLE ALWAYS TRIGGER clinical_version_bump").await;
+            exec(
+                &t.db,
+                "ALTER TABLE wounds ENABLE ALWAYS TRIGGER clinical_version_bump",
+            )
+            .await;
             let _ = blind.run(&wh, &statements[0]).await;
             let (_, reused) = blind.run(&wh, &statements[0]).await;
             assert!(reused, "{backend}: enabled ALWAYS again: reused");

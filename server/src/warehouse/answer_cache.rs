@@ -173,7 +173,11 @@ impl AnswerCache {
 
     /// [`Warehouse::run`], or the rows it gave for the same statement at the same clinical
     /// change version. The flag says whether the rows were reused.
-    pub async fn run(&self, warehouse: &Warehouse, rendered: &Rendered) -> (Result<QueryRows, ExecError>, bool) {
+    pub async fn run(
+        &self,
+        warehouse: &Warehouse,
+        rendered: &Rendered,
+    ) -> (Result<QueryRows, ExecError>, bool) {
         if !self.on {
             return (warehouse.run(rendered).await, false);
         }
