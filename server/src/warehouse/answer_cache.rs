@@ -33,8 +33,8 @@
 //! Kept rows are shared by concurrent askers of the same statement (one run), at most
 //! `CLARION_ANSWER_CACHE_CAP` of them (default 100; `0` turns the cache off). A failed or
 //! timed-out statement is never kept. The key is the rendered statement with its bound
-//! values, so another question, scope (the user's clinics are part of the statement),
-//! date or row cap is another entry.
+//! values (and the columns' types the cells are decoded by), so another question, scope (the
+//! user's clinics are part of the statement), date or row cap is another entry.
 
 use super::count_cache::{CountCacheConfig, VersionedCache};
 use super::exec::{ExecError, QueryRows, Warehouse};
@@ -184,7 +184,9 @@ impl AnswerCache {
         let Some(version) = self.version.read().await else {
             return (warehouse.run(rendered).await, false);
         };
-        let key = format!("{}\u{1f}{:?}", rendered.sql, rendered.values);
+        // the cells are decoded by the columns' types: part of the key with the statement
+        let types: Vec<_> = rendered.columns.iter().map(|c| c.ty).collect();
+        let key = format!("{}\u{1f}{:?}\u{1f}{:?}", rendered.sql, rendered.values, types);
         let mut failed = None;
         let (kept, reused) = self
             .rows
