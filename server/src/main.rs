@@ -4,6 +4,10 @@ use clap::{Parser, Subcommand};
 use server::config::Config;
 use std::process::ExitCode;
 
+/// mimalloc instead of the system allocator (see Cargo.toml).
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 #[derive(Parser)]
 #[command(
     name = "server",

@@ -25,6 +25,10 @@ pub struct OrchestratorConfig {
     /// (`CLARION_COUNT_CACHE_TTL_SECS`, default 60; `CLARION_COUNT_CACHE_CAP`, default
     /// 10000, 0 = off).
     pub count_cache: crate::warehouse::count_cache::CountCacheConfig,
+    /// An answer's rows kept per (statement, clinical change version)
+    /// (`CLARION_ANSWER_CACHE_TTL_SECS`, default 60; `CLARION_ANSWER_CACHE_CAP`, default
+    /// 100, 0 = off; see `crate::warehouse::answer_cache`).
+    pub answer_cache: crate::warehouse::answer_cache::AnswerCacheConfig,
     /// The allowed-values cache (F17): how long a column's distinct values are fresh
     /// (`CLARION_ALLOWED_VALUES_TTL_SECS`, default 300) and most values kept per column
     /// (`CLARION_ALLOWED_VALUES_CAP`, default 500).
@@ -68,6 +72,7 @@ impl Default for OrchestratorConfig {
             preview_timeout: Duration::from_millis(300),
             today: None,
             count_cache: crate::warehouse::count_cache::CountCacheConfig::default(),
+            answer_cache: crate::warehouse::answer_cache::AnswerCacheConfig::default(),
             allowed_values: crate::warehouse::AllowedValuesConfig::default(),
             summaries: crate::warehouse::summary::SummaryConfig::default(),
             user_concurrent_queries: 4,
@@ -120,6 +125,10 @@ impl OrchestratorConfig {
             count_cache: crate::warehouse::count_cache::CountCacheConfig {
                 ttl: Duration::from_secs(number("CLARION_COUNT_CACHE_TTL_SECS", 60, 1, 86_400)?),
                 cap: number("CLARION_COUNT_CACHE_CAP", 10_000, 0, 1_000_000)? as usize,
+            },
+            answer_cache: crate::warehouse::answer_cache::AnswerCacheConfig {
+                ttl: Duration::from_secs(number("CLARION_ANSWER_CACHE_TTL_SECS", 60, 1, 86_400)?),
+                cap: number("CLARION_ANSWER_CACHE_CAP", 100, 0, 100_000)? as usize,
             },
             allowed_values: crate::warehouse::AllowedValuesConfig {
                 ttl: Duration::from_secs(number("CLARION_ALLOWED_VALUES_TTL_SECS", 300, 1, 86_400)?),
@@ -206,5 +215,21 @@ mod tests {
             assert!(e.contains("CLARION_LEARN_MIN_CONFIDENCE"), "{bad}: {e}");
         }
         assert!(from(&[("CLARION_LEARN_MIN_USES", "0")]).is_err());
+    }
+
+    #[test]
+    fn the_answer_cache_is_on_by_default_and_can_be_turned_off() {
+        let d = from(&[]).unwrap().answer_cache;
+        assert_eq!(d, crate::warehouse::answer_cache::AnswerCacheConfig::default());
+        assert_eq!((d.ttl, d.cap), (Duration::from_secs(60), 100));
+        let c = from(&[
+            ("CLARION_ANSWER_CACHE_CAP", "0"),
+            ("CLARION_ANSWER_CACHE_TTL_SECS", "5"),
+        ])
+        .unwrap()
+        .answer_cache;
+        assert_eq!((c.ttl, c.cap), (Duration::from_secs(5), 0));
+        assert!(from(&[("CLARION_ANSWER_CACHE_TTL_SECS", "0")]).is_err());
+        assert!(from(&[("CLARION_ANSWER_CACHE_CAP", "many")]).is_err());
     }
 }

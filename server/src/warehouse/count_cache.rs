@@ -38,10 +38,10 @@ impl Default for CountCacheConfig {
     }
 }
 
-struct Entry {
+struct Entry<T> {
     version: String,
     at: Instant,
-    cell: Arc<OnceCell<Option<i64>>>,
+    cell: Arc<OnceCell<Option<T>>>,
 }
 
 /// How a lookup was served, for the thinking steps and the tests.
@@ -51,25 +51,39 @@ pub struct CountCacheStats {
     pub misses: u64,
 }
 
-/// The cache. Cheap to clone (shared).
-#[derive(Clone)]
-pub struct CountCache {
+/// The cache of option counts.
+pub type CountCache = VersionedCache<i64>;
+
+/// Values kept per (key, data version), with a time to live, a cap and single flight:
+/// the option counts here, an answer's rows in [`super::answer_cache`]. Cheap to clone
+/// (shared).
+pub struct VersionedCache<T> {
     config: CountCacheConfig,
-    entries: Arc<Mutex<HashMap<String, Entry>>>,
+    entries: Arc<Mutex<HashMap<String, Entry<T>>>>,
     stats: Arc<Mutex<CountCacheStats>>,
 }
 
-impl std::fmt::Debug for CountCache {
+impl<T> Clone for VersionedCache<T> {
+    fn clone(&self) -> Self {
+        VersionedCache {
+            config: self.config,
+            entries: self.entries.clone(),
+            stats: self.stats.clone(),
+        }
+    }
+}
+
+impl<T> std::fmt::Debug for VersionedCache<T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("CountCache")
+        f.debug_struct("VersionedCache")
             .field("config", &self.config)
             .finish_non_exhaustive()
     }
 }
 
-impl CountCache {
+impl<T: Clone> VersionedCache<T> {
     pub fn new(config: CountCacheConfig) -> Self {
-        CountCache {
+        VersionedCache {
             config,
             entries: Arc::new(Mutex::new(HashMap::new())),
             stats: Arc::new(Mutex::new(CountCacheStats::default())),
@@ -83,18 +97,18 @@ impl CountCache {
 
     /// The count under `key` at `version`: the kept one, the one being computed by a
     /// concurrent caller, or `compute`'s (kept unless it is `None`).
-    pub async fn get_or_count<F>(&self, key: String, version: &str, compute: F) -> Option<i64>
+    pub async fn get_or_count<F>(&self, key: String, version: &str, compute: F) -> Option<T>
     where
-        F: Future<Output = Option<i64>>,
+        F: Future<Output = Option<T>>,
     {
         self.lookup(key, version, compute).await.0
     }
 
     /// [`CountCache::get_or_count`], also saying whether the count was reused (kept, or
     /// computed by a concurrent caller) rather than computed here.
-    pub async fn lookup<F>(&self, key: String, version: &str, compute: F) -> (Option<i64>, bool)
+    pub async fn lookup<F>(&self, key: String, version: &str, compute: F) -> (Option<T>, bool)
     where
-        F: Future<Output = Option<i64>>,
+        F: Future<Output = Option<T>>,
     {
         if self.config.cap == 0 {
             return (compute.await, false);
@@ -126,12 +140,13 @@ impl CountCache {
             }
         };
         let mut computed = false;
-        let count = *cell
+        let count = cell
             .get_or_init(|| async {
                 computed = true;
                 compute.await
             })
-            .await;
+            .await
+            .clone();
         {
             let mut stats = self.stats.lock().unwrap_or_else(|e| e.into_inner());
             if computed {
@@ -150,7 +165,7 @@ impl CountCache {
         (count, !computed)
     }
 
-    fn evict(&self, entries: &mut HashMap<String, Entry>, now: Instant) {
+    fn evict(&self, entries: &mut HashMap<String, Entry<T>>, now: Instant) {
         let ttl = self.config.ttl;
         entries.retain(|_, e| now.duration_since(e.at) < ttl);
         while entries.len() >= self.config.cap {

@@ -3,6 +3,7 @@
 //! (`summary`, the only writer here: it writes its own tables, never a clinical one).
 
 pub mod allowed_values;
+pub mod answer_cache;
 pub mod count_cache;
 pub mod exec;
 pub mod privilege;
