@@ -318,6 +318,26 @@ test.describe('Clarification panel', () => {
     await expect(answer.locator('[data-testid=assumption][data-source=Chosen]')).toContainText('crusty');
   });
 
+  test('two counts of the same records under different conditions are two columns, restated as such', async ({ page }) => {
+    await open(page);
+    await askAndTime(page, 'one row per etiology with the number of open wounds and the number of healed wounds', 'answer');
+    const answer = page.getByTestId('answer');
+    await expect(answer).toContainText('Counting open wounds and healed wounds');
+    await expect(answer.getByRole('columnheader', { name: 'Open wounds' })).toBeVisible();
+    await expect(answer.getByRole('columnheader', { name: 'Healed wounds' })).toBeVisible();
+    // one row per etiology of the demo data, each with both figures
+    const rows = answer.getByRole('row');
+    await expect(rows.nth(1).getByRole('cell')).toHaveCount(3);
+  });
+
+  test('a key after "then by" is said in the restatement and the list keeps every row', async ({ page }) => {
+    await open(page);
+    await askAndTime(page, 'list the open wounds sorted by onset date, oldest first, then by wound id', 'answer');
+    const answer = page.getByTestId('answer');
+    await expect(answer).toContainText('sorted by onset date, oldest first, then by id, lowest first');
+    await expect(answer).not.toContainText('Counting');
+  });
+
   test('an average of a measurement is answered with the mean shown as an assumption', async ({ page }) => {
     await open(page);
     await askAndTime(page, 'avg bmi of pts with diabetes', 'answer');
