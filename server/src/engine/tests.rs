@@ -7236,3 +7236,35 @@ fn visits_ranked_by_a_measurement_are_ranked_by_their_own() {
         p.order
     );
 }
+
+#[test]
+fn which_n_records_had_the_largest_attribute_ranks_by_that_attribute() {
+    // "which 3 wounds had the largest initial area": three wounds by their initial area
+    // (had been ten by the latest area, "3" an unknown word)
+    let u = ask("which 3 wounds had the largest initial area");
+    let p = plan(&u);
+    assert_eq!(p.limit, Some(3), "{}", u.restatement);
+    assert!(
+        matches!(p.order.first().map(|o| &o.key), Some(OrderKey::Attribute { attribute }) if attribute == "wounds.initial_area"),
+        "{:?}",
+        p.order
+    );
+    assert!(unknown(&u).is_empty(), "{:?}", unknown(&u));
+}
+
+#[test]
+fn a_list_by_its_own_key_is_in_that_order() {
+    // "list the open wounds by wound id": every open wound in id order (had been a count)
+    let u = ask("List the open wounds by wound id");
+    let p = plan(&u);
+    assert_eq!(p.intent, Intent::List, "{}", u.restatement);
+    assert!(p.dimensions.is_empty(), "{:?}", p.dimensions);
+    assert!(
+        matches!(p.order.first().map(|o| &o.key), Some(OrderKey::Attribute { attribute }) if attribute == "wounds.id"),
+        "{:?}",
+        p.order
+    );
+    // a grouping by another record stays a grouping
+    let u = ask("count wounds by patient");
+    assert_eq!(plan(&u).dimensions.len(), 1, "{:?}", plan(&u).dimensions);
+}

@@ -1158,18 +1158,24 @@ fn group_threshold(ctx: &Ctx<'_>, st: &mut State, c: &Comparison) -> bool {
     {
         return false;
     }
+    st.r.entity = Some(rel.clone());
+    st.r.entity_source = EntitySource::Implied;
+    group_on(ctx, st, mi, attribute);
+    keep_groups_by_count(ctx, st, c, rel)
+}
+
+/// The groups are kept by the count `c` compares (SQL `HAVING`): the counted records'
+/// own condition, if the count said one ("more than 20 open wounds"), is a filter.
+fn keep_groups_by_count(ctx: &Ctx<'_>, st: &mut State, c: &Comparison, rel: &str) -> bool {
     let condition = c.subject_mention.and_then(|si| {
         let sm = &ctx.mentions[si];
         sm.measure()
-            .and_then(|x| model.measures[x].filter.clone())
-            .or_else(|| related_value(model, rel, sm))
+            .and_then(|x| ctx.model.measures[x].filter.clone())
+            .or_else(|| related_value(ctx.model, rel, sm))
     });
-    st.r.entity = Some(rel.clone());
-    st.r.entity_source = EntitySource::Implied;
     if let Some(si) = c.subject_mention {
         st.used[si] = true;
     }
-    group_on(ctx, st, mi, attribute);
     if let Some(cond) = condition {
         st.r.filters.push(Filter {
             constraint: cond,
@@ -1228,33 +1234,10 @@ fn grouped_threshold(ctx: &Ctx<'_>, st: &mut State, c: &Comparison, rel: &str) -
     if named.is_none() && !self_count {
         return false;
     }
-    let condition = c.subject_mention.and_then(|si| {
-        let sm = &ctx.mentions[si];
-        sm.measure()
-            .and_then(|x| model.measures[x].filter.clone())
-            .or_else(|| related_value(model, rel, sm))
-    });
     if let Some(mi) = named {
         st.used[mi] = true;
     }
-    if let Some(si) = c.subject_mention {
-        st.used[si] = true;
-    }
-    if let Some(cond) = condition {
-        st.r.filters.push(Filter {
-            constraint: cond,
-            first: c.first,
-            span: c.span,
-        });
-    }
-    st.r.having = Some((c.op, c.value));
-    st.r.pieces.push(comparison_piece(
-        ctx,
-        c.span,
-        format!("{rel} per group"),
-        Value::Real(c.value),
-    ));
-    true
+    keep_groups_by_count(ctx, st, c, rel)
 }
 
 /// A period said right after a count of related rows ("200 assessments in 2025", "3

@@ -555,14 +555,20 @@ pub(super) fn ranking_word_by_measure(ctx: &Ctx<'_>, st: &mut State) {
             "smallest" | "the smallest" | "tiniest" => SortOrder::Asc,
             _ => continue,
         };
-        // "… by current area": the measure, a few words on
-        let Some(by) = (t.last..(t.last + 6).min(ctx.tokens.len())).find(|&k| ctx.w(k) == "by") else {
+        // "… by current area": the measure, a few words on; or right after the word
+        // ("which 3 wounds had the largest initial area")
+        let by = (t.last..(t.last + 6).min(ctx.tokens.len())).find(|&k| ctx.w(k) == "by");
+        // (the direct reading only after "which"/"what": "the 2nd smallest initial area" is
+        // an ordinal's, read elsewhere)
+        let asked_which = (0..t.first).any(|k| matches!(ctx.w(k), "which" | "what"));
+        if by.is_none() && !asked_which {
             continue;
-        };
+        }
+        let at = by.map_or(t.last, |b| b + 1);
         let Some((mi, attr)) = ms.iter().enumerate().find_map(|(mi, m)| {
             // an attribute said unambiguously ("current area"; "area" alone is a
             // column word with its own question)
-            (m.first == by + 1 && m.terms().next().is_none())
+            (m.first == at && m.terms().next().is_none())
                 .then(|| {
                     m.attributes().find_map(|(e, a)| {
                         model.entities[e].attributes[a]
@@ -583,7 +589,18 @@ pub(super) fn ranking_word_by_measure(ctx: &Ctx<'_>, st: &mut State) {
                 .filter(|v| (1.0..=1000.0).contains(v) && v.fract() == 0.0)
                 .map(|v| v as u32)
         };
-        let n = t.first.checked_sub(1).and_then(num).or_else(|| num(t.last));
+        // "which 3 wounds had …": the number said with the records
+        let which_n = (1..t.first).find(|&k| {
+            matches!(ctx.w(k - 1), "which" | "what")
+                && num(k).is_some()
+                && ms.iter().any(|o| o.first == k + 1 && o.entity().is_some())
+        });
+        let n = t
+            .first
+            .checked_sub(1)
+            .and_then(num)
+            .or_else(|| num(t.last))
+            .or_else(|| which_n.and_then(num));
         let first = if t.first > 0 && n.is_some() && num(t.first - 1).is_some() {
             t.first - 1
         } else {
@@ -592,7 +609,10 @@ pub(super) fn ranking_word_by_measure(ctx: &Ctx<'_>, st: &mut State) {
         st.used[ti] = true;
         st.used[mi] = true;
         st.r.consumed.push((first, t.last));
-        st.r.consumed.push((by, ms[mi].last));
+        st.r.consumed.push((by.unwrap_or(at), ms[mi].last));
+        if let Some(k) = which_n {
+            st.r.consumed.push((k, k + 1));
+        }
         st.r.rank = Some(RankSpec {
             n,
             order,

@@ -251,6 +251,29 @@ pub(super) fn groupings(ctx: &Ctx<'_>, st: &mut State) {
                 spec = Some(DimSpec::ColumnTerm { term: t, mention: mi });
             } else if let Some(e) = m.entity() {
                 let ent = &model.entities[e];
+                // "list the open wounds by wound id": the listed records in the order of
+                // their key, not one group per record
+                let listed = ms[..mi].iter().find_map(|o| {
+                    o.entity().or_else(|| {
+                        o.measure().and_then(|x| {
+                            model
+                                .entities
+                                .iter()
+                                .position(|en| en.name == model.measures[x].entity)
+                        })
+                    })
+                }) == Some(e);
+                if listed
+                    && matches!(ctx.w(m.last), "id" | "ids" | "number" | "#")
+                    && ctx.cues.list.is_some()
+                    && ctx.cues.count.is_none()
+                    && ctx.cues.agg.is_none()
+                {
+                    st.used[mi] = true;
+                    st.r.consumed.push((g.saturating_sub(1), m.last + 1));
+                    st.r.sort_by = Some((Some(format!("{}.{}", ent.name, ent.key)), SortOrder::Asc));
+                    break;
+                }
                 if is_per && ctx.cues.agg.is_some() && ctx.cues.count.is_none() {
                     st.r.per_unit = Some(ent.name.clone());
                     st.used[mi] = true;
