@@ -1440,11 +1440,58 @@ fn column_choice(
     });
 }
 
+/// The option of a column word the question's own rows settle: "pressure injuries by
+/// stage" keeps only pressure injuries, so the stage is theirs (the option's `when`).
+fn settled_by_rows<'m>(model: &'m SemanticModel, term: usize, r: &Reading) -> Option<&'m str> {
+    let holds = |w: &Constraint| {
+        r.filters.iter().any(|f| match (&f.constraint, w) {
+            (a, b) if a == b => true,
+            (
+                Constraint::InSet { attribute, values },
+                Constraint::Compare {
+                    attribute: wa,
+                    op: CompareOp::Eq,
+                    value,
+                    ..
+                },
+            ) => attribute == wa && values.len() == 1 && values[0] == *value,
+            _ => false,
+        })
+    };
+    model.terms[term]
+        .options
+        .iter()
+        .find(|o| o.when.as_ref().is_some_and(holds))
+        .and_then(chosen_attribute)
+}
+
+/// The column word's reading the rows settle is the best guess, shown as an assumption
+/// (a badge, one click from the other readings), never asked.
+fn rows_say_it(model: &SemanticModel, term: usize, r: &Reading, added: &mut [Candidate]) {
+    let Some(attribute) = settled_by_rows(model, term, r) else {
+        return;
+    };
+    for c in added {
+        if c.ambiguity.term.as_deref() != Some(model.terms[term].id.as_str()) {
+            continue;
+        }
+        let chosen = |o: &AmbiguityOption| matches!(&o.effect.change, Some(PlanChange::ChooseAttribute { attribute: a }) if a == attribute);
+        if c.ambiguity.options.iter().any(chosen) {
+            for o in &mut c.ambiguity.options {
+                o.default = chosen(o);
+            }
+            c.ambiguity.severity = Severity::Low;
+        }
+    }
+}
+
 /// Column words in groupings, metrics, comparisons and list columns.
 pub(crate) fn columns(ctx: &Ctx<'_>, r: &Reading, d: &mut Detected) {
     let entity = entity_of(r);
     for (i, dim) in r.dims.iter().enumerate() {
         if let DimSpec::ColumnTerm { term, .. } = dim.spec {
+            let by_rows = settled_by_rows(ctx.model, term, r).is_some();
+            let before = d.candidates.len();
             column_choice(
                 ctx,
                 d,
@@ -1456,6 +1503,9 @@ pub(crate) fn columns(ctx: &Ctx<'_>, r: &Reading, d: &mut Detected) {
                 false,
                 None,
             );
+            if by_rows {
+                rows_say_it(ctx.model, term, r, &mut d.candidates[before..]);
+            }
         }
     }
     if let MetricSpec::AggColumn { term, mention, .. } = r.metric {
@@ -1526,8 +1576,13 @@ pub(crate) fn columns(ctx: &Ctx<'_>, r: &Reading, d: &mut Detected) {
     }
     for (i, col) in r.columns.iter().enumerate() {
         if let ColSpec::ColumnTerm { term, mention } = col {
+            let by_rows = settled_by_rows(ctx.model, *term, r).is_some();
+            let before = d.candidates.len();
             let span = ctx.mentions[*mention].span;
             column_choice(ctx, d, *term, Slot::Column(i), &entity, None, span, false, None);
+            if by_rows {
+                rows_say_it(ctx.model, *term, r, &mut d.candidates[before..]);
+            }
         }
     }
 }

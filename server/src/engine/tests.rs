@@ -7268,3 +7268,27 @@ fn a_list_by_its_own_key_is_in_that_order() {
     let u = ask("count wounds by patient");
     assert_eq!(plan(&u).dimensions.len(), 1, "{:?}", plan(&u).dimensions);
 }
+
+#[test]
+fn a_column_word_the_rows_already_settle_is_a_badge_not_a_question() {
+    // "pressure injuries by stage": the stage of pressure injuries (the option's `when`),
+    // shown as an assumption; "wounds by stage" is still asked
+    for q in [
+        "how many pressure injuries at each stage",
+        "stage breakdown for open PIs",
+        "list open PIs with their stage",
+    ] {
+        let u = ask(q);
+        assert_eq!(u.decision, Decision::AnswerWithAssumptions, "{q}: {:?}", ids(&u));
+        let a = u
+            .ambiguities
+            .iter()
+            .find(|a| a.id == "column:stage_column@wounds")
+            .unwrap_or_else(|| panic!("{q}: {:?}", ids(&u)));
+        assert_eq!(
+            a.options.iter().find(|o| o.default).map(|o| o.id.as_str()),
+            Some("stage")
+        );
+    }
+    assert_eq!(ask("wounds by stage").decision, Decision::Clarify);
+}

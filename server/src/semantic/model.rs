@@ -745,6 +745,11 @@ pub struct TermOption {
     /// Plan change applied when this option is chosen.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub change: Option<PlanChange>,
+    /// The rows that settle this reading: a question already limited to rows where this
+    /// holds ("pressure injuries", `etiology = pressure_injury`, for the pressure-injury
+    /// stage) takes the option without asking — asking would ask what it already says.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub when: Option<Constraint>,
 }
 
 /// A comparison operator.

@@ -812,6 +812,18 @@ impl<'m> Validator<'m> {
                 if let Some(ch) = &o.change {
                     self.change(&oentry, ch, &ctx);
                 }
+                if let Some(w) = &o.when {
+                    if !matches!(
+                        w,
+                        Constraint::Compare {
+                            op: CompareOp::Eq,
+                            ..
+                        } | Constraint::InSet { .. }
+                    ) {
+                        self.problem(&oentry, "`when` must be an equality or a set of values");
+                    }
+                    self.constraint(&format!("{oentry}, when"), w, &ctx);
+                }
             }
         }
     }

@@ -398,6 +398,7 @@ fn option(id: &str, default: bool) -> TermOption {
         default,
         constraint: Some(c(r#"{ kind = "is_null", attribute = "wounds.healed_date" }"#)),
         change: None,
+        when: None,
     }
 }
 
@@ -1290,4 +1291,38 @@ fn operators_offered_for_custom_values_follow_the_attribute_type() {
     assert_eq!(operators_for(AttributeType::Boolean).len(), 2);
     assert_eq!(operators_for(AttributeType::Real).len(), 6);
     assert_eq!(operators_for(AttributeType::Date).len(), 6);
+}
+
+#[test]
+fn an_options_when_must_be_a_value_of_a_known_attribute() {
+    let with_when = |w: &str| {
+        let mut m = SemanticModel::wound_care();
+        let t = m
+            .terms
+            .iter_mut()
+            .find(|t| t.id == "stage_column")
+            .expect("stage_column");
+        let o = t
+            .options
+            .iter_mut()
+            .find(|o| o.id == "stage")
+            .expect("stage option");
+        assert!(
+            o.when.is_some(),
+            "the shipped model settles the stage by pressure injuries"
+        );
+        o.when = Some(c(w));
+        match m.validate("wound_care.toml", None) {
+            Ok(()) => String::new(),
+            Err(e) => e.to_string(),
+        }
+    };
+    let p = with_when(r#"{ kind = "compare", attribute = "wounds.etiology", op = "gt", value = "x" }"#);
+    assert!(p.contains("`when` must be an equality"), "{p}");
+    let p = with_when(r#"{ kind = "compare", attribute = "wounds.no_such", op = "eq", value = "x" }"#);
+    assert!(p.contains("no_such"), "{p}");
+    let p = with_when(
+        r#"{ kind = "compare", attribute = "wounds.etiology", op = "eq", value = "pressure_injury" }"#,
+    );
+    assert!(p.is_empty(), "{p}");
 }
