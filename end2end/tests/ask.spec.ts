@@ -351,6 +351,17 @@ test.describe('Clarification panel', () => {
     await expect(revised).toContainText('Median bmi');
   });
 
+  test('"stage" of pressure injuries is a badge for their stage, the depth a click away', async ({ page }) => {
+    await open(page);
+    await askAndTime(page, 'stage breakdown for open PIs', 'answer');
+    const answer = page.getByTestId('answer');
+    await expect(panel(page)).toHaveCount(0);
+    const badge = answer.locator('[data-testid=assumption][data-source=Default]').filter({ hasText: 'Pressure-injury stage' });
+    await expect(badge).toHaveCount(1);
+    await badge.getByRole('button').click();
+    await expect(badge.getByTestId('assumption-option').filter({ hasText: 'Depth category' })).toBeVisible();
+  });
+
   test('a change asked in words is refused as read-only, and the text is kept', async ({ page }) => {
     await open(page);
     const box = page.getByLabel('Your question');
