@@ -7159,6 +7159,10 @@ fn a_key_said_after_then_by_orders_the_rows_that_tie() {
     );
     assert!(plan(&u).dimensions.is_empty(), "{:?}", plan(&u).dimensions);
     assert!(u.restatement.contains("then by patient"), "{}", u.restatement);
+    // a direction said after the second key is that key's own
+    let u = ask("list patients sorted by age, then by mrn descending");
+    let orders: Vec<SortOrder> = plan(&u).order.iter().map(|o| o.order).collect();
+    assert_eq!(orders, [SortOrder::Asc, SortOrder::Desc], "{}", u.restatement);
 }
 
 #[test]

@@ -44,7 +44,13 @@ pub(super) fn instructions(ctx: &Ctx<'_>, st: &mut State) {
                 })
                 .map(|(e, a)| qualified(ctx.model, e, a))
         });
-    match (sort_key, ctx.cues.sort_instruction) {
+    // "sorted by age, then by mrn descending": a direction said after "then by" is that
+    // key's own, not the first one's
+    let instruction = ctx
+        .cues
+        .sort_instruction
+        .filter(|&(a, _, _)| ctx.cues.then_by_at.first().is_none_or(|&t| a < t));
+    match (sort_key, instruction) {
         (Some(attr), instruction) => {
             let dated = ctx
                 .model
