@@ -1467,10 +1467,7 @@ fn settled_by_rows<'m>(model: &'m SemanticModel, term: usize, r: &Reading) -> Op
 
 /// The column word's reading the rows settle is the best guess, shown as an assumption
 /// (a badge, one click from the other readings), never asked.
-fn rows_say_it(model: &SemanticModel, term: usize, r: &Reading, added: &mut [Candidate]) {
-    let Some(attribute) = settled_by_rows(model, term, r) else {
-        return;
-    };
+fn rows_say_it(model: &SemanticModel, term: usize, attribute: &str, added: &mut [Candidate]) {
     for c in added {
         if c.ambiguity.term.as_deref() != Some(model.terms[term].id.as_str()) {
             continue;
@@ -1490,7 +1487,7 @@ pub(crate) fn columns(ctx: &Ctx<'_>, r: &Reading, d: &mut Detected) {
     let entity = entity_of(r);
     for (i, dim) in r.dims.iter().enumerate() {
         if let DimSpec::ColumnTerm { term, .. } = dim.spec {
-            let by_rows = settled_by_rows(ctx.model, term, r).is_some();
+            let by_rows = settled_by_rows(ctx.model, term, r);
             let before = d.candidates.len();
             column_choice(
                 ctx,
@@ -1503,8 +1500,8 @@ pub(crate) fn columns(ctx: &Ctx<'_>, r: &Reading, d: &mut Detected) {
                 false,
                 None,
             );
-            if by_rows {
-                rows_say_it(ctx.model, term, r, &mut d.candidates[before..]);
+            if let Some(attribute) = by_rows {
+                rows_say_it(ctx.model, term, attribute, &mut d.candidates[before..]);
             }
         }
     }
@@ -1576,12 +1573,12 @@ pub(crate) fn columns(ctx: &Ctx<'_>, r: &Reading, d: &mut Detected) {
     }
     for (i, col) in r.columns.iter().enumerate() {
         if let ColSpec::ColumnTerm { term, mention } = col {
-            let by_rows = settled_by_rows(ctx.model, *term, r).is_some();
+            let by_rows = settled_by_rows(ctx.model, *term, r);
             let before = d.candidates.len();
             let span = ctx.mentions[*mention].span;
             column_choice(ctx, d, *term, Slot::Column(i), &entity, None, span, false, None);
-            if by_rows {
-                rows_say_it(ctx.model, *term, r, &mut d.candidates[before..]);
+            if let Some(attribute) = by_rows {
+                rows_say_it(ctx.model, *term, attribute, &mut d.candidates[before..]);
             }
         }
     }

@@ -34,34 +34,19 @@ pub(super) fn groupings(ctx: &Ctx<'_>, st: &mut State) {
         };
         let Some(c) = count_at else { continue };
         let c = if ctx.w(c) == "of" { c + 1 } else { c };
-        let parent = &model.entities[e].name;
+        let parent = model.entities[e].name.as_str();
         // the counted records: an entity word ("assessments"), or a count measure of one
         let child = model
             .find_entity(ctx.w(c))
-            .and_then(|f| model.entities.iter().position(|e| e.name == f.name))
-            .or_else(|| {
-                ctx.mention_covering(c).and_then(|oi| {
-                    let o = &ms[oi];
-                    o.entity().or_else(|| {
-                        o.measure().and_then(|x| {
-                            model
-                                .entities
-                                .iter()
-                                .position(|e| e.name == model.measures[x].entity)
-                        })
-                    })
-                })
-            });
+            .map(|f| f.name.as_str())
+            .or_else(|| ctx.mention_covering(c).and_then(|oi| records_of(model, &ms[oi])));
         let each = ctx.tokens[c..]
             .iter()
             .any(|t| matches!(t.text.as_str(), "each" | "they" | "their" | "them" | "apiece"));
         if ctx.tokens[m.last - 1].text.ends_with('s')
             && ms[..ai].iter().all(|o| o.entity().is_none())
             && each
-            && child.is_some_and(|ce| {
-                let child = &model.entities[ce].name;
-                child != parent && model.has_one(child, parent)
-            })
+            && child.is_some_and(|child| child != parent && model.has_one(child, parent))
         {
             group_starts.push(m.first);
         }
@@ -253,16 +238,7 @@ pub(super) fn groupings(ctx: &Ctx<'_>, st: &mut State) {
                 let ent = &model.entities[e];
                 // "list the open wounds by wound id": the listed records in the order of
                 // their key, not one group per record
-                let listed = ms[..mi].iter().find_map(|o| {
-                    o.entity().or_else(|| {
-                        o.measure().and_then(|x| {
-                            model
-                                .entities
-                                .iter()
-                                .position(|en| en.name == model.measures[x].entity)
-                        })
-                    })
-                }) == Some(e);
+                let listed = ms[..mi].iter().find_map(|o| records_of(model, o)) == Some(ent.name.as_str());
                 if listed
                     && matches!(ctx.w(m.last), "id" | "ids" | "number" | "#")
                     && ctx.cues.list.is_some()
@@ -431,4 +407,15 @@ fn records_named_by_value(ctx: &Ctx<'_>, g: usize) -> Option<String> {
         _ => None,
     }?;
     Some(found)
+}
+
+/// The records a mention names: its entity ("wounds"), or the entity a measure of it
+/// counts ("open wounds").
+fn records_of<'m>(
+    model: &'m crate::semantic::SemanticModel,
+    m: &crate::engine::link::Mention,
+) -> Option<&'m str> {
+    m.entity()
+        .map(|e| model.entities[e].name.as_str())
+        .or_else(|| m.measure().map(|x| model.measures[x].entity.as_str()))
 }
