@@ -317,7 +317,12 @@ pub(crate) fn of_question(ctx: &Ctx<'_>, r: &Reading, asked: &[TextSpan]) -> Cov
     );
     ranges.extend(ctx.times.iter().map(|t| (t.first, t.last)));
     ranges.extend(ctx.grains.iter().map(|g| (g.first, g.last)));
-    ranges.extend(ctx.comparisons.iter().map(|c| (c.first, c.last)));
+    ranges.extend(
+        ctx.comparisons
+            .iter()
+            .filter(|c| !r.unread_comparisons.contains(&c.first))
+            .map(|c| (c.first, c.last)),
+    );
     let c = ctx.cues;
     let single = [c.count, c.list, c.weak_list, c.data_word, c.change_verb, c.who];
     ranges.extend(single.into_iter().flatten().map(|k| (k, k + 1)));

@@ -923,6 +923,8 @@ pub fn cues(tokens: &[Token], in_phrase: impl Fn(usize) -> bool) -> Cues {
                 | "didnt"
         ) && !(word == "no" && (next == "of" || next == "." && w(tokens, k + 2) == "of"))
             || (word == "other" && next == "than")
+            // "patients none of whose wounds have healed", "none of their wounds healed"
+            || (word == "none" && next == "of" && matches!(w(tokens, k + 2), "whose" | "their" | "its" | "the" | "his" | "her"))
             || (word == "none" && next == "of")
         {
             c.negations.push(k);

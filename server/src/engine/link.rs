@@ -1148,6 +1148,33 @@ fn subject_before(
         if let Some(e) = entity {
             return (Some(Subject::Implied(e)), None, op_at);
         }
+        // "etiologies with more than 100": a set of values said in the plural, with
+        // nothing counted after the number — the records counted are unnamed (the reader
+        // keeps groups by their count when the answer has groups, and reports it otherwise)
+        let plural = tokens[m.last - 1].text.ends_with('s');
+        let set_of_values = m
+            .attributes()
+            .find(|&(e, a)| {
+                let ty = model.entities[e].attributes[a].ty;
+                !ty.is_numeric()
+                    && !matches!(
+                        ty,
+                        crate::semantic::AttributeType::Date | crate::semantic::AttributeType::Boolean
+                    )
+            })
+            .map(|(e, _)| model.entities[e].name.clone())
+            .or_else(|| {
+                m.terms()
+                    .find(|&t| model.terms[t].kind == crate::semantic::TermKind::Column)
+                    .and_then(|t| model.terms[t].applies_to.first().cloned())
+            });
+        if plural
+            && m.values.is_empty()
+            && let Some(e) = set_of_values
+            && matches!(w(k), "with" | "having" | "that" | "which")
+        {
+            return (Some(Subject::Implied(e)), Some(mi), op_at);
+        }
     }
     (None, None, op_at)
 }

@@ -375,6 +375,9 @@ pub(crate) struct Reading {
     pub side_by_side: bool,
     /// Mentions no reading step gave a role (their words are not explained by them).
     pub unused: Vec<usize>,
+    /// Comparisons (their first token) no reading step could use: their words are not
+    /// explained by them ("etiologies with more than 100" with nothing counted).
+    pub unread_comparisons: Vec<usize>,
     /// Mentions of known words used in a way nothing reads ("large clinics": "large" is
     /// defined for wounds): unexplained even though the word is known.
     pub not_understood: Vec<usize>,
@@ -431,6 +434,7 @@ impl Reading {
             then_by: Vec::new(),
             extra_measures: Vec::new(),
             unused: Vec::new(),
+            unread_comparisons: Vec::new(),
             not_understood: Vec::new(),
             round: None,
             row_limit: None,

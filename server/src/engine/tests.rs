@@ -7296,3 +7296,131 @@ fn a_column_word_the_rows_already_settle_is_a_badge_not_a_question() {
     }
     assert_eq!(ask("wounds by stage").decision, Decision::Clarify);
 }
+
+#[test]
+fn a_count_compared_for_records_is_theirs_when_the_rows_are_sorted_by_it() {
+    // "patients with 4 or more wounds, sorted by number of wounds": the patients are
+    // ranked, their count kept; never wounds with 4 wounds each
+    let p = plan(&ask(
+        "list patients with 4 or more wounds, sorted by number of wounds",
+    ))
+    .clone();
+    assert!(
+        p.dimensions
+            .iter()
+            .any(|d| format!("{d:?}").contains("patients.")),
+        "{p:?}"
+    );
+    assert!(
+        p.filters.iter().any(|f| matches!(f, Constraint::Compare { attribute, op: CompareOp::Gte, .. } if attribute == "patients.wound_count")),
+        "{p:?}"
+    );
+    // the number compared is not how many are shown
+    let p = plan(&ask(
+        "clinicians with more than 200 assessments ranked by number of assessments",
+    ))
+    .clone();
+    assert_eq!(p.limit, None, "{p:?}");
+    assert!(
+        format!("{:?}", p.filters).contains("clinicians.assessment_count"),
+        "{p:?}"
+    );
+    // "most wounds first": the listed records' own count orders them
+    let p = plan(&ask("patients with 4 or more wounds, most wounds first")).clone();
+    assert_eq!(p.entity, "patients");
+    assert!(
+        p.order.first().is_some_and(
+            |o| matches!(&o.key, OrderKey::Attribute { attribute } if attribute == "patients.wound_count")
+                && o.order == SortOrder::Desc
+        ),
+        "{p:?}"
+    );
+    let p = plan(&ask("clinics with more than 100 patients, fewest patients first")).clone();
+    assert!(
+        p.order
+            .first()
+            .is_some_and(|o| o.order == SortOrder::Asc && format!("{:?}", o.key).contains("patient_count")),
+        "{p:?}"
+    );
+}
+
+#[test]
+fn values_listed_after_a_negation_are_all_excluded() {
+    // "excluding A and B": one record has one etiology, so both are excluded
+    for q in [
+        "open wounds excluding pressure injuries and skin tears",
+        "open wounds by etiology, except burns, pressure injuries, and skin tears",
+    ] {
+        let p = plan(&ask(q)).clone();
+        let negated = p
+            .filters
+            .iter()
+            .filter(|f| matches!(f, Constraint::Not { .. }))
+            .count();
+        let kept = p
+            .filters
+            .iter()
+            .filter(|f| matches!(f, Constraint::Compare { attribute, .. } if attribute == "wounds.etiology"))
+            .count();
+        assert!(negated >= 2 && kept == 0, "{q}: {p:?}");
+    }
+    // values of different attributes keep their own sense
+    let p = plan(&ask("patients without diabetes and smokers")).clone();
+    assert!(
+        p.filters.iter().any(|f| matches!(f, Constraint::Compare { attribute, value: Value::Bool(true), .. } if attribute == "patients.smoker")),
+        "{p:?}"
+    );
+}
+
+#[test]
+fn none_of_their_records_is_no_related_record() {
+    for q in [
+        "patients none of whose wounds have healed",
+        "how many patients have none of their wounds healed",
+    ] {
+        let p = plan(&ask(q)).clone();
+        assert!(
+            p.filters.iter().any(|f| matches!(f, Constraint::Not { of } if matches!(&**of, Constraint::Compare { attribute, .. } if attribute == "wounds.status"))),
+            "{q}: {p:?}"
+        );
+    }
+}
+
+#[test]
+fn a_cut_after_a_sort_said_as_only_the_first_n() {
+    for (q, n) in [
+        (
+            "patients over 90 years of age - sort by MRN and give me only the first 5",
+            5,
+        ),
+        ("patients over 90 sorted by age, first 5 only", 5),
+        ("open wounds sorted by onset date, the first 10", 10),
+    ] {
+        let u = ask(q);
+        assert_eq!(plan(&u).limit, Some(n), "{q}: {:?}", plan(&u));
+        assert!(asked(&u).is_empty(), "{q}: {:?}", asked(&u));
+    }
+}
+
+#[test]
+fn a_number_said_of_the_groups_keeps_groups_by_their_count() {
+    for q in [
+        "open wounds per etiology, only show etiologies with more than 100",
+        "wound counts by clinic, only clinics with over 300",
+        "wounds by location, only locations with at least 50",
+    ] {
+        let u = ask(q);
+        assert!(plan(&u).having.is_some(), "{q}: {:?}", plan(&u));
+        assert!(
+            !plan(&u)
+                .filters
+                .iter()
+                .any(|f| format!("{f:?}").contains("patient_count")),
+            "{q}: {:?}",
+            plan(&u)
+        );
+    }
+    // with no groups nothing says what is counted: the number is reported, not guessed
+    let u = ask("etiologies with more than 100");
+    assert!(u.ambiguities.iter().any(|a| a.text == "100"), "{:?}", ids(&u));
+}

@@ -54,7 +54,16 @@ pub(super) fn comparisons(ctx: &Ctx<'_>, st: &mut State) {
         if st.r.visit_hint_at.is_some_and(|(a, b)| a < c.last && c.last <= b) {
             continue;
         }
-        if bucket_threshold(ctx, st, c) || group_threshold(ctx, st, c) {
+        if bucket_threshold(ctx, st, c) || group_threshold(ctx, st, c) || elided_group_count(ctx, st, c) {
+            continue;
+        }
+        // "etiologies with more than 100" with no groups to keep: nothing says what is
+        // counted — left unexplained (the user sees the number), never read as a size
+        if let Subject::Implied(_) = &c.subject
+            && c.subject_mention
+                .is_some_and(|mi| ctx.mentions[mi].entity().is_none())
+        {
+            st.r.unread_comparisons.push(c.first);
             continue;
         }
         read_comparison(ctx, &mut st.r, &mut st.consumed_time, c);
@@ -535,9 +544,20 @@ pub(super) fn read_comparison(
                     _ => None,
                 })
             });
-            let owner = r
-                .entity
-                .clone()
+            // "patients with 4 or more wounds" while the wounds are what is counted ("…,
+            // sorted by number of wounds"): the records named right before "with" own the
+            // count — the counted records' count of themselves means nothing
+            let said_owner = r.entity.as_ref().filter(|e| *e == rel).and_then(|_| {
+                let k = c
+                    .first
+                    .checked_sub(1)
+                    .filter(|&k| matches!(ctx.w(k), "with" | "having" | "who" | "that" | "which"))?;
+                let mi = ctx.mention_covering(k.checked_sub(1)?)?;
+                let e = super::state::mention_entity(model, &ctx.mentions[mi])?;
+                (e != *rel && model.has_many(&e, rel)).then_some(e)
+            });
+            let owner = said_owner
+                .or_else(|| r.entity.clone())
                 .or(value_owner)
                 .unwrap_or_else(|| match rel.as_str() {
                     "wounds" => "patients".into(),
@@ -1191,6 +1211,73 @@ fn keep_groups_by_count(ctx: &Ctx<'_>, st: &mut State, c: &Comparison, rel: &str
         Value::Real(c.value),
     ));
     true
+}
+
+/// "open wounds per etiology, only show etiologies with more than 100", "wound counts by
+/// clinic, only clinics with over 300": a number said of the groups with nothing counted
+/// after it is the groups' count of the answer's own records (SQL `HAVING`), not a size
+/// or a count kept on each group's record.
+fn elided_group_count(ctx: &Ctx<'_>, st: &mut State, c: &Comparison) -> bool {
+    let model = ctx.model;
+    if !matches!(c.subject, Subject::Implied(_))
+        || c.upper.is_some()
+        || c.unit.is_some()
+        || st.r.dims.is_empty()
+        || st.r.having.is_some()
+        || !matches!(
+            ctx.w(c.last),
+            "" | "." | "," | ";" | "?" | "please" | "pls" | "only"
+        )
+    {
+        return false;
+    }
+    let Some(rel) = st.r.entity.clone() else {
+        return false;
+    };
+    // the answer counts its records ("open wounds per etiology", "wound counts by clinic")
+    let counts = match &st.r.metric {
+        MetricSpec::None | MetricSpec::Count => true,
+        MetricSpec::Measure(x) => {
+            model.measures[*x].agg == crate::semantic::MeasureAgg::Count && model.measures[*x].entity == rel
+        }
+        _ => false,
+    };
+    let counted_measure = st.measures.iter().all(|&(_, x)| {
+        model.measures[x].agg == crate::semantic::MeasureAgg::Count && model.measures[x].entity == rel
+    });
+    if !counts || !counted_measure {
+        return false;
+    }
+    // the groups named right before "with": an attribute grouped on, or the records
+    // whose label (or column word) the answer is grouped by
+    let Some(m) = ctx.mentions.iter().rev().find(|m| m.last <= c.first) else {
+        return false;
+    };
+    if !matches!(ctx.w(m.last), "with" | "having") || !ctx.tokens[m.last - 1].text.ends_with('s') {
+        return false;
+    }
+    let named_entity = super::state::mention_entity(model, m);
+    let grouped = st.r.dims.iter().any(|d| match &d.spec {
+        DimSpec::Attribute(x) => {
+            m.attributes().any(|(e, a)| qualified(model, e, a) == *x)
+                || named_entity
+                    .as_deref()
+                    .is_some_and(|e| x.split('.').next() == Some(e))
+        }
+        DimSpec::ColumnTerm { term, mention } => {
+            m.terms().any(|t| t == *term)
+                || named_entity.as_deref().is_some_and(|e| {
+                    ctx.mentions[*mention]
+                        .phrase
+                        .split(' ')
+                        .any(|w| model.find_entity(w).is_some_and(|x| x.name == e))
+                })
+        }
+    });
+    if !grouped || named_entity.as_deref() == Some(rel.as_str()) {
+        return false;
+    }
+    keep_groups_by_count(ctx, st, c, &rel)
 }
 
 /// "wound counts by etiology, only etiologies with more than 20 wounds": the groups are

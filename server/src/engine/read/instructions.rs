@@ -79,6 +79,22 @@ pub(super) fn instructions(ctx: &Ctx<'_>, st: &mut State) {
                 .filter(|m| m.first >= a && m.last <= b)
                 .find_map(|m| m.attributes().find(|&(e, at)| sortable(ctx.model, e, at)))
                 .map(|(e, at)| qualified(ctx.model, e, at));
+            // "patients with 4 or more wounds, most wounds first": the listed records'
+            // count of the records named in the instruction
+            let counted = || {
+                let listed = ctx.model.entity(st.r.entity.as_deref()?)?;
+                ctx.mentions
+                    .iter()
+                    .filter(|m| m.first >= a && m.last <= b)
+                    .find_map(|m| super::state::mention_entity(ctx.model, m))
+                    .and_then(|named| {
+                        listed.attributes.iter().find(|at| {
+                            matches!(&at.derived, Some(crate::semantic::Derived::CountRelated { entity }) if *entity == named)
+                        })
+                    })
+                    .map(|at| format!("{}.{}", listed.name, at.name))
+            };
+            let named = named.or_else(counted);
             let compared = || {
                 let mut attrs = ctx.comparisons.iter().filter_map(|c| match &c.subject {
                     crate::engine::link::Subject::Attribute(at) => Some(at.clone()),
@@ -308,8 +324,9 @@ fn date_order(ctx: &Ctx<'_>, st: &mut State, at: (usize, usize), order: SortOrde
 /// trend leaves the number to the other steps (and to coverage).
 fn row_limit(ctx: &Ctx<'_>, st: &mut State) {
     let c = ctx.cues;
-    // "…, sorted highest first, only the first 15": a cut closing a list
-    if c.sort_instruction.is_some()
+    // "…, sorted highest first, only the first 15", "sort by MRN and give me only the
+    // first 5", "sorted by age, first 10 only": a cut closing a sorted list
+    if (c.sort_instruction.is_some() || !c.sort_at.is_empty())
         && c.count.is_none()
         && c.agg.is_none()
         && c.share.is_none()
@@ -317,8 +334,9 @@ fn row_limit(ctx: &Ctx<'_>, st: &mut State) {
         && c.compare.is_none()
         && let Some(k) = (1..ctx.tokens.len()).find(|&k| {
             matches!(ctx.w(k), "first" | "top")
-                && matches!(ctx.w(k - 1), "the" | "only" | "just")
-                && matches!(ctx.w(k + 2), "" | "." | "please" | "pls" | ")")
+                && (matches!(ctx.w(k - 1), "the" | "only" | "just" | ",") || matches!(ctx.w(k + 2), "only"))
+                && matches!(ctx.w(k + 2), "" | "." | "please" | "pls" | ")" | "only")
+                && (ctx.w(k + 2) != "only" || matches!(ctx.w(k + 3), "" | "." | "please" | "pls" | ")"))
         })
         && let Some(n) = ctx
             .tokens
@@ -327,7 +345,8 @@ fn row_limit(ctx: &Ctx<'_>, st: &mut State) {
             .filter(|v| (1.0..=10_000.0).contains(v) && v.fract() == 0.0)
     {
         st.r.row_limit = Some(n as u32);
-        st.r.consumed.push((k, k + 2));
+        st.r.consumed
+            .push((k, if ctx.w(k + 2) == "only" { k + 3 } else { k + 2 }));
         return;
     }
     if c.count.is_some()

@@ -109,6 +109,7 @@ pub(super) fn negated_at(ctx: &Ctx<'_>, first: usize) -> bool {
                 | "diagnosed"
                 | "their"
                 | "its"
+                | "whose"
                 | "was"
                 | "were"
                 | "is"
@@ -260,8 +261,10 @@ fn negates_what_follows(ctx: &Ctx<'_>, k: usize) -> bool {
     false
 }
 
-/// "not on the sacrum or heel", "no DFUs nor VLUs": a value listed after a negated value
-/// of the same attribute, joined by "or" / "nor" / a comma, is negated too.
+/// "not on the sacrum or heel", "no DFUs nor VLUs", "excluding pressure injuries and skin
+/// tears": a value listed after a negated value of the same attribute, joined by "or" /
+/// "nor" / "and" / a comma, is negated too (one record has one value: "not A and B" with
+/// B kept would make the negation say nothing).
 pub(super) fn negated_in_list(ctx: &Ctx<'_>, m: &Mention) -> bool {
     let attrs = |x: &Mention| x.value_attributes();
     let mine = attrs(m);
@@ -274,10 +277,13 @@ pub(super) fn negated_in_list(ctx: &Ctx<'_>, m: &Mention) -> bool {
         if matches!(ctx.w(j.wrapping_sub(1)), "the" | "a" | "an") {
             j -= 1;
         }
-        if !matches!(ctx.w(j.wrapping_sub(1)), "or" | "nor" | ",") {
+        if !matches!(ctx.w(j.wrapping_sub(1)), "or" | "nor" | "," | "and") {
             return false;
         }
         j -= 1;
+        if ctx.w(j) == "and" && ctx.w(j.wrapping_sub(1)) == "," {
+            j -= 1;
+        }
         let Some(prev) = ctx.mentions.iter().find(|p| p.last == j) else {
             return false;
         };

@@ -52,17 +52,25 @@ pub(super) fn rank(ctx: &Ctx<'_>, st: &mut State) {
             st.rank_subject = Some(model.entities[e].name.clone());
         }
         if st.rank_subject.is_none() {
-            // "which clinic has the most …", "clinics with the highest …"
-            st.rank_subject = ms.iter().rev().filter(|m| m.last <= rc.first).find_map(|m| {
-                m.entity().map(|e| model.entities[e].name.clone()).or_else(|| {
-                    m.terms().next().and_then(|_| {
-                        m.phrase
-                            .split(' ')
-                            .find_map(|w| model.find_entity(w))
-                            .map(|e| e.name.clone())
+            // "which clinic has the most …", "clinics with the highest …"; the records a
+            // count compares ("patients with 4 or more wounds, sorted by number of wounds")
+            // are counted for the subject, never the subject
+            let counted = |mi: usize| ctx.comparisons.iter().any(|c| c.subject_mention == Some(mi));
+            st.rank_subject = ms
+                .iter()
+                .enumerate()
+                .rev()
+                .filter(|(mi, m)| m.last <= rc.first && !counted(*mi))
+                .find_map(|(_, m)| {
+                    m.entity().map(|e| model.entities[e].name.clone()).or_else(|| {
+                        m.terms().next().and_then(|_| {
+                            m.phrase
+                                .split(' ')
+                                .find_map(|w| model.find_entity(w))
+                                .map(|e| e.name.clone())
+                        })
                     })
-                })
-            });
+                });
         }
         if st.rank_subject.is_none() {
             // "the third most assessments of all our clinicians", "highest bmi among the
@@ -197,6 +205,8 @@ pub(super) fn rank(ctx: &Ctx<'_>, st: &mut State) {
                 // state: a count's phrase)
                 .filter(|m| m.last <= rc.first && (m.entity().is_some() || m.measure().is_some()))
                 .filter_map(|m| m.first.checked_sub(1))
+                // "more than 100 patients": a count compared, not how many are shown
+                .filter(|&k| !ctx.comparisons.iter().any(|c| c.first <= k && k < c.last))
                 .find_map(|k| {
                     ctx.tokens
                         .get(k)
