@@ -330,6 +330,31 @@ test.describe('Clarification panel', () => {
     await expect(rows.nth(1).getByRole('cell')).toHaveCount(3);
   });
 
+  test('two figures side by side are both charted: a bar each per group, a legend, a name saying both', async ({ page }) => {
+    await open(page);
+    await askAndTime(page, 'one row per etiology with the number of open wounds and the number of healed wounds', 'answer');
+    const answer = page.getByTestId('answer');
+    const rows = answer.locator('tbody tr');
+    await expect(rows.first()).toBeVisible();
+    const groups = await rows.count();
+    expect(groups).toBeGreaterThanOrEqual(2);
+    // the headers as the table shows them (textContent: the header row is uppercased by CSS)
+    const headers = (await answer.locator('thead th').allTextContents()).map((h) => h.trim());
+    expect(headers.slice(1)).toEqual(['Open wounds', 'Healed wounds']);
+    const chart = answer.getByTestId('chart');
+    const img = chart.getByRole('img');
+    await expect(img).toHaveAccessibleName(/^Open wounds and healed wounds by /);
+    await expect(chart.locator('figcaption')).toHaveText(/^Open wounds and healed wounds by /);
+    await expect(chart.getByTestId('chart-legend').getByTestId('chart-legend-item')).toHaveText(headers.slice(1));
+    // one bar per figure in every group
+    await expect(img.locator('rect')).toHaveCount(2 * groups);
+    // each bar's tooltip says its group, its figure and the value the table shows
+    const cells = (await rows.first().locator('td').allTextContents()).map((c) => c.trim());
+    await expect(img.locator('rect > title').nth(0)).toHaveText(`${cells[0]} — Open wounds: ${cells[1]}`);
+    await expect(img.locator('rect > title').nth(1)).toHaveText(`${cells[0]} — Healed wounds: ${cells[2]}`);
+    await shot(page, 'ask-two-figures-chart');
+  });
+
   test('a key after "then by" is said in the restatement and the list keeps every row', async ({ page }) => {
     await open(page);
     await askAndTime(page, 'list the open wounds sorted by onset date, oldest first, then by wound id', 'answer');

@@ -2,44 +2,139 @@
 //! group, a line for a trend over time. Plain SVG from the view tree, so it renders on
 //! the server (visible before hydration, printable) and needs no chart library.
 //!
-//! Chooses nothing clever: one label column and the first numeric column.
+//! Chooses nothing clever: one label column (and a second text column, which groups the
+//! bars too) and the figures, the numeric columns that are not record keys (`id`,
+//! `….id`, `…_id`: never drawn).
+//!
+//! - One figure, or figures in different units (which share no scale), or a table with
+//!   other columns besides: the first figure alone, as a single series.
+//! - 2–[`MAX_FIGURES`] figures in one unit in a grouped result (each group on one row,
+//!   no column but the label(s), the figures and record keys): every figure, on one
+//!   scale, with a legend. Bars are grouped, one bar per figure in each group, a fill
+//!   each in table order; a trend is one line per figure (dashed differently too).
+//!
+//! Size: a bar chart draws at most [`MAX_BARS`] bars, counting groups × figures — 20
+//! groups of one figure, 10 of two, 6 of three, 5 of four. A result with more is read
+//! as a table: it gets no chart (never a chart of some of its figures, which would
+//! read as the whole answer). A line has no such cap.
 
-use super::results::{format_number, is_numeric};
-use crate::protocol::ResultTable;
+use super::results::{format_number, header, is_id, is_numeric, label};
+use crate::protocol::{ResultColumn, ResultTable};
 use leptos::prelude::*;
+use serde_json::Value;
 
 /// What the chart draws.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ChartSpec {
     /// Bars (`false`) or a line over time (`true`).
     pub line: bool,
-    /// The label column's header.
+    /// The label column's header (both groupings' for two, "care setting and etiology").
     pub label_title: String,
-    /// The value column's header.
-    pub value_title: String,
-    /// Unit of the values.
+    /// The groups (or periods) in table order, one per drawn row.
+    pub labels: Vec<String>,
+    /// The figures drawn: one, or 2–[`MAX_FIGURES`] side by side in one unit.
+    pub series: Vec<Series>,
+    /// Unit of the values (every figure's).
     pub unit: Option<String>,
-    /// (label, value) in table order.
-    pub points: Vec<(String, f64)>,
 }
 
-/// Most bars drawn; a longer grouped result is better read as a table.
+/// One figure (a numeric column) of a chart.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Series {
+    /// The column's label ("Open wounds").
+    pub title: String,
+    /// The column's header as the table shows it, with its unit ("Mean area (cm²)").
+    pub heading: String,
+    /// One value per label; `None` where that row has none for this figure (a
+    /// one-figure chart leaves such rows out).
+    pub values: Vec<Option<f64>>,
+}
+
+impl ChartSpec {
+    /// What the chart shows, naming every figure: "Open wounds and healed wounds by
+    /// etiology".
+    pub fn title(&self) -> String {
+        let figures = match self.series.as_slice() {
+            [] => String::new(),
+            [one] => one.title.clone(),
+            [first, rest @ ..] => {
+                let mut rest: Vec<String> = rest.iter().map(|s| s.title.to_lowercase()).collect();
+                let last = rest.pop().unwrap_or_default();
+                let mut out = first.title.clone();
+                for r in rest {
+                    out.push_str(", ");
+                    out.push_str(&r);
+                }
+                format!("{out} and {last}")
+            }
+        };
+        format!("{figures} by {}", self.label_title.to_lowercase())
+    }
+}
+
+/// Most bars drawn (groups × figures); a longer grouped result is better read as a table.
 const MAX_BARS: usize = 20;
 
-/// The chart that fits `t`, if any: a label column (text or date) and a numeric column,
-/// 2–20 groups for bars or 2+ dates for a line. Row lists (one row per record) get none.
+/// Most figures drawn side by side; a table with more is a record list or a report.
+pub const MAX_FIGURES: usize = 4;
+
+/// A figure's colours when several are drawn: bar fill, line stroke, legend swatch and
+/// line dashes. Every hue is at least 3:1 against the white card (WCAG 1.4.11): teal-600
+/// 3.7, amber-700 5.0, indigo-600 6.5, fuchsia-700 6.3. The hues follow Okabe and Ito's
+/// colour-blind-safe set (bluish green, orange, blue, reddish purple); the legend, the
+/// order within each group and the dashes of lines say which is which without colour.
+struct Hue {
+    fill: &'static str,
+    stroke: &'static str,
+    swatch: &'static str,
+    dash: Option<&'static str>,
+}
+
+const PALETTE: [Hue; MAX_FIGURES] = [
+    Hue {
+        fill: "fill-teal-600",
+        stroke: "stroke-teal-600",
+        swatch: "bg-teal-600",
+        dash: None,
+    },
+    Hue {
+        fill: "fill-amber-700",
+        stroke: "stroke-amber-700",
+        swatch: "bg-amber-700",
+        dash: Some("6 3"),
+    },
+    Hue {
+        fill: "fill-indigo-600",
+        stroke: "stroke-indigo-600",
+        swatch: "bg-indigo-600",
+        dash: Some("2 3"),
+    },
+    Hue {
+        fill: "fill-fuchsia-700",
+        stroke: "stroke-fuchsia-700",
+        swatch: "bg-fuchsia-700",
+        dash: Some("8 3 2 3"),
+    },
+];
+
+/// A column's unit, `None` when it has none (or an empty one).
+fn unit_of(c: &ResultColumn) -> Option<&str> {
+    c.unit.as_deref().filter(|u| !u.is_empty())
+}
+
+/// The chart that fits `t`, if any: a label column (text or date) and its figures,
+/// 2–20 bars for bars or 2+ dates for a line. Row lists (one row per record) get none.
+/// Which figures are drawn, and how many bars fit: see the module's documentation.
 pub fn chart_for(t: &ResultTable) -> Option<ChartSpec> {
-    let label = t
+    let label_col = t
         .columns
         .iter()
         .position(|c| matches!(c.kind.as_str(), "text" | "date"))?;
-    let value = t.columns.iter().position(is_numeric)?;
-    // A table with many columns is a record list, not a grouped result.
-    if t.columns.len() > 3 {
-        return None;
-    }
-    let lc = &t.columns[label];
-    let vc = &t.columns[value];
+    let figures: Vec<usize> = (0..t.columns.len())
+        .filter(|&i| is_numeric(&t.columns[i]))
+        .collect();
+    let value = *figures.first()?;
+    let lc = &t.columns[label_col];
     let line = lc.kind == "date"
         || ["month", "week", "year", "day", "quarter"]
             .iter()
@@ -48,45 +143,82 @@ pub fn chart_for(t: &ResultTable) -> Option<ChartSpec> {
     // bar says both, or the same label would stand for different groups
     // (also beside a period: "per month by clinic" is bars of both, or none when too many,
     // never one line through every clinic's months)
-    let second = (label + 1..t.columns.len()).find(|&i| i != value && t.columns[i].kind == "text");
+    let second = (label_col + 1..t.columns.len()).find(|&i| i != value && t.columns[i].kind == "text");
     let line = line && second.is_none();
-    let text = |r: &Vec<serde_json::Value>, i: usize| -> Option<String> {
+    let text = |r: &Vec<Value>, i: usize| -> Option<String> {
         Some(match r.get(i)? {
-            serde_json::Value::Null => "(none)".to_string(),
-            serde_json::Value::String(s) => s.clone(),
+            Value::Null => "(none)".to_string(),
+            Value::String(s) => s.clone(),
             other => other.to_string(),
         })
     };
-    let points: Vec<(String, f64)> = t
-        .rows
-        .iter()
-        .filter_map(|r| {
-            let l = match second {
-                Some(s) => format!("{} · {}", text(r, s)?, text(r, label)?),
-                None => text(r, label)?,
-            };
-            Some((l, r.get(value)?.as_f64()?))
-        })
-        .collect();
+    let group = |r: &Vec<Value>| -> Option<String> {
+        match second {
+            Some(s) => Some(format!("{} · {}", text(r, s)?, text(r, label_col)?)),
+            None => text(r, label_col),
+        }
+    };
+    // several figures side by side: in one unit (one scale), in a grouped result — no
+    // column but the groupings, the figures and record keys, and each group on one row
+    let several = (2..=MAX_FIGURES).contains(&figures.len())
+        && figures
+            .iter()
+            .all(|&i| unit_of(&t.columns[i]) == unit_of(&t.columns[value]))
+        && t.columns
+            .iter()
+            .enumerate()
+            .all(|(i, c)| i == label_col || Some(i) == second || figures.contains(&i) || is_id(c))
+        && {
+            let groups: Vec<String> = t.rows.iter().filter_map(group).collect();
+            let distinct: std::collections::HashSet<&String> = groups.iter().collect();
+            distinct.len() == groups.len()
+        };
+    // A table with many columns is a record list, not a grouped result.
+    if !several && t.columns.len() > 3 {
+        return None;
+    }
+    let drawn = if several { &figures[..] } else { &figures[..1] };
+    let mut labels = Vec::new();
+    let mut values: Vec<Vec<Option<f64>>> = vec![Vec::new(); drawn.len()];
+    for r in &t.rows {
+        let Some(l) = group(r) else { continue };
+        let row: Vec<Option<f64>> = drawn.iter().map(|&i| r.get(i).and_then(Value::as_f64)).collect();
+        // a row with no figure to draw is left out
+        if row.iter().all(Option::is_none) {
+            continue;
+        }
+        labels.push(l);
+        for (s, v) in values.iter_mut().zip(row) {
+            s.push(v);
+        }
+    }
     let label_title = match second {
         Some(s) => format!(
             "{} and {}",
-            super::results::label(&t.columns[s]).to_lowercase(),
-            super::results::label(lc).to_lowercase()
+            label(&t.columns[s]).to_lowercase(),
+            label(lc).to_lowercase()
         ),
-        None => super::results::label(lc),
+        None => label(lc),
     };
     let fits = if line {
-        points.len() >= 2
+        labels.len() >= 2
     } else {
-        (2..=MAX_BARS).contains(&points.len())
+        labels.len() >= 2 && labels.len() * drawn.len() <= MAX_BARS
     };
     fits.then(|| ChartSpec {
         line,
         label_title,
-        value_title: super::results::label(vc),
-        unit: vc.unit.clone().filter(|u| !u.is_empty()),
-        points,
+        labels,
+        series: drawn
+            .iter()
+            .zip(values)
+            .map(|(&i, values)| Series {
+                title: label(&t.columns[i]),
+                heading: header(&t.columns[i]),
+                values,
+            })
+            .collect(),
+        unit: unit_of(&t.columns[value]).map(str::to_owned),
     })
 }
 
@@ -107,18 +239,52 @@ fn clip(s: &str, n: usize) -> String {
 }
 
 /// Width of the bar chart's label gutter and the most characters a label may keep in it.
-fn label_gutter(points: &[(String, f64)]) -> (f64, usize) {
+fn label_gutter(labels: &[String]) -> (f64, usize) {
     const PX_PER_CHAR: f64 = 7.0;
     const MAX_W: f64 = 260.0;
-    let longest = points.iter().map(|p| p.0.chars().count()).max().unwrap_or(0);
+    let longest = labels.iter().map(|l| l.chars().count()).max().unwrap_or(0);
     let w = (longest as f64 * PX_PER_CHAR + 14.0).clamp(80.0, MAX_W);
     (w, ((MAX_W - 14.0) / PX_PER_CHAR) as usize)
+}
+
+/// The largest value drawn (at least the smallest positive number: the scale's top).
+fn top(spec: &ChartSpec) -> f64 {
+    spec.series
+        .iter()
+        .flat_map(|s| s.values.iter().flatten())
+        .fold(0.0_f64, |m, v| m.max(*v))
+        .max(f64::MIN_POSITIVE)
+}
+
+/// The one figure's (label, value) pairs.
+fn points(spec: &ChartSpec) -> Vec<(String, f64)> {
+    let values = spec.series.first().map(|s| &s.values[..]).unwrap_or_default();
+    spec.labels
+        .iter()
+        .zip(values)
+        .filter_map(|(l, v)| Some((l.clone(), (*v)?)))
+        .collect()
 }
 
 /// The SVG chart for `spec`.
 #[component]
 pub fn Chart(spec: ChartSpec) -> impl IntoView {
-    let title = format!("{} by {}", spec.value_title, spec.label_title.to_lowercase());
+    let title = spec.title();
+    if spec.series.len() > 1 {
+        let body = if spec.line {
+            lines_chart(&spec, &title).into_any()
+        } else {
+            grouped_bar_chart(&spec, &title).into_any()
+        };
+        return view! {
+            <figure class="rounded-lg border border-slate-200 bg-white p-3" data-testid="chart">
+                <figcaption class="mb-2 text-xs font-medium text-slate-600">{title}</figcaption>
+                {legend(&spec)}
+                {body}
+            </figure>
+        }
+        .into_any();
+    }
     let body = if spec.line {
         line_chart(&spec).into_any()
     } else {
@@ -130,6 +296,61 @@ pub fn Chart(spec: ChartSpec) -> impl IntoView {
             {body}
         </figure>
     }
+    .into_any()
+}
+
+/// The key to a chart of several figures: each figure's swatch (its bar fill, or its
+/// line with its dashes) and its column header as the table shows it.
+fn legend(spec: &ChartSpec) -> impl IntoView + use<> {
+    let items = spec
+        .series
+        .iter()
+        .zip(&PALETTE)
+        .map(|(s, hue)| {
+            let swatch = if spec.line {
+                view! {
+                    <svg width="20" height="10" viewBox="0 0 20 10" class="shrink-0" aria-hidden="true">
+                        <line x1="1" y1="5" x2="19" y2="5" class={hue.stroke} stroke-width="2" stroke-dasharray={hue.dash}></line>
+                    </svg>
+                }
+                .into_any()
+            } else {
+                view! { <span class={format!("inline-block h-3 w-3 shrink-0 rounded-sm {}", hue.swatch)} aria-hidden="true"></span> }
+                    .into_any()
+            };
+            view! {
+                <li class="flex items-center gap-1.5" data-testid="chart-legend-item">
+                    {swatch}
+                    {s.heading.clone()}
+                </li>
+            }
+        })
+        .collect_view();
+    view! {
+        <ul class="mb-2 flex flex-wrap gap-x-4 gap-y-1 text-xs text-slate-700" aria-label="Legend" data-testid="chart-legend">
+            {items}
+        </ul>
+    }
+}
+
+/// "Venous leg ulcer — Open wounds: 12": what a bar or point of several figures says.
+fn tip(group: &str, figure: &str, v: Option<f64>, unit: &Option<String>) -> String {
+    match v {
+        Some(v) => format!("{group} — {figure}: {}", with_unit(v, unit)),
+        None => format!("{group} — {figure}: no value"),
+    }
+}
+
+/// The figures of one row in words: "open wounds 12, healed wounds 5".
+fn row_text(spec: &ChartSpec, row: usize) -> String {
+    spec.series
+        .iter()
+        .map(|s| {
+            let v = s.values[row].map_or_else(|| "no value".to_string(), |v| with_unit(v, &spec.unit));
+            format!("{} {v}", s.title.to_lowercase())
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 fn bar_chart(spec: &ChartSpec) -> impl IntoView + use<> {
@@ -138,23 +359,17 @@ fn bar_chart(spec: &ChartSpec) -> impl IntoView + use<> {
     const VALUE_W: f64 = 90.0;
     // The label gutter fits the longest label (about 7 px a character at 12 px), within
     // 80–260 px; longer labels are shortened with "…" and keep the full text as a tooltip.
-    let (label_w, label_chars) = label_gutter(&spec.points);
-    let max = spec
-        .points
-        .iter()
-        .map(|p| p.1)
-        .fold(0.0_f64, f64::max)
-        .max(f64::MIN_POSITIVE);
-    let h = ROW * spec.points.len() as f64 + 4.0;
+    let points = points(spec);
+    let (label_w, label_chars) = label_gutter(&spec.labels);
+    let max = top(spec);
+    let h = ROW * points.len() as f64 + 4.0;
     let span = W - label_w - VALUE_W;
-    let desc = spec
-        .points
+    let desc = points
         .iter()
         .map(|(l, v)| format!("{l}: {}", with_unit(*v, &spec.unit)))
         .collect::<Vec<_>>()
         .join("; ");
-    let bars = spec
-        .points
+    let bars = points
         .iter()
         .enumerate()
         .map(|(i, (l, v))| {
@@ -181,36 +396,115 @@ fn bar_chart(spec: &ChartSpec) -> impl IntoView + use<> {
     }
 }
 
-fn line_chart(spec: &ChartSpec) -> impl IntoView + use<> {
+/// Bars of several figures: in each group one bar per figure, in table order, on one
+/// scale, each with its value beside it and a tooltip saying group, figure and value.
+fn grouped_bar_chart(spec: &ChartSpec, name: &str) -> impl IntoView + use<> {
     const W: f64 = 640.0;
-    const H: f64 = 220.0;
-    const L: f64 = 56.0;
-    const R: f64 = 16.0;
-    const T: f64 = 12.0;
-    const B: f64 = 28.0;
-    let n = spec.points.len();
-    let max = spec
-        .points
-        .iter()
-        .map(|p| p.1)
-        .fold(0.0_f64, f64::max)
-        .max(f64::MIN_POSITIVE);
-    let x = |i: usize| L + (W - L - R) * i as f64 / (n.max(2) - 1) as f64;
-    let y = |v: f64| T + (H - T - B) * (1.0 - v.max(0.0) / max);
-    let path = spec
-        .points
+    /// Height of one figure's bar slot (the bar 12 px, 4 px apart).
+    const BAR: f64 = 16.0;
+    /// Space between two groups.
+    const GAP: f64 = 10.0;
+    const VALUE_W: f64 = 90.0;
+    let figures = spec.series.len();
+    let (label_w, label_chars) = label_gutter(&spec.labels);
+    let max = top(spec);
+    let group_h = BAR * figures as f64 + GAP;
+    let h = group_h * spec.labels.len() as f64 + 4.0;
+    let span = W - label_w - VALUE_W;
+    let desc = spec
+        .labels
         .iter()
         .enumerate()
-        .map(|(i, (_, v))| format!("{:.1},{:.1}", x(i), y(*v)))
+        .map(|(i, l)| format!("{l}: {}", row_text(spec, i)))
         .collect::<Vec<_>>()
-        .join(" ");
-    let desc = format!(
-        "{} from {} to {}; highest {}",
-        spec.value_title,
-        spec.points.first().map(|p| p.0.as_str()).unwrap_or(""),
-        spec.points.last().map(|p| p.0.as_str()).unwrap_or(""),
-        with_unit(max, &spec.unit)
-    );
+        .join("; ");
+    let groups = spec
+        .labels
+        .iter()
+        .enumerate()
+        .map(|(i, l)| {
+            let y0 = 2.0 + i as f64 * group_h + GAP / 2.0;
+            let bars = spec
+                .series
+                .iter()
+                .zip(&PALETTE)
+                .enumerate()
+                .map(|(k, (s, hue))| {
+                    let y = y0 + k as f64 * BAR;
+                    let text_y = format!("{:.1}", y + BAR / 2.0 + 3.5);
+                    let tooltip = tip(l, &s.title, s.values[i], &spec.unit);
+                    match s.values[i] {
+                        Some(v) => {
+                            let w = (v.max(0.0) / max * span).max(1.0);
+                            view! {
+                                <rect x={label_w.to_string()} y={format!("{:.1}", y + 2.0)} width={format!("{w:.1}")} height={(BAR - 4.0).to_string()} rx="2" class={hue.fill}>
+                                    <title>{tooltip}</title>
+                                </rect>
+                                <text x={format!("{:.1}", label_w + w + 6.0)} y={text_y} class="fill-slate-600" font-size="11">
+                                    {with_unit(v, &spec.unit)}
+                                </text>
+                            }
+                            .into_any()
+                        }
+                        None => view! {
+                            <text x={format!("{:.1}", label_w + 6.0)} y={text_y} class="fill-slate-600" font-size="11">
+                                <title>{tooltip}</title>
+                                "—"
+                            </text>
+                        }
+                        .into_any(),
+                    }
+                })
+                .collect_view();
+            view! {
+                <g>
+                    <text x={(label_w - 8.0).to_string()} y={format!("{:.1}", y0 + BAR * figures as f64 / 2.0 + 4.0)} text-anchor="end" class="fill-slate-700" font-size="12">
+                        <title>{l.clone()}</title>
+                        {clip(l, label_chars)}
+                    </text>
+                    {bars}
+                </g>
+            }
+        })
+        .collect_view();
+    view! {
+        <svg viewBox={format!("0 0 {W} {h}")} class="block h-auto w-full max-w-3xl" role="img" aria-label={name.to_string()} preserveAspectRatio="xMinYMin meet" data-figures={figures.to_string()}>
+            <desc>{desc}</desc>
+            {groups}
+        </svg>
+    }
+}
+
+// The line chart's frame: width, height and the left, right, top and bottom margins.
+const LINE_W: f64 = 640.0;
+const LINE_H: f64 = 220.0;
+const LINE_L: f64 = 56.0;
+const LINE_R: f64 = 16.0;
+const LINE_T: f64 = 12.0;
+const LINE_B: f64 = 28.0;
+
+/// The x of the `i`th of `n` periods and the y of a value under `max`.
+fn line_x(i: usize, n: usize) -> f64 {
+    LINE_L + (LINE_W - LINE_L - LINE_R) * i as f64 / (n.max(2) - 1) as f64
+}
+
+fn line_y(v: f64, max: f64) -> f64 {
+    LINE_T + (LINE_H - LINE_T - LINE_B) * (1.0 - v.max(0.0) / max)
+}
+
+/// The axes of a line chart and its first, middle and last period labels.
+fn line_frame(
+    labels: &[String],
+    max: f64,
+    unit: &Option<String>,
+) -> (impl IntoView + use<>, impl IntoView + use<>) {
+    const W: f64 = LINE_W;
+    const H: f64 = LINE_H;
+    const L: f64 = LINE_L;
+    const R: f64 = LINE_R;
+    const T: f64 = LINE_T;
+    const B: f64 = LINE_B;
+    let n = labels.len();
     // First, middle and last labels on the time axis.
     let mut ticks = vec![0, n / 2, n - 1];
     ticks.dedup();
@@ -219,32 +513,121 @@ fn line_chart(spec: &ChartSpec) -> impl IntoView + use<> {
         .map(|i| {
             let anchor = if i == 0 { "start" } else if i == n - 1 { "end" } else { "middle" };
             view! {
-                <text x={format!("{:.1}", x(i))} y={(H - 8.0).to_string()} text-anchor={anchor} class="fill-slate-500" font-size="11">
-                    {spec.points[i].0.clone()}
+                <text x={format!("{:.1}", line_x(i, n))} y={(H - 8.0).to_string()} text-anchor={anchor} class="fill-slate-500" font-size="11">
+                    {labels[i].clone()}
                 </text>
             }
         })
         .collect_view();
-    let dots = spec
-        .points
+    let axes = view! {
+        <line x1={L.to_string()} y1={(H - B).to_string()} x2={(W - R).to_string()} y2={(H - B).to_string()} class="stroke-slate-300" stroke-width="1"></line>
+        <line x1={L.to_string()} y1={T.to_string()} x2={(W - R).to_string()} y2={T.to_string()} class="stroke-slate-100" stroke-width="1"></line>
+        <text x={(L - 6.0).to_string()} y={(T + 4.0).to_string()} text-anchor="end" class="fill-slate-500" font-size="11">{with_unit(max, unit)}</text>
+        <text x={(L - 6.0).to_string()} y={(H - B + 4.0).to_string()} text-anchor="end" class="fill-slate-500" font-size="11">"0"</text>
+    };
+    (axes, x_labels)
+}
+
+fn line_chart(spec: &ChartSpec) -> impl IntoView + use<> {
+    let points = points(spec);
+    let n = points.len();
+    let max = top(spec);
+    let path = points
+        .iter()
+        .enumerate()
+        .map(|(i, (_, v))| format!("{:.1},{:.1}", line_x(i, n), line_y(*v, max)))
+        .collect::<Vec<_>>()
+        .join(" ");
+    let desc = format!(
+        "{} from {} to {}; highest {}",
+        spec.series.first().map(|s| s.title.as_str()).unwrap_or(""),
+        points.first().map(|p| p.0.as_str()).unwrap_or(""),
+        points.last().map(|p| p.0.as_str()).unwrap_or(""),
+        with_unit(max, &spec.unit)
+    );
+    let labels: Vec<String> = points.iter().map(|p| p.0.clone()).collect();
+    let (axes, x_labels) = line_frame(&labels, max, &spec.unit);
+    let dots = points
         .iter()
         .enumerate()
         .map(|(i, (l, v))| {
             view! {
-                <circle cx={format!("{:.1}", x(i))} cy={format!("{:.1}", y(*v))} r="3" class="fill-teal-700">
+                <circle cx={format!("{:.1}", line_x(i, n))} cy={format!("{:.1}", line_y(*v, max))} r="3" class="fill-teal-700">
                     <title>{format!("{l}: {}", with_unit(*v, &spec.unit))}</title>
                 </circle>
             }
         })
         .collect_view();
     view! {
-        <svg viewBox={format!("0 0 {W} {H}")} class="block h-auto w-full max-w-3xl" role="img" aria-label={desc}>
-            <line x1={L.to_string()} y1={(H - B).to_string()} x2={(W - R).to_string()} y2={(H - B).to_string()} class="stroke-slate-300" stroke-width="1"></line>
-            <line x1={L.to_string()} y1={T.to_string()} x2={(W - R).to_string()} y2={T.to_string()} class="stroke-slate-100" stroke-width="1"></line>
-            <text x={(L - 6.0).to_string()} y={(T + 4.0).to_string()} text-anchor="end" class="fill-slate-500" font-size="11">{with_unit(max, &spec.unit)}</text>
-            <text x={(L - 6.0).to_string()} y={(H - B + 4.0).to_string()} text-anchor="end" class="fill-slate-500" font-size="11">"0"</text>
+        <svg viewBox={format!("0 0 {LINE_W} {LINE_H}")} class="block h-auto w-full max-w-3xl" role="img" aria-label={desc}>
+            {axes}
             <polyline points={path} fill="none" class="stroke-teal-600" stroke-width="2" stroke-linejoin="round"></polyline>
             {dots}
+            {x_labels}
+        </svg>
+    }
+}
+
+/// One line per figure over the periods, on one scale: each in its colour and dashes,
+/// broken where a period has no value, each point with a tooltip saying period, figure
+/// and value.
+fn lines_chart(spec: &ChartSpec, name: &str) -> impl IntoView + use<> {
+    let n = spec.labels.len();
+    let max = top(spec);
+    let (axes, x_labels) = line_frame(&spec.labels, max, &spec.unit);
+    let desc = format!(
+        "{} from {} to {}; highest {}",
+        name,
+        spec.labels.first().map(String::as_str).unwrap_or(""),
+        spec.labels.last().map(String::as_str).unwrap_or(""),
+        with_unit(max, &spec.unit)
+    );
+    let lines = spec
+        .series
+        .iter()
+        .zip(&PALETTE)
+        .map(|(s, hue)| {
+            // runs of consecutive periods with a value: one polyline each
+            let mut runs: Vec<Vec<String>> = vec![Vec::new()];
+            for (i, v) in s.values.iter().enumerate() {
+                match v {
+                    Some(v) => runs
+                        .last_mut()
+                        .expect("never empty")
+                        .push(format!("{:.1},{:.1}", line_x(i, n), line_y(*v, max))),
+                    None => runs.push(Vec::new()),
+                }
+            }
+            let paths = runs
+                .into_iter()
+                .filter(|r| r.len() > 1)
+                .map(|r| {
+                    view! {
+                        <polyline points={r.join(" ")} fill="none" class={hue.stroke} stroke-width="2" stroke-linejoin="round" stroke-dasharray={hue.dash}></polyline>
+                    }
+                })
+                .collect_view();
+            let dots = s
+                .values
+                .iter()
+                .enumerate()
+                .filter_map(|(i, v)| Some((i, (*v)?)))
+                .map(|(i, v)| {
+                    view! {
+                        <circle cx={format!("{:.1}", line_x(i, n))} cy={format!("{:.1}", line_y(v, max))} r="3" class={hue.fill}>
+                            <title>{tip(&spec.labels[i], &s.title, Some(v), &spec.unit)}</title>
+                        </circle>
+                    }
+                })
+                .collect_view();
+            view! { <g>{paths}{dots}</g> }
+        })
+        .collect_view();
+    view! {
+        <svg viewBox={format!("0 0 {LINE_W} {LINE_H}")} class="block h-auto w-full max-w-3xl" role="img" aria-label={name.to_string()} data-figures={spec.series.len().to_string()}>
+            <desc>{desc}</desc>
+            {axes}
+            {lines}
             {x_labels}
         </svg>
     }
@@ -276,7 +659,7 @@ mod tests {
         };
         let bars = chart_for(&t).unwrap();
         assert!(!bars.line);
-        assert_eq!(bars.points, vec![("A".into(), 3.0), ("B".into(), 5.0)]);
+        assert_eq!(points(&bars), vec![("A".into(), 3.0), ("B".into(), 5.0)]);
         t.columns[0] = col("month", "text");
         assert!(chart_for(&t).unwrap().line);
     }
@@ -299,7 +682,7 @@ mod tests {
         };
         let bars = chart_for(&t).unwrap();
         assert_eq!(
-            bars.points,
+            points(&bars),
             vec![("Community · VLU".into(), 3.0), ("Hospital · VLU".into(), 5.0)]
         );
         assert_eq!(bars.label_title, "care setting and etiology");
@@ -325,7 +708,7 @@ mod tests {
         };
         let chart = chart_for(&t).unwrap();
         assert!(!chart.line);
-        assert_eq!(chart.points[0], ("A · 2026-01-01".into(), 3.0));
+        assert_eq!(points(&chart)[0], ("A · 2026-01-01".into(), 3.0));
         // more groups than bars: the table alone
         t.rows = (0..30)
             .map(|i| row(&format!("2026-{:02}-01", i % 12 + 1), &format!("C{i}"), i))
@@ -361,7 +744,7 @@ mod tests {
 
     #[test]
     fn the_label_gutter_fits_the_longest_label_and_never_exceeds_its_cap() {
-        let pts = |l: &str| vec![(l.to_string(), 1.0), ("A".to_string(), 2.0)];
+        let pts = |l: &str| vec![l.to_string(), "A".to_string()];
         let (w, _) = label_gutter(&pts("Lakeview"));
         assert!((70.0..=120.0).contains(&w), "{w}");
         let long = "Northside Community Wound & Lymphoedema Clinic";
@@ -370,5 +753,299 @@ mod tests {
         // What is kept fits the gutter (with the ellipsis) at about 7 px a character.
         assert!(clip(long, keep).chars().count() as f64 * 7.0 <= w - 8.0);
         assert!(clip(long, keep).ends_with('…'));
+    }
+
+    fn table(columns: Vec<ResultColumn>, rows: Vec<Vec<serde_json::Value>>) -> ResultTable {
+        ResultTable {
+            row_count: rows.len() as u32,
+            columns,
+            rows,
+            truncated: false,
+            ..Default::default()
+        }
+    }
+
+    fn with_unit(mut c: ResultColumn, unit: &str) -> ResultColumn {
+        c.unit = Some(unit.into());
+        c
+    }
+
+    /// "one row per etiology with the number of open wounds and the number of healed
+    /// wounds", as the server sends it.
+    fn open_and_healed() -> ResultTable {
+        table(
+            vec![
+                col("etiology", "text"),
+                col("open wounds", "integer"),
+                col("healed wounds", "integer"),
+            ],
+            vec![
+                vec![json!("Venous leg ulcer"), json!(12), json!(30)],
+                vec![json!("Diabetic foot ulcer"), json!(7), json!(0)],
+                vec![json!("Burn"), json!(2), json!(5)],
+            ],
+        )
+    }
+
+    #[test]
+    fn two_figures_by_group_are_two_series_with_their_own_values() {
+        let spec = chart_for(&open_and_healed()).unwrap();
+        assert!(!spec.line);
+        assert_eq!(spec.labels, ["Venous leg ulcer", "Diabetic foot ulcer", "Burn"]);
+        assert_eq!(spec.series.len(), 2, "{spec:?}");
+        assert_eq!(spec.series[0].title, "Open wounds");
+        assert_eq!(spec.series[0].values, [Some(12.0), Some(7.0), Some(2.0)]);
+        assert_eq!(spec.series[1].title, "Healed wounds");
+        assert_eq!(spec.series[1].heading, "Healed wounds");
+        assert_eq!(spec.series[1].values, [Some(30.0), Some(0.0), Some(5.0)]);
+        assert_eq!(spec.title(), "Open wounds and healed wounds by etiology");
+        // three figures are listed as such
+        let mut t = open_and_healed();
+        t.columns.push(col("amputations", "integer"));
+        for r in &mut t.rows {
+            r.push(json!(1));
+        }
+        assert_eq!(
+            chart_for(&t).unwrap().title(),
+            "Open wounds, healed wounds and amputations by etiology"
+        );
+    }
+
+    #[test]
+    fn figures_in_different_units_draw_only_the_first_as_before() {
+        let area = with_unit(col("mean area", "real"), "cm²");
+        let days = with_unit(col("mean days open", "real"), "days");
+        let both = table(
+            vec![col("etiology", "text"), area.clone(), days],
+            vec![
+                vec![json!("VLU"), json!(14.5), json!(40)],
+                vec![json!("DFU"), json!(3.25), json!(21)],
+            ],
+        );
+        let first_alone = table(
+            vec![col("etiology", "text"), area],
+            vec![vec![json!("VLU"), json!(14.5)], vec![json!("DFU"), json!(3.25)]],
+        );
+        let spec = chart_for(&both).unwrap();
+        assert_eq!(spec.series.len(), 1);
+        assert_eq!(spec.unit.as_deref(), Some("cm²"));
+        assert_eq!(Some(spec), chart_for(&first_alone));
+        // one unit and none are different units too
+        let mut t = open_and_healed();
+        t.columns[2].unit = Some("wounds".into());
+        assert_eq!(chart_for(&t).unwrap().series.len(), 1);
+    }
+
+    #[test]
+    fn record_keys_are_never_a_figure() {
+        let mut t = open_and_healed();
+        t.columns.insert(2, col("clinics.id", "integer"));
+        for (i, r) in t.rows.iter_mut().enumerate() {
+            r.insert(2, json!(100 + i));
+        }
+        let spec = chart_for(&t).unwrap();
+        let titles: Vec<&str> = spec.series.iter().map(|s| s.title.as_str()).collect();
+        assert_eq!(titles, ["Open wounds", "Healed wounds"]);
+        assert_eq!(spec.series[1].values, [Some(30.0), Some(0.0), Some(5.0)]);
+        // a key beside one figure: that figure alone, as before
+        let rate = table(
+            vec![
+                col("clinics.name", "text"),
+                col("rate", "real"),
+                col("clinics.id", "integer"),
+            ],
+            vec![
+                vec![json!("A"), json!(40.0), json!(1)],
+                vec![json!("B"), json!(55.5), json!(2)],
+            ],
+        );
+        let spec = chart_for(&rate).unwrap();
+        assert_eq!(spec.series.len(), 1);
+        assert_eq!(points(&spec), vec![("A".into(), 40.0), ("B".into(), 55.5)]);
+    }
+
+    #[test]
+    fn a_one_figure_spec_is_as_it_was() {
+        let t = table(
+            vec![col("clinic", "text"), with_unit(col("mean area", "real"), "cm²")],
+            vec![
+                vec![json!("A"), json!(3.5)],
+                vec![json!(null), json!(5)],
+                // a row without its figure is left out
+                vec![json!("C"), json!(null)],
+            ],
+        );
+        assert_eq!(
+            chart_for(&t),
+            Some(ChartSpec {
+                line: false,
+                label_title: "Clinic".into(),
+                labels: vec!["A".into(), "(none)".into()],
+                series: vec![Series {
+                    title: "Mean area".into(),
+                    heading: "Mean area (cm²)".into(),
+                    values: vec![Some(3.5), Some(5.0)],
+                }],
+                unit: Some("cm²".into()),
+            })
+        );
+        assert_eq!(chart_for(&t).unwrap().title(), "Mean area by clinic");
+    }
+
+    // rendered as the server renders it (HTML needs the `ssr` feature)
+    #[cfg(feature = "ssr")]
+    #[test]
+    fn a_one_figure_chart_draws_the_same_markup_as_before() {
+        // rendered by the one-figure chart before charts drew several figures
+        let t = table(
+            vec![
+                col("etiology", "text"),
+                with_unit(col("mean area", "real"), "cm²"),
+            ],
+            vec![vec![json!("VLU"), json!(3.25)], vec![json!("DFU"), json!(12.5)]],
+        );
+        let html = view! { <Chart spec=chart_for(&t).unwrap() /> }.to_html();
+        assert_eq!(
+            html,
+            concat!(
+                r#"<figure data-testid="chart" class="rounded-lg border border-slate-200 bg-white p-3">"#,
+                r#"<figcaption class="mb-2 text-xs font-medium text-slate-600">Mean area by etiology</figcaption>"#,
+                r#"<svg viewBox="0 0 640 56" role="img" aria-label="VLU: 3.25 cm²; DFU: 12.5 cm²" preserveAspectRatio="xMinYMin meet" class="block h-auto w-full max-w-3xl">"#,
+                r#"<g><text x="72" y="19.0" text-anchor="end" font-size="12" class="fill-slate-700"><title>VLU</title>VLU</text>"#,
+                r#"<rect x="80" y="6.0" width="122.2" height="18" rx="3" class="fill-teal-600"></rect>"#,
+                r#"<text x="208.2" y="19.0" font-size="12" class="fill-slate-600">3.25 cm²</text></g>"#,
+                r#"<g><text x="72" y="45.0" text-anchor="end" font-size="12" class="fill-slate-700"><title>DFU</title>DFU</text>"#,
+                r#"<rect x="80" y="32.0" width="470.0" height="18" rx="3" class="fill-teal-600"></rect>"#,
+                r#"<text x="556.0" y="45.0" font-size="12" class="fill-slate-600">12.5 cm²</text></g>"#,
+                "<!></svg></figure>"
+            )
+        );
+    }
+
+    #[test]
+    fn grouped_bars_count_every_figure_against_the_cap() {
+        let rows = |n: usize| {
+            (0..n)
+                .map(|i| vec![json!(format!("G{i}")), json!(i), json!(2 * i)])
+                .collect::<Vec<_>>()
+        };
+        let mut t = open_and_healed();
+        t.rows = rows(10);
+        assert_eq!(chart_for(&t).unwrap().series.len(), 2, "10 groups × 2 = 20 bars");
+        t.rows = rows(11);
+        assert_eq!(
+            chart_for(&t),
+            None,
+            "22 bars: the table alone, not half the figures"
+        );
+        // one figure: 20 groups, as before
+        t.columns.pop();
+        t.rows = (0..20).map(|i| vec![json!(format!("G{i}")), json!(i)]).collect();
+        assert_eq!(chart_for(&t).unwrap().labels.len(), 20);
+    }
+
+    #[test]
+    fn two_figures_over_months_are_two_lines_and_beside_a_second_grouping_grouped_bars() {
+        let t = table(
+            vec![
+                col("month", "text"),
+                col("new wounds", "integer"),
+                col("healed wounds", "integer"),
+            ],
+            vec![
+                vec![json!("2026-01-01"), json!(3), json!(1)],
+                vec![json!("2026-02-01"), json!(5), json!(null)],
+                vec![json!("2026-03-01"), json!(4), json!(6)],
+            ],
+        );
+        let spec = chart_for(&t).unwrap();
+        assert!(spec.line);
+        assert_eq!(spec.series.len(), 2);
+        assert_eq!(spec.series[1].values, [Some(1.0), None, Some(6.0)]);
+        assert_eq!(spec.title(), "New wounds and healed wounds by month");
+        // etiology within care setting, two figures: four columns, still a grouped result
+        let t = table(
+            vec![
+                col("etiology", "text"),
+                col("care setting", "text"),
+                col("open wounds", "integer"),
+                col("healed wounds", "integer"),
+            ],
+            vec![
+                vec![json!("VLU"), json!("Community"), json!(3), json!(4)],
+                vec![json!("VLU"), json!("Hospital"), json!(5), json!(6)],
+            ],
+        );
+        let spec = chart_for(&t).unwrap();
+        assert!(!spec.line);
+        assert_eq!(spec.labels, ["Community · VLU", "Hospital · VLU"]);
+        assert_eq!(spec.series[1].values, [Some(4.0), Some(6.0)]);
+    }
+
+    #[test]
+    fn a_record_list_with_two_figures_is_not_read_as_groups() {
+        // the same label on two rows: records, not groups; the first figure as before
+        let t = table(
+            vec![
+                col("etiology", "text"),
+                col("length", "real"),
+                col("width", "real"),
+            ],
+            vec![
+                vec![json!("VLU"), json!(3), json!(2)],
+                vec![json!("VLU"), json!(5), json!(1)],
+            ],
+        );
+        assert_eq!(chart_for(&t).unwrap().series.len(), 1);
+        // another column besides: a record list, no chart (as before)
+        let t = table(
+            vec![
+                col("patient", "text"),
+                col("length", "real"),
+                col("width", "real"),
+                col("status", "boolean"),
+            ],
+            vec![
+                vec![json!("a"), json!(3), json!(2), json!(true)],
+                vec![json!("b"), json!(5), json!(1), json!(false)],
+            ],
+        );
+        assert_eq!(chart_for(&t), None);
+    }
+
+    // rendered as the server renders it (HTML needs the `ssr` feature)
+    #[cfg(feature = "ssr")]
+    #[test]
+    fn a_chart_of_two_figures_names_both_draws_both_and_has_a_legend() {
+        let html = view! { <Chart spec=chart_for(&open_and_healed()).unwrap() /> }.to_html();
+        assert!(
+            html.contains(r#"role="img" aria-label="Open wounds and healed wounds by etiology""#),
+            "{html}"
+        );
+        assert_eq!(
+            html.matches("<rect ").count(),
+            6,
+            "two bars for each of 3 groups: {html}"
+        );
+        assert_eq!(html.matches("fill-teal-600").count(), 3, "{html}");
+        assert_eq!(html.matches("fill-amber-700").count(), 3, "{html}");
+        assert!(
+            html.contains("<title>Venous leg ulcer — Healed wounds: 30</title>"),
+            "{html}"
+        );
+        assert!(
+            html.contains("Venous leg ulcer: open wounds 12, healed wounds 30"),
+            "{html}"
+        );
+        let legend = &html[html.find(r#"data-testid="chart-legend""#).unwrap()..];
+        let legend = &legend[..legend.find("</ul>").unwrap()];
+        assert!(
+            legend.contains("Open wounds") && legend.contains("Healed wounds"),
+            "{legend}"
+        );
+        assert!(
+            legend.contains("bg-teal-600") && legend.contains("bg-amber-700"),
+            "{legend}"
+        );
     }
 }
