@@ -1924,14 +1924,22 @@ pub(crate) fn missing_window(ctx: &Ctx<'_>, r: &Reading, d: &mut Detected) {
     if r.intent == Intent::Trend {
         let grain_said = r.grain;
         let options = match grain_said {
+            // "wounds healed each year": a yearly series over the last 12 months is two
+            // part-years; every year is what such a question wants
             Some(g) => vec![
-                window_option("last_12_months", "Last 12 months", true, 12, SpanUnit::Months),
+                window_option(
+                    "last_12_months",
+                    "Last 12 months",
+                    g != Grain::Year,
+                    12,
+                    SpanUnit::Months,
+                ),
                 window_option("last_2_years", "Last 2 years", false, 2, SpanUnit::Years),
                 option(
                     "all_time",
                     "All time",
                     "Every recorded date.",
-                    false,
+                    g == Grain::Year,
                     patch_effect(PlanPatch::ClearTimeRange),
                 ),
             ]

@@ -528,17 +528,22 @@ pub(crate) fn build(ctx: &Ctx<'_>, r: &Reading, det: &Detected, chosen: &[Chosen
     if let Some((attr, order)) = &r.sort_by
         && plan.limit.is_none()
     {
-        let attr = attr.clone().or_else(|| {
+        // a series by period ("newest first", "sorted by year descending"): the periods'
+        // own date
+        let period = plan.dimensions.iter().find_map(|d| match d {
+            Dimension::Time { attribute, .. } => Some(attribute.clone()),
+            _ => None,
+        });
+        let attr = attr.clone().or(period).or_else(|| {
             model
                 .default_time_dimension(&plan.entity)
                 .map(|d| d.attribute.clone())
         });
         let fits = |a: &str| match plan.intent {
             Intent::List => true,
-            _ => plan
-                .dimensions
-                .iter()
-                .any(|d| matches!(d, Dimension::Attribute { attribute } if attribute == a)),
+            _ => plan.dimensions.iter().any(|d| match d {
+                Dimension::Attribute { attribute } | Dimension::Time { attribute, .. } => attribute == a,
+            }),
         };
         if let Some(a) = attr.filter(|a| fits(a)) {
             plan.order = vec![OrderBy {

@@ -246,6 +246,43 @@ pub fn describe(model: &SemanticModel, plan_entity: &str, c: &Constraint) -> Str
             }
         }
         Constraint::All { of } => {
+            // "an assessment between 2026-07-01 and 2026-09-30 with wound etiology Burn":
+            // a period of related rows' own date said once, as the rows it dates
+            let dated = of.iter().position(|c| match c {
+                Constraint::Between { attribute, .. } => split_qualified(attribute).is_some_and(|(e, _)| {
+                    e != plan_entity
+                        && model
+                            .default_time_dimension(e)
+                            .is_some_and(|d| d.attribute == *attribute)
+                }),
+                _ => false,
+            });
+            if let Some(i) = dated
+                && let Constraint::Between {
+                    attribute, min, max, ..
+                } = &of[i]
+                && let Some((e, _)) = split_qualified(attribute)
+            {
+                let one = model
+                    .entity(e)
+                    .map_or_else(|| e.to_owned(), |x| x.label.to_lowercase());
+                let rest: Vec<String> = of
+                    .iter()
+                    .enumerate()
+                    .filter(|&(j, _)| j != i)
+                    .map(|(_, c)| describe(model, plan_entity, c))
+                    .collect();
+                let period = format!(
+                    "an {one} between {} and {}",
+                    value_text(model, attribute, min),
+                    value_text(model, attribute, max)
+                );
+                return if rest.is_empty() {
+                    period
+                } else {
+                    format!("{period} with {}", join_and(&rest))
+                };
+            }
             let parts: Vec<String> = of.iter().map(|c| describe(model, plan_entity, c)).collect();
             join_and(&parts)
         }

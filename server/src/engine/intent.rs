@@ -1095,6 +1095,32 @@ pub fn cues(tokens: &[Token], in_phrase: impl Fn(usize) -> bool) -> Cues {
                     | "did"
             )
         });
+    // "Is there any patient with 8 or more wounds?", "Does Bayside have any open burns?",
+    // "Has any wound ever had a width over 8 cm?": a yes/no question about whether such
+    // records exist is answered by how many there are ("any open burns?" alone lists them)
+    if c.count.is_none()
+        && c.list.is_none()
+        && c.agg.is_none()
+        && c.share.is_none()
+        && c.rank.is_none()
+        && c.trend.is_none()
+        && c.compare.is_none()
+    {
+        let f = first_word;
+        let aux = matches!(
+            w(tokens, f),
+            "is" | "are" | "was" | "were" | "does" | "do" | "did" | "has" | "have" | "had"
+        );
+        let there = matches!(w(tokens, f), "is" | "are" | "was" | "were")
+            && w(tokens, f + 1) == "there"
+            && matches!(w(tokens, f + 2), "any" | "a" | "an");
+        let any = (f..(f + 6).min(tokens.len())).find(|&k| w(tokens, k) == "any" && w(tokens, k + 1) != "of");
+        if there {
+            c.count = Some(f + 1);
+        } else if let Some(k) = any.filter(|_| aux) {
+            c.count = Some(k);
+        }
+    }
     c
 }
 

@@ -7424,3 +7424,59 @@ fn a_number_said_of_the_groups_keeps_groups_by_their_count() {
     let u = ask("etiologies with more than 100");
     assert!(u.ambiguities.iter().any(|a| a.text == "100"), "{:?}", ids(&u));
 }
+
+#[test]
+fn a_yes_no_question_about_whether_records_exist_counts_them() {
+    for q in [
+        "Is there any patient with 8 or more wounds?",
+        "Has any wound ever had a width over 8 cm?",
+        "are there any patients over 100",
+    ] {
+        let u = ask(q);
+        assert_eq!(plan(&u).intent, Intent::Count, "{q}: {:?}", plan(&u));
+    }
+    // "any … ?" alone lists them
+    assert_eq!(plan(&ask("any open burns?")).intent, Intent::List);
+}
+
+#[test]
+fn a_period_said_after_a_measurement_dates_the_visit() {
+    // "which wounds had pain >= 8 in the last 2 weeks": a visit of that period with that
+    // value, not the latest value and the wound's onset
+    let p = plan(&ask("which wounds had pain >=8 in the last 2 wks")).clone();
+    assert!(p.time_range.is_none(), "{p:?}");
+    let f = format!("{:?}", p.filters);
+    assert!(
+        f.contains("assessments.assessed_on") && f.contains("assessments.pain_score"),
+        "{f}"
+    );
+    // records reached through the visits: the period dates the visit
+    let p = plan(&ask("Which clinicians assessed at least one burn in Q3 2026?")).clone();
+    let f = format!("{:?}", p.filters);
+    assert!(
+        f.contains("assessments.assessed_on") && !f.contains("onset_date"),
+        "{f}"
+    );
+}
+
+#[test]
+fn a_series_by_year_covers_every_year_and_sorts_by_its_periods() {
+    let u = ask("count of wounds healed each year, sorted by year descending");
+    let p = plan(&u);
+    assert!(p.time_range.is_none(), "{p:?}");
+    assert!(
+        p.order.first().is_some_and(
+            |o| matches!(&o.key, OrderKey::Attribute { attribute } if attribute == "wounds.healed_date")
+                && o.order == SortOrder::Desc
+        ),
+        "{p:?}"
+    );
+    // "newest first" of a monthly series: the months, newest first (had been dropped)
+    let p = plan(&ask("new wounds per quarter, newest first")).clone();
+    assert!(
+        p.order
+            .first()
+            .is_some_and(|o| matches!(&o.key, OrderKey::Attribute { .. }) && o.order == SortOrder::Desc),
+        "{p:?}"
+    );
+}

@@ -458,7 +458,22 @@ pub(super) fn read_comparison(
                 && matches!(entity.as_str(), "wounds" | "patients")
                 && let Some(latest) = latest_of(model, a)
             {
+                // "which wounds had pain >= 8 in the last 2 weeks": a visit of that period
+                // with that value, not the latest value and the record's own date
+                let dated = (r.visit_hint.is_none() && !negated)
+                    .then(|| counted_window(ctx, "assessments", c.last))
+                    .flatten();
+                let is_dated = dated.is_some();
+                if let Some((ti, d)) = dated {
+                    *consumed_time = Some(ti);
+                    r.filters.push(Filter {
+                        constraint: d,
+                        first: c.first,
+                        span: c.span,
+                    });
+                }
                 match r.visit_hint {
+                    _ if is_dated => CmpSubject::Attribute(a.clone()),
                     // "area at the first assessment over 20": the record's first value
                     Some(true) if r.visit_first => match first_of(model, a) {
                         Some(first) => CmpSubject::Attribute(first),
@@ -572,6 +587,34 @@ pub(super) fn read_comparison(
                     .iter()
                     .find(|a| matches!(&a.derived, Some(Derived::CountRelated { entity }) if *entity == *rel))
             });
+            // "clinicians who assessed at least one burn in Q3 2026": records reached
+            // through the owner's visits, with a period — a visit of that period to such
+            // a record (the period dates the visit, not the record)
+            let through_visits = !model.has_many(&owner, rel)
+                && model.has_many(&owner, "assessments")
+                && model.has_one("assessments", rel);
+            let at_least_one = c.upper.is_none()
+                && (c.op == CompareOp::Gte && c.value <= 1.0 || c.op == CompareOp::Gt && c.value < 1.0);
+            if through_visits
+                && at_least_one
+                && let Some((ti, d)) = counted_window(ctx, "assessments", c.last)
+            {
+                *consumed_time = Some(ti);
+                let mut of = vec![d];
+                of.extend(condition);
+                r.filters.push(Filter {
+                    constraint: negate(Constraint::All { of }, negated),
+                    first: c.first,
+                    span: c.span,
+                });
+                r.pieces.push(comparison_piece(
+                    ctx,
+                    c.span,
+                    format!("{owner}→{rel}"),
+                    Value::Integer(1),
+                ));
+                return;
+            }
             let dated = window(rel);
             match attr.filter(|_| condition.is_none() && dated.is_none()) {
                 Some(a) => CmpSubject::Attribute(format!("{owner}.{}", a.name)),

@@ -318,6 +318,20 @@ pub(super) fn fallback(ctx: &Ctx<'_>, st: &mut State) {
                         .unwrap_or(k);
                     (k > 0 && context_word(k - 1)) || verb_after(last + 1)
                 });
+        // "Does Bayside have any open burns?": the burns are wounds — a value of the
+        // records counted names them, so there is nothing to ask
+        if st.r.count_context_only
+            && st.r.entity.as_deref() == Some("clinics")
+            && let Some(e) =
+                st.r.pieces
+                    .iter()
+                    .filter(|p| p.kind == PieceKind::Value)
+                    .filter_map(|p| p.target.split('.').next())
+                    .find(|e| matches!(*e, "wounds" | "patients" | "assessments"))
+        {
+            st.r.entity = Some(e.to_owned());
+            st.r.count_context_only = false;
+        }
     }
     if st.r.entity_source == EntitySource::Who && ctx.cues.who.is_some() {
         st.r.pieces.push(LinkedPiece {

@@ -68,6 +68,30 @@ pub(super) fn instructions(ctx: &Ctx<'_>, st: &mut State) {
             st.r.sort_by = Some((Some(attr), order));
         }
         (None, Some((_, _, order))) if ctx.cues.sort_temporal => st.r.sort_by = Some((None, order)),
+        // "count of wounds healed each year, sorted by year descending": the periods'
+        // order (the date the periods are of), not the figure's
+        (None, Some((_, _, order)))
+            if ctx.cues.sort_at.iter().any(|&k| {
+                let k = if ctx.w(k) == "the" { k + 1 } else { k };
+                matches!(
+                    ctx.w(k),
+                    "year"
+                        | "years"
+                        | "month"
+                        | "months"
+                        | "quarter"
+                        | "quarters"
+                        | "week"
+                        | "weeks"
+                        | "day"
+                        | "days"
+                        | "period"
+                        | "date"
+                ) && !ctx.grains.is_empty()
+            }) =>
+        {
+            st.r.sort_by = Some((None, order))
+        }
         (None, Some((a, b, order))) => {
             st.r.sort = Some(order);
             // a list "…, highest bmi first" (the attribute inside the instruction) or
