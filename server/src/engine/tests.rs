@@ -7480,3 +7480,36 @@ fn a_series_by_year_covers_every_year_and_sorts_by_its_periods() {
         "{p:?}"
     );
 }
+
+#[test]
+fn top_n_with_the_most_or_fewest_ranks_by_that_count_in_that_direction() {
+    // the values said after "top" are ranked, never the clinics the term "top" is about
+    for (q, dim) in [
+        ("top 3 etiologies with the most open wounds", "wounds.etiology"),
+        (
+            "top 3 body locations with the most open wounds",
+            "wounds.location",
+        ),
+    ] {
+        let p = plan(&ask(q)).clone();
+        assert!(
+            matches!(p.dimensions.first(), Some(Dimension::Attribute { attribute }) if attribute == dim),
+            "{q}: {p:?}"
+        );
+        assert_eq!(p.limit, Some(3), "{q}");
+    }
+    // "the most assessments" is the key: nothing to ask
+    let u = ask("top 5 clinicians with the most assessments");
+    assert!(asked(&u).is_empty(), "{:?}", asked(&u));
+    assert!(
+        plan(&u)
+            .metrics
+            .first()
+            .is_some_and(|m| m.agg == MeasureAgg::Count),
+        "{:?}",
+        plan(&u)
+    );
+    // "the fewest" turns the ranking around (had been the most)
+    let p = plan(&ask("top 3 clinics with the fewest open wounds")).clone();
+    assert_eq!(p.order.first().map(|o| o.order), Some(SortOrder::Asc), "{p:?}");
+}

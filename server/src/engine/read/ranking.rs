@@ -180,6 +180,41 @@ pub(super) fn rank(ctx: &Ctx<'_>, st: &mut State) {
         };
         // "the clinic with the highest number of assessments": a count kept on other
         // records (a wound's assessment count) ranks the subject by its own related rows
+        // "top 5 clinicians with the most assessments", "top 3 clinics with the fewest
+        // open wounds": after "top", the extreme said with "the most/fewest" is the key
+        // and its direction
+        let extreme_after = (ctx.w(rc.first) == "top")
+            .then(|| {
+                (rc.last..ctx.tokens.len()).find(|&k| {
+                    ctx.w(k.wrapping_sub(1)) == "the"
+                        && matches!(
+                            ctx.w(k),
+                            "most"
+                                | "fewest"
+                                | "least"
+                                | "highest"
+                                | "lowest"
+                                | "largest"
+                                | "smallest"
+                                | "greatest"
+                        )
+                })
+            })
+            .flatten();
+        let key = match key {
+            RankKey::None => extreme_after
+                .filter(|&k| matches!(ctx.w(k), "most" | "fewest" | "least"))
+                .and_then(|k| mention_covering(k + 1))
+                .filter(|&mi| !st.used[mi])
+                .and_then(|mi| mention_entity(model, &ms[mi]))
+                .filter(|e| st.rank_subject.as_deref() != Some(e.as_str()))
+                .map_or(RankKey::None, RankKey::CountOf),
+            other => other,
+        };
+        let order = match extreme_after.map(|k| ctx.w(k)) {
+            Some("fewest" | "least" | "lowest" | "smallest") => SortOrder::Asc,
+            _ => rc.order,
+        };
         let key = match key {
             RankKey::Attribute(a)
                 if st.rank_subject.as_deref().is_some_and(|subject| {
@@ -237,7 +272,7 @@ pub(super) fn rank(ctx: &Ctx<'_>, st: &mut State) {
         let n_before_subject = n_before_subject.or_else(|| singular_which().then_some(1));
         st.r.rank = Some(RankSpec {
             n: n_before_subject,
-            order: rc.order,
+            order,
             key,
             subject: st.rank_subject.clone(),
             span: ctx.span_of(rc.first, rc.last),
@@ -380,7 +415,16 @@ fn count_by_attribute(ctx: &Ctx<'_>, st: &mut State, rc: cues::RankCue) -> Optio
     let model = ctx.model;
     let ms = ctx.mentions;
     let common = frequency_word(ctx.w(rc.last));
-    if !rc.by_count && !common {
+    // "top 3 etiologies with the most open wounds": the values said right after the cue
+    // are ranked by the count said after them
+    let most_after = (rc.last..ctx.tokens.len()).any(|k| {
+        matches!(ctx.w(k), "most" | "fewest" | "least")
+            || matches!(
+                ctx.w(k),
+                "highest" | "largest" | "greatest" | "lowest" | "smallest"
+            ) && matches!(ctx.w(k + 1), "number" | "count" | "no" | "amount")
+    });
+    if !rc.by_count && !common && !most_after {
         return None;
     }
     let attribute_of = |mi: usize| {
@@ -397,7 +441,18 @@ fn count_by_attribute(ctx: &Ctx<'_>, st: &mut State, rc: cues::RankCue) -> Optio
     let after = common
         .then(|| ctx.mention_covering(rc.last + 1))
         .flatten()
-        .and_then(|mi| attribute_of(mi).map(|a| (mi, a)));
+        .and_then(|mi| attribute_of(mi).map(|a| (mi, a)))
+        .or_else(|| {
+            // "top 3 etiologies with the most …", "top locations with the fewest …"
+            (most_after && !rc.by_count)
+                .then(|| {
+                    ctx.mention_covering(rc.last)
+                        .or_else(|| ctx.mention_covering(rc.last + 1))
+                })
+                .flatten()
+                .filter(|&mi| ctx.tokens[ctx.mentions[mi].last - 1].text.ends_with('s'))
+                .and_then(|mi| attribute_of(mi).map(|a| (mi, a)))
+        });
     let asked = || {
         ms.iter().enumerate().find_map(|(mi, m)| {
             let which = m.first > 0 && matches!(ctx.w(m.first - 1), "which" | "what")
