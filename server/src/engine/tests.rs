@@ -7513,3 +7513,33 @@ fn top_n_with_the_most_or_fewest_ranks_by_that_count_in_that_direction() {
     let p = plan(&ask("top 3 clinics with the fewest open wounds")).clone();
     assert_eq!(p.order.first().map(|o| o.order), Some(SortOrder::Asc), "{p:?}");
 }
+
+#[test]
+fn two_values_of_a_further_attribute_beside_a_comparison_are_either() {
+    // "men vs women: … a stage 3 or stage 4 pressure injury": one wound has one stage
+    for q in [
+        "men vs women: how many have a stage 3 or stage 4 pressure injury?",
+        "how many men and women have a DFU or VLU",
+    ] {
+        let p = plan(&ask(q)).clone();
+        let f = format!("{:?}", p.filters);
+        assert!(f.matches("InSet").count() >= 2, "{q}: {f}");
+    }
+}
+
+#[test]
+fn a_share_of_records_said_before_a_verb_of_outcome_keeps_them_as_the_whole() {
+    // "what % of healed VLUs took more than 12 weeks to heal": of the healed VLUs
+    let p = plan(&ask("what % of healed VLUs took more than 12 weeks to heal")).clone();
+    assert!(
+        p.filters
+            .iter()
+            .any(|f| matches!(f, Constraint::Compare { attribute, .. } if attribute == "wounds.etiology")),
+        "{p:?}"
+    );
+    let cond = format!("{:?}", p.metrics[0].condition);
+    assert!(
+        cond.contains("healing_days") && !cond.contains("etiology"),
+        "{cond}"
+    );
+}

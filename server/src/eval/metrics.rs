@@ -296,7 +296,7 @@ pub const BLIND_FLOORS: Limits = Limits {
     precision: 493.0 / 566.0 - 1e-9,
     recall: 493.0 / 544.0 - 1e-9,
     clarify_clear: 51.0 / 1261.0 + 1e-9,
-    exec_clear: 1177.0 / 1242.0 - 1e-9,
+    exec_clear: 1179.0 / 1242.0 - 1e-9,
     after_answer: 126.0 / 132.0 - 1e-9,
     silent: 16.0 / 701.0 + 1e-9,
 };

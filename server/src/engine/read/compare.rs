@@ -115,12 +115,43 @@ pub(super) fn two_values(ctx: &Ctx<'_>, st: &mut State) {
             } = &f.constraint
             {
                 match by_attr.iter_mut().find(|(a, _)| a == attribute) {
+                    // "healed VLUs … to heal": the same value said twice is one value
+                    Some((_, vs)) if vs.contains(value) => {}
                     Some((_, vs)) => vs.push(value.clone()),
                     None => by_attr.push((attribute.clone(), vec![value.clone()])),
                 }
             }
         }
-        if let Some((a, vs)) = by_attr.into_iter().find(|(_, vs)| vs.len() >= 2) {
+        let mut listed: Vec<(String, Vec<Value>)> =
+            by_attr.into_iter().filter(|(_, vs)| vs.len() >= 2).collect();
+        // "men vs women: how many have a stage 3 or stage 4 pressure injury": every further
+        // attribute said with two values is either of them (one record has one stage)
+        // (with "both … and also …", each related record keeps its own values)
+        let further = if both && !ctx.compares_values() {
+            Vec::new()
+        } else {
+            listed.drain(1.min(listed.len())..).collect::<Vec<_>>()
+        };
+        for (a2, vs2) in further {
+            let is_a2 = |f: &Filter| matches!(&f.constraint, Constraint::Compare { attribute, op: CompareOp::Eq, .. } if *attribute == a2);
+            let first =
+                st.r.filters
+                    .iter()
+                    .filter(|f| is_a2(f))
+                    .map(|f| f.first)
+                    .min()
+                    .unwrap_or(0);
+            st.r.filters.retain(|f| !is_a2(f));
+            st.r.filters.push(Filter {
+                constraint: Constraint::InSet {
+                    attribute: a2,
+                    values: vs2,
+                },
+                first,
+                span: TextSpan::default(),
+            });
+        }
+        if let Some((a, vs)) = listed.into_iter().next() {
             let is_a = |f: &Filter| matches!(&f.constraint, Constraint::Compare { attribute, op: CompareOp::Eq, .. } if *attribute == a);
             let first =
                 st.r.filters

@@ -282,6 +282,15 @@ pub(super) fn share(ctx: &Ctx<'_>, st: &mut State) {
                     | "got"
                     | "became"
                     | "ended"
+                    // "what % of healed VLUs took more than 12 weeks to heal"
+                    | "took"
+                    | "take"
+                    | "needed"
+                    | "required"
+                    | "lasted"
+                    | "developed"
+                    | "showed"
+                    | "progressed"
             ) && k > s + 2
         });
         st.r.share_from = split.or_else(|| {
