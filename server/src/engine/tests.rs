@@ -110,7 +110,6 @@ fn text(v: &str) -> Value {
 #[test]
 fn clear_questions_go_straight_to_an_answer_without_ambiguities() {
     let table = [
-        "average pain score of diabetic foot ulcers in 2025",
         "how many patients have diabetes",
         "how many pressure injuries are there",
         "list venous leg ulcers",
@@ -123,12 +122,10 @@ fn clear_questions_go_straight_to_an_answer_without_ambiguities() {
         "how many clinics are there",
         "list clinics in the community setting",
         "number of assessments per clinician",
-        "average BMI of patients with diabetes",
         "list patients with a BMI over 35",
         "wounds open more than 90 days",
         "patients aged 65 or more",
         "how many wounds started since March",
-        "average age of patients by sex",
         "how many wounds were assessed last month",
         "list clinicians who are podiatrists",
     ];
@@ -7541,5 +7538,35 @@ fn a_share_of_records_said_before_a_verb_of_outcome_keeps_them_as_the_whole() {
     assert!(
         cond.contains("healing_days") && !cond.contains("etiology"),
         "{cond}"
+    );
+}
+
+#[test]
+fn a_named_average_said_as_average_shows_the_mean_or_median_badge() {
+    // "average BMI" is a named measure; like "avg BMI" its average is an assumption: an
+    // answer straight away, with nothing asked
+    for q in [
+        "average BMI of patients with diabetes",
+        "avg BMI of patients with diabetes",
+        "average pain score of diabetic foot ulcers in 2025",
+        "average age of patients by sex",
+    ] {
+        let u = ask(q);
+        assert_eq!(u.decision, Decision::AnswerWithAssumptions, "{q}: {:?}", ids(&u));
+        assert!(asked(&u).is_empty(), "{q}: {:?}", asked(&u));
+        assert!(
+            u.ambiguities
+                .iter()
+                .any(|a| a.kind == AmbiguityKind::Aggregation && !a.ask),
+            "{q}: {:?}",
+            ids(&u)
+        );
+    }
+    // "mean …" names the mean itself
+    let u = ask("mean pain score by clinic");
+    assert!(
+        !u.ambiguities.iter().any(|a| a.kind == AmbiguityKind::Aggregation),
+        "{:?}",
+        ids(&u)
     );
 }

@@ -473,3 +473,42 @@ pub(super) fn read_count_per_parent(ctx: &Ctx<'_>, st: &mut State) {
         None,
     ));
 }
+
+/// "average BMI of patients with diabetes": a named average measure said with the word
+/// "average" raises the same badge as "avg BMI" (the mean, or the median on a click); a
+/// measure said as "mean …" names the mean itself.
+pub(super) fn average_measure_badge(ctx: &Ctx<'_>, st: &mut State) {
+    let model = ctx.model;
+    let MetricSpec::Measure(mx) = st.r.metric else {
+        return;
+    };
+    if model.measures[mx].agg != MeasureAgg::Avg {
+        return;
+    }
+    let Some(t) = model.terms.iter().position(|t| t.id == "average") else {
+        return;
+    };
+    if st.r.terms.iter().any(|u| u.term == t) {
+        return;
+    }
+    let Some(mi) = st
+        .measures
+        .iter()
+        .find(|&&(_, x)| x == mx)
+        .map(|&(mi, _)| mi)
+        .or_else(|| ctx.mentions.iter().position(|m| m.measure() == Some(mx)))
+    else {
+        return;
+    };
+    let m = &ctx.mentions[mi];
+    if !matches!(ctx.w(m.first), "average" | "avg" | "averages") {
+        return;
+    }
+    st.r.terms.push(crate::engine::reading::TermUse {
+        term: t,
+        mention: mi,
+        anchor: model.measures[mx].entity.clone(),
+        negated: false,
+        first: m.first,
+    });
+}

@@ -93,6 +93,7 @@ pub(crate) fn read(ctx: &Ctx<'_>) -> Reading {
     ranking::rank(ctx, &mut st);
     entity::named(ctx, &mut st);
     measures::metric(ctx, &mut st);
+    measures::average_measure_badge(ctx, &mut st);
     negation::read_having_related(ctx, &mut st.r, &st.explicit, &mut st.consumed_time);
     durations::read_healed_within(ctx, &mut st.r);
     names::read_unknown_names(ctx, &mut st.r);
