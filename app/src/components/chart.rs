@@ -1,6 +1,7 @@
 //! A chart for an answer where one fits: horizontal bars for a count or aggregate by
-//! group, a line for a trend over time. Plain SVG from the view tree, so it renders on
-//! the server (visible before hydration, printable) and needs no chart library.
+//! group, a line for a trend over time. Plain SVG, written as markup into the figure (see
+//! [`Chart`]), so it renders on the server (visible before hydration, printable) and
+//! needs no chart library.
 //!
 //! Chooses nothing clever: one label column (and a second text column, which groups the
 //! bars too) and the figures, the numeric columns that are not record keys (`id`,
@@ -22,6 +23,7 @@ use super::results::{format_number, header, is_id, is_numeric, label};
 use crate::protocol::{ResultColumn, ResultTable};
 use leptos::prelude::*;
 use serde_json::Value;
+use std::fmt::Write;
 
 /// What the chart draws.
 #[derive(Clone, Debug, PartialEq)]
@@ -78,11 +80,12 @@ const MAX_BARS: usize = 20;
 /// Most figures drawn side by side; a table with more is a record list or a report.
 pub const MAX_FIGURES: usize = 4;
 
-/// A figure's colours when several are drawn: bar fill, line stroke, legend swatch and
-/// line dashes. Every hue is at least 3:1 against the white card (WCAG 1.4.11): teal-600
-/// 3.7, amber-700 5.0, indigo-600 6.5, fuchsia-700 6.3. The hues follow Okabe and Ito's
-/// colour-blind-safe set (bluish green, orange, blue, reddish purple); the legend, the
-/// order within each group and the dashes of lines say which is which without colour.
+/// A figure's colours: bar fill (and a line's points), line stroke, legend swatch and
+/// line dashes; a chart of one figure draws it in the first. Every hue is at least 3:1
+/// against the white card (WCAG 1.4.11): teal-600 3.7, amber-700 5.0, indigo-600 6.5,
+/// fuchsia-700 6.3. The hues follow Okabe and Ito's colour-blind-safe set (bluish
+/// green, orange, blue, reddish purple); the legend, the order within each group and
+/// the dashes of lines say which is which without colour.
 struct Hue {
     fill: &'static str,
     stroke: &'static str,
@@ -170,8 +173,7 @@ pub fn chart_for(t: &ResultTable) -> Option<ChartSpec> {
             .all(|(i, c)| i == label_col || Some(i) == second || figures.contains(&i) || is_id(c))
         && {
             let groups: Vec<String> = t.rows.iter().filter_map(group).collect();
-            let distinct: std::collections::HashSet<&String> = groups.iter().collect();
-            distinct.len() == groups.len()
+            (1..groups.len()).all(|i| !groups[..i].contains(&groups[i]))
         };
     // A table with many columns is a record list, not a grouped result.
     if !several && t.columns.len() > 3 {
@@ -256,381 +258,298 @@ fn top(spec: &ChartSpec) -> f64 {
         .max(f64::MIN_POSITIVE)
 }
 
-/// The one figure's (label, value) pairs.
-fn points(spec: &ChartSpec) -> Vec<(String, f64)> {
-    let values = spec.series.first().map(|s| &s.values[..]).unwrap_or_default();
-    spec.labels
-        .iter()
-        .zip(values)
-        .filter_map(|(l, v)| Some((l.clone(), (*v)?)))
-        .collect()
-}
+/// Width of every chart's view box.
+const W: f64 = 640.0;
 
-/// The SVG chart for `spec`.
+/// The chart for `spec`: its title, a legend when it draws several figures, and the
+/// SVG. One figure is a single series (teal bars, or a line); several each have their
+/// own colour (and dashes, for lines).
 #[component]
 pub fn Chart(spec: ChartSpec) -> impl IntoView {
+    view! { <figure class="rounded-lg border border-slate-200 bg-white p-3" data-testid="chart" inner_html=markup(&spec)></figure> }
+}
+
+/// The figure's contents as markup, every text escaped. A chart is static: written as
+/// one string into one element it costs the browser bundle little more than that
+/// string's pieces, where a view tree of its dozen element kinds cost ~10 KB gzip of
+/// the 350 KiB budget (each view type brings its own build, hydrate and rebuild code).
+/// The server renders the same string; hydration leaves it as it is.
+fn markup(spec: &ChartSpec) -> String {
     let title = spec.title();
-    if spec.series.len() > 1 {
-        let body = if spec.line {
-            lines_chart(&spec, &title).into_any()
-        } else {
-            grouped_bar_chart(&spec, &title).into_any()
-        };
-        return view! {
-            <figure class="rounded-lg border border-slate-200 bg-white p-3" data-testid="chart">
-                <figcaption class="mb-2 text-xs font-medium text-slate-600">{title}</figcaption>
-                {legend(&spec)}
-                {body}
-            </figure>
-        }
-        .into_any();
+    let several = spec.series.len() > 1;
+    let mut out = String::from(r#"<figcaption class="mb-2 text-xs font-medium text-slate-600">"#);
+    esc(&mut out, &title);
+    out.push_str("</figcaption>");
+    if several {
+        legend(&mut out, spec);
     }
-    let body = if spec.line {
-        line_chart(&spec).into_any()
+    let mut marks = String::new();
+    let (h, desc) = if spec.line {
+        line_marks(&mut marks, spec, &title)
     } else {
-        bar_chart(&spec).into_any()
+        bar_marks(&mut marks, spec)
     };
-    view! {
-        <figure class="rounded-lg border border-slate-200 bg-white p-3" data-testid="chart">
-            <figcaption class="mb-2 text-xs font-medium text-slate-600">{title}</figcaption>
-            {body}
-        </figure>
+    // One figure: its values (or its trend) are the accessible name, as they always
+    // were; several: the title names every figure and a description gives the values.
+    let _ = write!(
+        out,
+        r#"<svg viewBox="0 0 {W} {h}" class="block h-auto w-full max-w-3xl" role="img" aria-label=""#
+    );
+    esc(&mut out, if several { &title } else { &desc });
+    out.push_str(if spec.line {
+        r#"">"#
+    } else {
+        r#"" preserveAspectRatio="xMinYMin meet">"#
+    });
+    if several {
+        out.push_str("<desc>");
+        esc(&mut out, &desc);
+        out.push_str("</desc>");
     }
-    .into_any()
+    out.push_str(&marks);
+    out.push_str("</svg>");
+    out
+}
+
+/// Appends `s` as text, or as an attribute's value in double quotes: `&`, `<`, `>` and
+/// `"` escaped (labels are the warehouse's data).
+fn esc(out: &mut String, s: &str) {
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            c => out.push(c),
+        }
+    }
+}
+
+/// Appends a tooltip, `<title>`, saying `s`.
+fn title(out: &mut String, s: &str) {
+    out.push_str("<title>");
+    esc(out, s);
+    out.push_str("</title>");
+}
+
+/// Appends a `<text>` at (x, y) with the further attributes `attrs`, a tooltip if any,
+/// and its words.
+fn text(out: &mut String, x: f64, y: f64, attrs: &str, tip: Option<&str>, words: &str) {
+    let _ = write!(out, r#"<text x="{x:.1}" y="{y:.1}" {attrs}>"#);
+    if let Some(t) = tip {
+        title(out, t);
+    }
+    esc(out, words);
+    out.push_str("</text>");
 }
 
 /// The key to a chart of several figures: each figure's swatch (its bar fill, or its
 /// line with its dashes) and its column header as the table shows it.
-fn legend(spec: &ChartSpec) -> impl IntoView + use<> {
-    let items = spec
-        .series
-        .iter()
-        .zip(&PALETTE)
-        .map(|(s, hue)| {
-            let swatch = if spec.line {
-                view! {
-                    <svg width="20" height="10" viewBox="0 0 20 10" class="shrink-0" aria-hidden="true">
-                        <line x1="1" y1="5" x2="19" y2="5" class={hue.stroke} stroke-width="2" stroke-dasharray={hue.dash}></line>
-                    </svg>
-                }
-                .into_any()
-            } else {
-                view! { <span class={format!("inline-block h-3 w-3 shrink-0 rounded-sm {}", hue.swatch)} aria-hidden="true"></span> }
-                    .into_any()
-            };
-            view! {
-                <li class="flex items-center gap-1.5" data-testid="chart-legend-item">
-                    {swatch}
-                    {s.heading.clone()}
-                </li>
-            }
-        })
-        .collect_view();
-    view! {
-        <ul class="mb-2 flex flex-wrap gap-x-4 gap-y-1 text-xs text-slate-700" aria-label="Legend" data-testid="chart-legend">
-            {items}
-        </ul>
+fn legend(out: &mut String, spec: &ChartSpec) {
+    out.push_str(r#"<ul class="mb-2 flex flex-wrap gap-x-4 gap-y-1 text-xs text-slate-700" aria-label="Legend" data-testid="chart-legend">"#);
+    for (s, hue) in spec.series.iter().zip(&PALETTE) {
+        out.push_str(r#"<li class="flex items-center gap-1.5" data-testid="chart-legend-item">"#);
+        if spec.line {
+            let _ = write!(
+                out,
+                r#"<svg width="20" height="10" viewBox="0 0 20 10" class="shrink-0" aria-hidden="true"><line x1="1" y1="5" x2="19" y2="5" class="{}" stroke-width="2"{}></line></svg>"#,
+                hue.stroke,
+                dashes(hue)
+            );
+        } else {
+            let _ = write!(
+                out,
+                r#"<span class="inline-block h-3 w-3 shrink-0 rounded-sm {}" aria-hidden="true"></span>"#,
+                hue.swatch
+            );
+        }
+        esc(out, &s.heading);
+        out.push_str("</li>");
     }
+    out.push_str("</ul>");
 }
 
-/// "Venous leg ulcer — Open wounds: 12": what a bar or point of several figures says.
+/// A line's `stroke-dasharray` attribute, if its figure is dashed.
+fn dashes(hue: &Hue) -> String {
+    hue.dash
+        .map(|d| format!(r#" stroke-dasharray="{d}""#))
+        .unwrap_or_default()
+}
+
+/// "Venous leg ulcer — Open wounds: 12": what a bar or point says.
 fn tip(group: &str, figure: &str, v: Option<f64>, unit: &Option<String>) -> String {
-    match v {
-        Some(v) => format!("{group} — {figure}: {}", with_unit(v, unit)),
-        None => format!("{group} — {figure}: no value"),
-    }
+    format!("{group} — {figure}: {}", value_text(v, unit))
 }
 
-/// The figures of one row in words: "open wounds 12, healed wounds 5".
+fn value_text(v: Option<f64>, unit: &Option<String>) -> String {
+    v.map_or_else(|| "no value".to_string(), |v| with_unit(v, unit))
+}
+
+/// The figures of one row in words: "open wounds 12, healed wounds 5", or the value
+/// alone when there is one figure.
 fn row_text(spec: &ChartSpec, row: usize) -> String {
     spec.series
         .iter()
         .map(|s| {
-            let v = s.values[row].map_or_else(|| "no value".to_string(), |v| with_unit(v, &spec.unit));
-            format!("{} {v}", s.title.to_lowercase())
+            let v = value_text(s.values[row], &spec.unit);
+            if spec.series.len() == 1 {
+                v
+            } else {
+                format!("{} {v}", s.title.to_lowercase())
+            }
         })
         .collect::<Vec<_>>()
         .join(", ")
 }
 
-fn bar_chart(spec: &ChartSpec) -> impl IntoView + use<> {
-    const W: f64 = 640.0;
-    const ROW: f64 = 26.0;
-    const VALUE_W: f64 = 90.0;
-    // The label gutter fits the longest label (about 7 px a character at 12 px), within
-    // 80–260 px; longer labels are shortened with "…" and keep the full text as a tooltip.
-    let points = points(spec);
-    let (label_w, label_chars) = label_gutter(&spec.labels);
-    let max = top(spec);
-    let h = ROW * points.len() as f64 + 4.0;
-    let span = W - label_w - VALUE_W;
-    let desc = points
-        .iter()
-        .map(|(l, v)| format!("{l}: {}", with_unit(*v, &spec.unit)))
-        .collect::<Vec<_>>()
-        .join("; ");
-    let bars = points
-        .iter()
-        .enumerate()
-        .map(|(i, (l, v))| {
-            let y = 2.0 + i as f64 * ROW;
-            let w = (v.max(0.0) / max * span).max(1.0);
-            view! {
-                <g>
-                    <text x={(label_w - 8.0).to_string()} y={format!("{:.1}", y + ROW / 2.0 + 4.0)} text-anchor="end" class="fill-slate-700" font-size="12">
-                        <title>{l.clone()}</title>
-                        {clip(l, label_chars)}
-                    </text>
-                    <rect x={label_w.to_string()} y={format!("{:.1}", y + 4.0)} width={format!("{w:.1}")} height={(ROW - 8.0).to_string()} rx="3" class="fill-teal-600"></rect>
-                    <text x={format!("{:.1}", label_w + w + 6.0)} y={format!("{:.1}", y + ROW / 2.0 + 4.0)} class="fill-slate-600" font-size="12">
-                        {with_unit(*v, &spec.unit)}
-                    </text>
-                </g>
-            }
-        })
-        .collect_view();
-    view! {
-        <svg viewBox={format!("0 0 {W} {h}")} class="block h-auto w-full max-w-3xl" role="img" aria-label={desc} preserveAspectRatio="xMinYMin meet">
-            {bars}
-        </svg>
-    }
-}
-
-/// Bars of several figures: in each group one bar per figure, in table order, on one
-/// scale, each with its value beside it and a tooltip saying group, figure and value.
-fn grouped_bar_chart(spec: &ChartSpec, name: &str) -> impl IntoView + use<> {
-    const W: f64 = 640.0;
-    /// Height of one figure's bar slot (the bar 12 px, 4 px apart).
-    const BAR: f64 = 16.0;
-    /// Space between two groups.
-    const GAP: f64 = 10.0;
+/// Appends horizontal bars, one per figure in each group, in table order, on one scale,
+/// each with its value beside it (a dash where it has none) and a tooltip saying group,
+/// figure and value. Returns the chart's height and its values in words.
+fn bar_marks(out: &mut String, spec: &ChartSpec) -> (f64, String) {
     const VALUE_W: f64 = 90.0;
     let figures = spec.series.len();
+    // One figure: a 26 px row, its bar 18 px high. Several: 16 px a bar (12 px high),
+    // the groups 10 px apart.
+    let (slot, pad, gap, value_attrs) = if figures == 1 {
+        (26.0, 4.0, 0.0, r#"class="fill-slate-600" font-size="12""#)
+    } else {
+        (16.0, 2.0, 10.0, r#"class="fill-slate-600" font-size="11""#)
+    };
+    // The label gutter fits the longest label (about 7 px a character at 12 px), within
+    // 80–260 px; longer labels are shortened with "…" and keep the full text as a tooltip.
     let (label_w, label_chars) = label_gutter(&spec.labels);
     let max = top(spec);
-    let group_h = BAR * figures as f64 + GAP;
-    let h = group_h * spec.labels.len() as f64 + 4.0;
+    let group_h = slot * figures as f64 + gap;
     let span = W - label_w - VALUE_W;
-    let desc = spec
-        .labels
-        .iter()
-        .enumerate()
-        .map(|(i, l)| format!("{l}: {}", row_text(spec, i)))
-        .collect::<Vec<_>>()
-        .join("; ");
-    let groups = spec
-        .labels
-        .iter()
-        .enumerate()
-        .map(|(i, l)| {
-            let y0 = 2.0 + i as f64 * group_h + GAP / 2.0;
-            let bars = spec
-                .series
-                .iter()
-                .zip(&PALETTE)
-                .enumerate()
-                .map(|(k, (s, hue))| {
-                    let y = y0 + k as f64 * BAR;
-                    let text_y = format!("{:.1}", y + BAR / 2.0 + 3.5);
-                    let tooltip = tip(l, &s.title, s.values[i], &spec.unit);
-                    match s.values[i] {
-                        Some(v) => {
-                            let w = (v.max(0.0) / max * span).max(1.0);
-                            view! {
-                                <rect x={label_w.to_string()} y={format!("{:.1}", y + 2.0)} width={format!("{w:.1}")} height={(BAR - 4.0).to_string()} rx="2" class={hue.fill}>
-                                    <title>{tooltip}</title>
-                                </rect>
-                                <text x={format!("{:.1}", label_w + w + 6.0)} y={text_y} class="fill-slate-600" font-size="11">
-                                    {with_unit(v, &spec.unit)}
-                                </text>
-                            }
-                            .into_any()
-                        }
-                        None => view! {
-                            <text x={format!("{:.1}", label_w + 6.0)} y={text_y} class="fill-slate-600" font-size="11">
-                                <title>{tooltip}</title>
-                                "—"
-                            </text>
-                        }
-                        .into_any(),
-                    }
-                })
-                .collect_view();
-            view! {
-                <g>
-                    <text x={(label_w - 8.0).to_string()} y={format!("{:.1}", y0 + BAR * figures as f64 / 2.0 + 4.0)} text-anchor="end" class="fill-slate-700" font-size="12">
-                        <title>{l.clone()}</title>
-                        {clip(l, label_chars)}
-                    </text>
-                    {bars}
-                </g>
+    let mut desc = Vec::new();
+    for (i, l) in spec.labels.iter().enumerate() {
+        desc.push(format!("{l}: {}", row_text(spec, i)));
+        let y0 = 2.0 + i as f64 * group_h + gap / 2.0;
+        out.push_str("<g>");
+        text(
+            out,
+            label_w - 8.0,
+            y0 + slot * figures as f64 / 2.0 + 4.0,
+            r#"text-anchor="end" class="fill-slate-700" font-size="12""#,
+            Some(l),
+            &clip(l, label_chars),
+        );
+        for (k, (s, hue)) in spec.series.iter().zip(&PALETTE).enumerate() {
+            let y = y0 + k as f64 * slot;
+            let tooltip = tip(l, &s.title, s.values[i], &spec.unit);
+            let value_y = y + slot / 2.0 + 4.0;
+            match s.values[i] {
+                Some(v) => {
+                    let w = (v.max(0.0) / max * span).max(1.0);
+                    let _ = write!(
+                        out,
+                        r#"<rect x="{label_w:.1}" y="{:.1}" width="{w:.1}" height="{:.1}" rx="3" class="{}">"#,
+                        y + pad,
+                        slot - 2.0 * pad,
+                        hue.fill
+                    );
+                    title(out, &tooltip);
+                    out.push_str("</rect>");
+                    let value = with_unit(v, &spec.unit);
+                    text(out, label_w + w + 6.0, value_y, value_attrs, None, &value);
+                }
+                // no value: no bar, a dash saying so
+                None => text(out, label_w + 6.0, value_y, value_attrs, Some(&tooltip), "—"),
             }
-        })
-        .collect_view();
-    view! {
-        <svg viewBox={format!("0 0 {W} {h}")} class="block h-auto w-full max-w-3xl" role="img" aria-label={name.to_string()} preserveAspectRatio="xMinYMin meet" data-figures={figures.to_string()}>
-            <desc>{desc}</desc>
-            {groups}
-        </svg>
+        }
+        out.push_str("</g>");
     }
+    (group_h * spec.labels.len() as f64 + 4.0, desc.join("; "))
 }
 
-// The line chart's frame: width, height and the left, right, top and bottom margins.
-const LINE_W: f64 = 640.0;
-const LINE_H: f64 = 220.0;
-const LINE_L: f64 = 56.0;
-const LINE_R: f64 = 16.0;
-const LINE_T: f64 = 12.0;
-const LINE_B: f64 = 28.0;
-
-/// The x of the `i`th of `n` periods and the y of a value under `max`.
-fn line_x(i: usize, n: usize) -> f64 {
-    LINE_L + (LINE_W - LINE_L - LINE_R) * i as f64 / (n.max(2) - 1) as f64
-}
-
-fn line_y(v: f64, max: f64) -> f64 {
-    LINE_T + (LINE_H - LINE_T - LINE_B) * (1.0 - v.max(0.0) / max)
-}
-
-/// The axes of a line chart and its first, middle and last period labels.
-fn line_frame(
-    labels: &[String],
-    max: f64,
-    unit: &Option<String>,
-) -> (impl IntoView + use<>, impl IntoView + use<>) {
-    const W: f64 = LINE_W;
-    const H: f64 = LINE_H;
-    const L: f64 = LINE_L;
-    const R: f64 = LINE_R;
-    const T: f64 = LINE_T;
-    const B: f64 = LINE_B;
+/// Appends one line per figure over the periods, on one scale, each in its colour and
+/// dashes, broken where a period has no value, each point with a tooltip saying period,
+/// figure and value. Returns the chart's height and the trend in words.
+fn line_marks(out: &mut String, spec: &ChartSpec, name: &str) -> (f64, String) {
+    // height, and the left, right, top and bottom margins
+    const H: f64 = 220.0;
+    const L: f64 = 56.0;
+    const R: f64 = 16.0;
+    const T: f64 = 12.0;
+    const B: f64 = 28.0;
+    const SMALL: &str = r#"class="fill-slate-500" font-size="11""#;
+    let labels = &spec.labels;
     let n = labels.len();
+    let max = top(spec);
+    let x = |i: usize| L + (W - L - R) * i as f64 / (n.max(2) - 1) as f64;
+    let y = |v: f64| T + (H - T - B) * (1.0 - v.max(0.0) / max);
+    let top_value = with_unit(max, &spec.unit);
+    let _ = write!(
+        out,
+        r#"<line x1="{L}" y1="{}" x2="{}" y2="{}" class="stroke-slate-300" stroke-width="1"></line><line x1="{L}" y1="{T}" x2="{}" y2="{T}" class="stroke-slate-100" stroke-width="1"></line>"#,
+        H - B,
+        W - R,
+        H - B,
+        W - R
+    );
+    let scale = format!(r#"text-anchor="end" {SMALL}"#);
+    text(out, L - 6.0, T + 4.0, &scale, None, &top_value);
+    text(out, L - 6.0, H - B + 4.0, &scale, None, "0");
+    for (s, hue) in spec.series.iter().zip(&PALETTE) {
+        out.push_str("<g>");
+        // runs of consecutive periods with a value: one polyline each
+        let mut run: Vec<String> = Vec::new();
+        for i in 0..=n {
+            match s.values.get(i).copied().flatten() {
+                Some(v) => run.push(format!("{:.1},{:.1}", x(i), y(v))),
+                None => {
+                    if run.len() > 1 {
+                        let _ = write!(
+                            out,
+                            r#"<polyline points="{}" fill="none" class="{}" stroke-width="2" stroke-linejoin="round"{}></polyline>"#,
+                            run.join(" "),
+                            hue.stroke,
+                            dashes(hue)
+                        );
+                    }
+                    run.clear();
+                }
+            }
+        }
+        for (i, v) in s.values.iter().enumerate() {
+            if let Some(v) = *v {
+                let _ = write!(
+                    out,
+                    r#"<circle cx="{:.1}" cy="{:.1}" r="3" class="{}">"#,
+                    x(i),
+                    y(v),
+                    hue.fill
+                );
+                title(out, &tip(&labels[i], &s.title, Some(v), &spec.unit));
+                out.push_str("</circle>");
+            }
+        }
+        out.push_str("</g>");
+    }
     // First, middle and last labels on the time axis.
     let mut ticks = vec![0, n / 2, n - 1];
     ticks.dedup();
-    let x_labels = ticks
-        .into_iter()
-        .map(|i| {
-            let anchor = if i == 0 { "start" } else if i == n - 1 { "end" } else { "middle" };
-            view! {
-                <text x={format!("{:.1}", line_x(i, n))} y={(H - 8.0).to_string()} text-anchor={anchor} class="fill-slate-500" font-size="11">
-                    {labels[i].clone()}
-                </text>
-            }
-        })
-        .collect_view();
-    let axes = view! {
-        <line x1={L.to_string()} y1={(H - B).to_string()} x2={(W - R).to_string()} y2={(H - B).to_string()} class="stroke-slate-300" stroke-width="1"></line>
-        <line x1={L.to_string()} y1={T.to_string()} x2={(W - R).to_string()} y2={T.to_string()} class="stroke-slate-100" stroke-width="1"></line>
-        <text x={(L - 6.0).to_string()} y={(T + 4.0).to_string()} text-anchor="end" class="fill-slate-500" font-size="11">{with_unit(max, unit)}</text>
-        <text x={(L - 6.0).to_string()} y={(H - B + 4.0).to_string()} text-anchor="end" class="fill-slate-500" font-size="11">"0"</text>
-    };
-    (axes, x_labels)
-}
-
-fn line_chart(spec: &ChartSpec) -> impl IntoView + use<> {
-    let points = points(spec);
-    let n = points.len();
-    let max = top(spec);
-    let path = points
-        .iter()
-        .enumerate()
-        .map(|(i, (_, v))| format!("{:.1},{:.1}", line_x(i, n), line_y(*v, max)))
-        .collect::<Vec<_>>()
-        .join(" ");
-    let desc = format!(
-        "{} from {} to {}; highest {}",
-        spec.series.first().map(|s| s.title.as_str()).unwrap_or(""),
-        points.first().map(|p| p.0.as_str()).unwrap_or(""),
-        points.last().map(|p| p.0.as_str()).unwrap_or(""),
-        with_unit(max, &spec.unit)
-    );
-    let labels: Vec<String> = points.iter().map(|p| p.0.clone()).collect();
-    let (axes, x_labels) = line_frame(&labels, max, &spec.unit);
-    let dots = points
-        .iter()
-        .enumerate()
-        .map(|(i, (l, v))| {
-            view! {
-                <circle cx={format!("{:.1}", line_x(i, n))} cy={format!("{:.1}", line_y(*v, max))} r="3" class="fill-teal-700">
-                    <title>{format!("{l}: {}", with_unit(*v, &spec.unit))}</title>
-                </circle>
-            }
-        })
-        .collect_view();
-    view! {
-        <svg viewBox={format!("0 0 {LINE_W} {LINE_H}")} class="block h-auto w-full max-w-3xl" role="img" aria-label={desc}>
-            {axes}
-            <polyline points={path} fill="none" class="stroke-teal-600" stroke-width="2" stroke-linejoin="round"></polyline>
-            {dots}
-            {x_labels}
-        </svg>
+    for i in ticks {
+        let anchor = if i == 0 {
+            "start"
+        } else if i == n - 1 {
+            "end"
+        } else {
+            "middle"
+        };
+        let attrs = format!(r#"text-anchor="{anchor}" {SMALL}"#);
+        text(out, x(i), H - 8.0, &attrs, None, &labels[i]);
     }
-}
-
-/// One line per figure over the periods, on one scale: each in its colour and dashes,
-/// broken where a period has no value, each point with a tooltip saying period, figure
-/// and value.
-fn lines_chart(spec: &ChartSpec, name: &str) -> impl IntoView + use<> {
-    let n = spec.labels.len();
-    let max = top(spec);
-    let (axes, x_labels) = line_frame(&spec.labels, max, &spec.unit);
     let desc = format!(
-        "{} from {} to {}; highest {}",
-        name,
-        spec.labels.first().map(String::as_str).unwrap_or(""),
-        spec.labels.last().map(String::as_str).unwrap_or(""),
-        with_unit(max, &spec.unit)
+        "{} from {} to {}; highest {top_value}",
+        match spec.series.as_slice() {
+            [one] => one.title.as_str(),
+            _ => name,
+        },
+        labels.first().map(String::as_str).unwrap_or(""),
+        labels.last().map(String::as_str).unwrap_or(""),
     );
-    let lines = spec
-        .series
-        .iter()
-        .zip(&PALETTE)
-        .map(|(s, hue)| {
-            // runs of consecutive periods with a value: one polyline each
-            let mut runs: Vec<Vec<String>> = vec![Vec::new()];
-            for (i, v) in s.values.iter().enumerate() {
-                match v {
-                    Some(v) => runs
-                        .last_mut()
-                        .expect("never empty")
-                        .push(format!("{:.1},{:.1}", line_x(i, n), line_y(*v, max))),
-                    None => runs.push(Vec::new()),
-                }
-            }
-            let paths = runs
-                .into_iter()
-                .filter(|r| r.len() > 1)
-                .map(|r| {
-                    view! {
-                        <polyline points={r.join(" ")} fill="none" class={hue.stroke} stroke-width="2" stroke-linejoin="round" stroke-dasharray={hue.dash}></polyline>
-                    }
-                })
-                .collect_view();
-            let dots = s
-                .values
-                .iter()
-                .enumerate()
-                .filter_map(|(i, v)| Some((i, (*v)?)))
-                .map(|(i, v)| {
-                    view! {
-                        <circle cx={format!("{:.1}", line_x(i, n))} cy={format!("{:.1}", line_y(v, max))} r="3" class={hue.fill}>
-                            <title>{tip(&spec.labels[i], &s.title, Some(v), &spec.unit)}</title>
-                        </circle>
-                    }
-                })
-                .collect_view();
-            view! { <g>{paths}{dots}</g> }
-        })
-        .collect_view();
-    view! {
-        <svg viewBox={format!("0 0 {LINE_W} {LINE_H}")} class="block h-auto w-full max-w-3xl" role="img" aria-label={name.to_string()} data-figures={spec.series.len().to_string()}>
-            <desc>{desc}</desc>
-            {axes}
-            {lines}
-            {x_labels}
-        </svg>
-    }
+    (H, desc)
 }
 
 #[cfg(test)]
@@ -638,6 +557,16 @@ mod tests {
     use super::*;
     use crate::protocol::ResultColumn;
     use serde_json::json;
+
+    /// The first figure's (label, value) pairs, rows without a value left out.
+    fn points(spec: &ChartSpec) -> Vec<(String, f64)> {
+        let values = spec.series.first().map(|s| &s.values[..]).unwrap_or_default();
+        spec.labels
+            .iter()
+            .zip(values)
+            .filter_map(|(l, v)| Some((l.clone(), (*v)?)))
+            .collect()
+    }
 
     fn col(name: &str, kind: &str) -> ResultColumn {
         ResultColumn {
@@ -892,11 +821,17 @@ mod tests {
         assert_eq!(chart_for(&t).unwrap().title(), "Mean area by clinic");
     }
 
-    // rendered as the server renders it (HTML needs the `ssr` feature)
+    /// The chart's markup as the server renders it (HTML needs the `ssr` feature).
+    #[cfg(feature = "ssr")]
+    fn rendered(t: &ResultTable) -> String {
+        view! { <Chart spec=chart_for(t).unwrap() /> }.to_html()
+    }
+
     #[cfg(feature = "ssr")]
     #[test]
-    fn a_one_figure_chart_draws_the_same_markup_as_before() {
-        // rendered by the one-figure chart before charts drew several figures
+    fn a_one_figure_chart_draws_a_bar_and_its_value_per_group_and_no_legend() {
+        // as before charts drew several figures, but for the bars' tooltips and
+        // coordinates written to a tenth of a pixel throughout
         let t = table(
             vec![
                 col("etiology", "text"),
@@ -904,21 +839,127 @@ mod tests {
             ],
             vec![vec![json!("VLU"), json!(3.25)], vec![json!("DFU"), json!(12.5)]],
         );
-        let html = view! { <Chart spec=chart_for(&t).unwrap() /> }.to_html();
         assert_eq!(
-            html,
+            rendered(&t),
             concat!(
                 r#"<figure data-testid="chart" class="rounded-lg border border-slate-200 bg-white p-3">"#,
                 r#"<figcaption class="mb-2 text-xs font-medium text-slate-600">Mean area by etiology</figcaption>"#,
-                r#"<svg viewBox="0 0 640 56" role="img" aria-label="VLU: 3.25 cm²; DFU: 12.5 cm²" preserveAspectRatio="xMinYMin meet" class="block h-auto w-full max-w-3xl">"#,
-                r#"<g><text x="72" y="19.0" text-anchor="end" font-size="12" class="fill-slate-700"><title>VLU</title>VLU</text>"#,
-                r#"<rect x="80" y="6.0" width="122.2" height="18" rx="3" class="fill-teal-600"></rect>"#,
-                r#"<text x="208.2" y="19.0" font-size="12" class="fill-slate-600">3.25 cm²</text></g>"#,
-                r#"<g><text x="72" y="45.0" text-anchor="end" font-size="12" class="fill-slate-700"><title>DFU</title>DFU</text>"#,
-                r#"<rect x="80" y="32.0" width="470.0" height="18" rx="3" class="fill-teal-600"></rect>"#,
-                r#"<text x="556.0" y="45.0" font-size="12" class="fill-slate-600">12.5 cm²</text></g>"#,
-                "<!></svg></figure>"
+                r#"<svg viewBox="0 0 640 56" class="block h-auto w-full max-w-3xl" role="img" aria-label="VLU: 3.25 cm²; DFU: 12.5 cm²" preserveAspectRatio="xMinYMin meet">"#,
+                r#"<g><text x="72.0" y="19.0" text-anchor="end" class="fill-slate-700" font-size="12"><title>VLU</title>VLU</text>"#,
+                r#"<rect x="80.0" y="6.0" width="122.2" height="18.0" rx="3" class="fill-teal-600"><title>VLU — Mean area: 3.25 cm²</title></rect>"#,
+                r#"<text x="208.2" y="19.0" class="fill-slate-600" font-size="12">3.25 cm²</text></g>"#,
+                r#"<g><text x="72.0" y="45.0" text-anchor="end" class="fill-slate-700" font-size="12"><title>DFU</title>DFU</text>"#,
+                r#"<rect x="80.0" y="32.0" width="470.0" height="18.0" rx="3" class="fill-teal-600"><title>DFU — Mean area: 12.5 cm²</title></rect>"#,
+                r#"<text x="556.0" y="45.0" class="fill-slate-600" font-size="12">12.5 cm²</text></g>"#,
+                "</svg></figure>"
             )
+        );
+    }
+
+    #[cfg(feature = "ssr")]
+    #[test]
+    fn the_warehouse_s_words_are_escaped_in_the_markup() {
+        let t = table(
+            vec![col("clinic", "text"), col("count", "integer")],
+            vec![
+                vec![json!(r#"<img src=x onerror="alert(1)"> & Co"#), json!(3)],
+                vec![json!("B"), json!(5)],
+            ],
+        );
+        let html = rendered(&t);
+        assert!(!html.contains("<img"), "{html}");
+        assert!(
+            html.contains(r#"aria-label="&lt;img src=x onerror=&quot;alert(1)&quot;&gt; &amp; Co: 3; B: 5""#),
+            "{html}"
+        );
+        assert!(
+            html.contains(r#"<title>&lt;img src=x onerror=&quot;alert(1)&quot;&gt; &amp; Co</title>"#),
+            "{html}"
+        );
+    }
+
+    #[cfg(feature = "ssr")]
+    #[test]
+    fn a_line_of_one_figure_and_lines_of_two_broken_where_a_month_has_no_value() {
+        let month = |m: u32, new: i64, healed: Option<i64>| {
+            vec![json!(format!("2026-0{m}-01")), json!(new), json!(healed)]
+        };
+        let t = table(
+            vec![
+                col("month", "text"),
+                col("new wounds", "integer"),
+                col("healed wounds", "integer"),
+            ],
+            vec![
+                month(1, 3, Some(1)),
+                month(2, 5, Some(2)),
+                month(3, 4, None),
+                month(4, 6, Some(6)),
+            ],
+        );
+        let two = rendered(&t);
+        assert!(
+            two.contains(r#"role="img" aria-label="New wounds and healed wounds by month">"#),
+            "{two}"
+        );
+        assert!(
+            two.contains(
+                "<desc>New wounds and healed wounds by month from 2026-01-01 to 2026-04-01; highest 6</desc>"
+            ),
+            "{two}"
+        );
+        assert_eq!(
+            two.matches("data-testid=\"chart-legend-item\"").count(),
+            2,
+            "{two}"
+        );
+        // the legend's swatches: teal solid, amber dashed
+        assert_eq!(
+            two.matches(r#"class="stroke-teal-600" stroke-width="2">"#)
+                .count(),
+            1,
+            "{two}"
+        );
+        assert_eq!(
+            two.matches(r#"class="stroke-amber-700" stroke-width="2" stroke-dasharray="6 3">"#)
+                .count(),
+            1,
+            "{two}"
+        );
+        // new wounds: one line through four months; healed wounds: January to February,
+        // April a point alone
+        assert!(
+            two.contains(r#"<polyline points="56.0,102.0 245.3,42.0 434.7,72.0 624.0,12.0" fill="none" class="stroke-teal-600" stroke-width="2" stroke-linejoin="round">"#),
+            "{two}"
+        );
+        assert!(
+            two.contains(r#"<polyline points="56.0,162.0 245.3,132.0" fill="none" class="stroke-amber-700" stroke-width="2" stroke-linejoin="round" stroke-dasharray="6 3">"#),
+            "{two}"
+        );
+        assert_eq!(two.matches("<polyline ").count(), 2, "{two}");
+        assert_eq!(two.matches(r#"r="3" class="fill-teal-600""#).count(), 4, "{two}");
+        assert_eq!(two.matches(r#"r="3" class="fill-amber-700""#).count(), 3, "{two}");
+        assert!(
+            two.contains("<title>2026-04-01 — Healed wounds: 6</title></circle>"),
+            "{two}"
+        );
+        // one figure: one line, no legend, the trend as its name (as before)
+        let mut t = t;
+        t.columns.pop();
+        for r in &mut t.rows {
+            r.pop();
+        }
+        let one = rendered(&t);
+        assert!(
+            one.contains(r#"role="img" aria-label="New wounds from 2026-01-01 to 2026-04-01; highest 6">"#),
+            "{one}"
+        );
+        assert!(!one.contains("chart-legend") && !one.contains("<desc>"), "{one}");
+        assert_eq!(one.matches("<polyline ").count(), 1, "{one}");
+        assert_eq!(one.matches("<circle ").count(), 4, "{one}");
+        assert!(
+            one.contains(r#"text-anchor="end" class="fill-slate-500" font-size="11">2026-04-01</text>"#),
+            "{one}"
         );
     }
 
@@ -1017,7 +1058,7 @@ mod tests {
     #[cfg(feature = "ssr")]
     #[test]
     fn a_chart_of_two_figures_names_both_draws_both_and_has_a_legend() {
-        let html = view! { <Chart spec=chart_for(&open_and_healed()).unwrap() /> }.to_html();
+        let html = rendered(&open_and_healed());
         assert!(
             html.contains(r#"role="img" aria-label="Open wounds and healed wounds by etiology""#),
             "{html}"
@@ -1046,6 +1087,19 @@ mod tests {
         assert!(
             legend.contains("bg-teal-600") && legend.contains("bg-amber-700"),
             "{legend}"
+        );
+        // a group without one of its figures: no bar for it, a dash saying so
+        let mut t = open_and_healed();
+        t.rows[2][2] = json!(null);
+        let gap = rendered(&t);
+        assert_eq!(gap.matches("<rect ").count(), 5, "{gap}");
+        assert!(
+            gap.contains("<title>Burn — Healed wounds: no value</title>—</text></g>"),
+            "{gap}"
+        );
+        assert!(
+            gap.contains("Burn: open wounds 2, healed wounds no value</desc>"),
+            "{gap}"
         );
     }
 }
