@@ -190,6 +190,30 @@ pub(crate) fn merge(
         None
     };
 
+    // "widen that to the whole Coastal region": a place said more broadly replaces what
+    // narrowed the same records before (the clinic), rather than narrowing further
+    if c.widen {
+        let entity_of = |c: &Constraint| -> Vec<String> {
+            c.attributes()
+                .iter()
+                .filter_map(|a| a.split('.').next().map(str::to_owned))
+                .collect()
+        };
+        for f in fragment.filters.iter().filter(|f| is_equality(f)) {
+            let es = entity_of(f);
+            plan.filters
+                .retain(|g| !(is_equality(g) && entity_of(g).iter().any(|e| es.contains(e))));
+        }
+        // "expand it to all clinics": no place named, every one of those records
+        if !fragment.filters.iter().any(is_equality)
+            && r.entity_source == EntitySource::Named
+            && fragment.entity != previous.entity
+        {
+            let e = fragment.entity.clone();
+            plan.filters
+                .retain(|g| !(is_equality(g) && entity_of(g).iter().any(|x| *x == e)));
+        }
+    }
     // filters: the same attribute is replaced ("and for venous ulcers?"), others added
     for (i, f) in fragment.filters.iter().enumerate() {
         if compared == Some(i) {

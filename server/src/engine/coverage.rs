@@ -119,6 +119,7 @@ yet so-far thus far
 system systems database db file computed calculated counted tallied
 main mainly primary primarily predominant predominantly dominant principal chiefly mostly
 looked cared managed handled treat treats
+widen widened broaden broadened expand expanded extend extended whole entire
 side alphabetically alphabetical arranged reached reach reaches reaching attained cm2 mm2 diagnosed different distinct separate
 a about above abscess across activity actually after again against age aged aggregate
 all almost also altogether am amount an and annual annually any approximately apr april

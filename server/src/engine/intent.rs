@@ -87,6 +87,9 @@ pub struct Cues {
     pub instead: bool,
     /// "also", "as well", "and also".
     pub also: bool,
+    /// "widen that to the whole Coastal region", "expand it to all clinics": a follow-up
+    /// that says the place (or other records) more broadly, replacing what narrowed them.
+    pub widen: bool,
     /// "more about", "tell me more", "details".
     pub more_about: bool,
     /// Number of words (not punctuation).
@@ -957,7 +960,7 @@ pub fn cues(tokens: &[Token], in_phrase: impl Fn(usize) -> bool) -> Cues {
                     || matches!(
                         prev,
                         "break" | "split" | "sort" | "order" | "group" | "filter" | "narrow" | "limit" | "restrict"
-                            | "do" | "redo" | "repeat" | "rerun" | "run" | "chart" | "plot" | "graph" | "rank"
+                            | "widen" | "expand" | "broaden" | "extend" | "do" | "redo" | "repeat" | "rerun" | "run" | "chart" | "plot" | "graph" | "rank"
                             | "slice" | "cut" | "divide" | "separate" | "compare" | "show" | "give" | "make"
                             | "count" | "list" | "rerank" | "reorder" | "resort"
                     ) && matches!(
@@ -987,6 +990,13 @@ pub fn cues(tokens: &[Token], in_phrase: impl Fn(usize) -> bool) -> Cues {
         if word == "also" || (word == "as" && next == "well") {
             c.also = true;
         }
+        if matches!(
+            word,
+            "widen" | "expand" | "broaden" | "extend" | "widening" | "expanding"
+        ) && (k + 1..(k + 4).min(tokens.len())).any(|j| w(tokens, j) == "to")
+        {
+            c.widen = true;
+        }
         if (word == "more" && matches!(next, "about" | "on" | "detail" | "details" | "info"))
             || word == "details"
         {
@@ -1006,6 +1016,9 @@ pub fn cues(tokens: &[Token], in_phrase: impl Fn(usize) -> bool) -> Cues {
     }
     let opener = w(tokens, k);
     let opener2 = w(tokens, k + 1);
+    if c.widen {
+        c.follow_lead = true;
+    }
     if matches!(
         opener,
         "only"

@@ -7570,3 +7570,15 @@ fn a_named_average_said_as_average_shows_the_mean_or_median_badge() {
         ids(&u)
     );
 }
+
+#[test]
+fn a_follow_up_widening_the_place_replaces_what_narrowed_it() {
+    // "expand it to all clinics": the clinic filter goes, the rest stays
+    let before = plan(&ask("open wounds at community clinics")).clone();
+    assert!(format!("{:?}", before.filters).contains("clinics."), "{before:?}");
+    let u = after("open wounds at community clinics", "expand it to all clinics");
+    let p = plan(&u);
+    assert!(!format!("{:?}", p.filters).contains("clinics."), "{p:?}");
+    assert!(format!("{:?}", p.filters).contains("wounds.status"), "{p:?}");
+    assert!(asked(&u).is_empty(), "{:?}", asked(&u));
+}
