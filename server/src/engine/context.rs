@@ -211,7 +211,7 @@ pub(crate) fn merge(
         {
             let e = fragment.entity.clone();
             plan.filters
-                .retain(|g| !(is_equality(g) && entity_of(g).iter().any(|x| *x == e)));
+                .retain(|g| !(is_equality(g) && entity_of(g).contains(&e)));
         }
     }
     // filters: the same attribute is replaced ("and for venous ulcers?"), others added
