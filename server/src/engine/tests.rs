@@ -7582,3 +7582,20 @@ fn a_follow_up_widening_the_place_replaces_what_narrowed_it() {
     assert!(format!("{:?}", p.filters).contains("wounds.status"), "{p:?}");
     assert!(asked(&u).is_empty(), "{:?}", asked(&u));
 }
+
+#[test]
+fn a_frequency_said_of_the_visits_is_said_of_the_records_that_have_them() {
+    // "patients with frequent visits": the Glossary's "frequent" of patients, asked as
+    // that term (not an unknown word)
+    for (q, e) in [
+        ("patients with frequent visits", "patients"),
+        ("wounds with frequent assessments", "wounds"),
+    ] {
+        let u = ask(q);
+        assert!(
+            asked(&u).contains(&format!("term:frequent@{e}").as_str()),
+            "{q}: {:?}",
+            asked(&u)
+        );
+    }
+}

@@ -1,7 +1,7 @@
 //! Dictionary terms and the entity each one modifies ("large wounds", "wounds that are
 //! large").
 
-use crate::semantic::{TermKind, split_qualified};
+use crate::semantic::{Constraint, TermKind, split_qualified};
 
 use crate::engine::reading::{Ctx, Reading};
 
@@ -18,9 +18,29 @@ pub(super) fn anchor_terms(ctx: &Ctx<'_>, st: &mut State) {
     // an entity it does not apply to, is not understood — it is asked about as an unknown
     // word, never applied to something else or dropped
     let mut unknown = Vec::new();
-    st.r.terms.retain(|tu| {
+    let listed = st.r.entity.clone();
+    st.r.terms.retain_mut(|tu| {
         let term = &model.terms[tu.term];
         let m = &ctx.mentions[tu.mention];
+        // "patients with frequent visits", "wounds with frequent assessments": the noun is
+        // what the term counts, so the term is said of the records that have them
+        let counted_noun = ctx
+            .mentions
+            .iter()
+            .find(|o| o.first == m.last && o.measure().is_none())
+            .and_then(|o| o.entity())
+            .map(|e| model.entities[e].name.clone())
+            .filter(|noun| {
+                term.options.iter().any(|o| {
+                    matches!(&o.constraint, Some(Constraint::RelatedCount { related, .. }) if related == noun)
+                })
+            });
+        if counted_noun.is_some()
+            && let Some(e) = listed.as_ref().filter(|e| term.applies_to.contains(e))
+        {
+            tu.anchor = e.clone();
+            return true;
+        }
         // (a phrase that names its own records, "multiple wounds" of patients, is whole)
         let names_entity = !m.phrase.split(' ').any(|w| model.find_entity(w).is_some())
             && ctx
