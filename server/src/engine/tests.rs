@@ -7599,3 +7599,39 @@ fn a_frequency_said_of_the_visits_is_said_of_the_records_that_have_them() {
         );
     }
 }
+
+#[test]
+fn one_visit_of_a_record_counted_from_its_first_or_its_latest() {
+    for (q, order, offset) in [
+        (
+            "what was the pain score at the 2nd assessment of wound 250",
+            SortOrder::Asc,
+            Some(1),
+        ),
+        (
+            "the second most recent assessment of wound 250",
+            SortOrder::Desc,
+            Some(1),
+        ),
+        ("third visit for wound 12", SortOrder::Asc, Some(2)),
+        // the first visit's pain is that visit's, not the wound's latest (had been)
+        (
+            "what was the pain score at the first assessment of wound 250",
+            SortOrder::Asc,
+            None,
+        ),
+    ] {
+        let u = ask(q);
+        let p = plan(&u);
+        assert_eq!(p.entity, "assessments", "{q}: {p:?}");
+        assert_eq!((p.limit, p.offset), (Some(1), offset), "{q}: {p:?}");
+        assert!(
+            p.order.first().is_some_and(|o| o.order == order && matches!(&o.key, OrderKey::Attribute { attribute } if attribute == "assessments.assessed_on")),
+            "{q}: {p:?}"
+        );
+        assert!(asked(&u).is_empty(), "{q}: {:?}", asked(&u));
+    }
+    // of many records the visit is each one's: not one row of all of them
+    let u = ask("area at the second assessment for DFUs");
+    assert_ne!(plan(&u).limit, Some(1), "{:?}", plan(&u));
+}

@@ -80,6 +80,7 @@ pub(crate) fn read(ctx: &Ctx<'_>) -> Reading {
     versus::two_measurements(ctx, &mut st);
     extremes::per_record(ctx, &mut st);
     ids::read_ids(ctx, &mut st);
+    visits::nth_visit(ctx, &mut st);
     measures::read_distinct(ctx, &mut st.r, &mut st.used);
     negation::read_regardless(ctx, &mut st.used);
     negation::read_quantifiers(ctx, &mut st);

@@ -643,3 +643,109 @@ pub(super) fn read_not_at_latest(ctx: &Ctx<'_>, r: &mut Reading, used: &mut [boo
         return;
     }
 }
+
+/// "the pain score at the 2nd assessment of wound 250", "third visit for pt 42", "the
+/// second most recent review of wound 12": one visit of the record, counted from its
+/// first (or from its latest) — the visits in date order, that one row.
+pub(super) fn nth_visit(ctx: &Ctx<'_>, st: &mut State) {
+    if st.r.rank.is_some() {
+        return;
+    }
+    let ordinal = |w: &str| -> Option<u32> {
+        Some(match w {
+            "first" | "1st" => 1,
+            "second" | "2nd" => 2,
+            "third" | "3rd" => 3,
+            "fourth" | "4th" => 4,
+            "fifth" | "5th" => 5,
+            "sixth" | "6th" => 6,
+            "seventh" | "7th" => 7,
+            "eighth" | "8th" => 8,
+            "ninth" | "9th" => 9,
+            "tenth" | "10th" => 10,
+            _ => return None,
+        })
+    };
+    let visit = |w: &str| {
+        matches!(
+            w,
+            "assessment" | "visit" | "review" | "measurement" | "check" | "appointment"
+        )
+    };
+    for k in 0..ctx.tokens.len() {
+        let Some(n) = ordinal(ctx.w(k)) else { continue };
+        // "second most recent", "2nd last", "second latest": counted from the latest
+        let (from_end, noun) = match (ctx.w(k + 1), ctx.w(k + 2)) {
+            ("most", "recent") => (true, k + 3),
+            ("last" | "latest" | "newest", _) => (true, k + 2),
+            _ => (false, k + 1),
+        };
+        if !visit(ctx.w(noun)) || !matches!(ctx.w(noun + 1), "of" | "for" | "on") {
+            continue;
+        }
+        // one record named by its key ("of wound 250", "for pt 42"): its visits; of many
+        // records ("the second visit of each wound") the visit is each one's, which a
+        // single ordered list is not — left to the other steps
+        let one_record = st.r.filters.iter().any(|f| {
+            f.first > noun
+                && matches!(&f.constraint, Constraint::Compare { attribute, op: CompareOp::Eq, .. }
+                if crate::semantic::split_qualified(attribute).is_some_and(|(e, a)| {
+                    ctx.model.entity(e).is_some_and(|x| x.key == a)
+                }))
+        });
+        if !one_record || n == 1 && from_end {
+            continue;
+        }
+        // "which clinician did the first assessment of wound 210": other records asked
+        // about, through that visit — read by the steps for them
+        let asks_other = ctx.cues.who.is_some()
+            || (0..k).any(|j| {
+                matches!(ctx.w(j), "which" | "what" | "whose")
+                    && ctx.mention_covering(j + 1).is_some_and(|mi| {
+                        super::state::mention_entity(ctx.model, &ctx.mentions[mi])
+                            .is_some_and(|e| e != "assessments")
+                    })
+            });
+        // "latest area versus area at the first assessment for wound 7": the first and
+        // latest values side by side, read by their own step
+        let two_values = n == 1
+            && ctx.tokens.iter().any(|t| {
+                matches!(
+                    t.text.as_str(),
+                    "latest"
+                        | "current"
+                        | "initial"
+                        | "last"
+                        | "recent"
+                        | "vs"
+                        | "versus"
+                        | "compared"
+                        | "now"
+                )
+            });
+        if asks_other || two_values {
+            continue;
+        }
+        st.r.entity = Some("assessments".into());
+        st.r.entity_source = crate::engine::reading::EntitySource::Named;
+        st.r.entity_span = Some(ctx.span_of(noun, noun + 1));
+        st.r.rank = Some(crate::engine::reading::RankSpec {
+            n: Some(1),
+            order: if from_end {
+                crate::semantic::SortOrder::Desc
+            } else {
+                crate::semantic::SortOrder::Asc
+            },
+            key: crate::engine::reading::RankKey::Attribute("assessments.assessed_on".into()),
+            subject: Some("assessments".into()),
+            span: ctx.span_of(k, noun + 1),
+            skip: n - 1,
+            every: false,
+        });
+        st.r.consumed.push((k, noun + 1));
+        if let Some(mi) = ctx.mention_covering(noun) {
+            st.used[mi] = true;
+        }
+        return;
+    }
+}
