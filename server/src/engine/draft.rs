@@ -711,6 +711,26 @@ fn apply_rank(model: &SemanticModel, plan: &mut QueryPlan, r: &Reading, rank: &R
                     .unwrap_or_else(|| a.clone()),
                 _ => a.clone(),
             };
+            // "deepest measurement ever recorded, per etiology": the extreme value of the
+            // visits in each group (one figure per group), not visits listed per group
+            if grouped
+                && rank.n.is_none()
+                && plan.entity == "assessments"
+                && split_qualified(&a).is_some_and(|(owner, _)| owner == "assessments")
+                && model.attribute(&a).is_some_and(|x| x.attribute.ty.is_numeric())
+            {
+                let agg = match rank.order {
+                    crate::semantic::SortOrder::Desc => crate::semantic::MeasureAgg::Max,
+                    crate::semantic::SortOrder::Asc => crate::semantic::MeasureAgg::Min,
+                };
+                plan.metrics = vec![agg_metric(model, agg, &a)];
+                plan.columns.clear();
+                plan.order.clear();
+                plan.limit = None;
+                plan.offset = None;
+                plan.intent = Intent::GroupBy;
+                return;
+            }
             plan.metrics.clear();
             plan.dimensions.clear();
             plan.order = vec![OrderBy {

@@ -7635,3 +7635,14 @@ fn one_visit_of_a_record_counted_from_its_first_or_its_latest() {
     let u = ask("area at the second assessment for DFUs");
     assert_ne!(plan(&u).limit, Some(1), "{:?}", plan(&u));
 }
+
+#[test]
+fn the_extreme_measurement_per_group_is_that_groups_extreme_value() {
+    // "deepest measurement ever recorded, per etiology": one figure per etiology (had
+    // been refused as records ranked within groups)
+    let u = ask("deepest measurement in cm ever recorded, per etiology");
+    let p = plan(&u);
+    assert_eq!(p.intent, Intent::GroupBy, "{p:?}");
+    assert_eq!(p.metrics.first().map(|m| m.agg), Some(MeasureAgg::Max), "{p:?}");
+    assert!(!p.dimensions.is_empty() && p.limit.is_none(), "{p:?}");
+}
