@@ -908,6 +908,8 @@ pub fn cues(tokens: &[Token], in_phrase: impl Fn(usize) -> bool) -> Cues {
             "not"
                 | "non"
                 | "no"
+                | "nobody"
+                | "noone"
                 | "without"
                 | "excluding"
                 | "except"

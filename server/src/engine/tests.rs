@@ -7646,3 +7646,27 @@ fn the_extreme_measurement_per_group_is_that_groups_extreme_value() {
     assert_eq!(p.metrics.first().map(|m| m.agg), Some(MeasureAgg::Max), "{p:?}");
     assert!(!p.dimensions.is_empty() && p.limit.is_none(), "{p:?}");
 }
+
+#[test]
+fn nobody_a_year_set_off_and_a_possessive_code() {
+    // "nobody has assessed in the last 10 days": no visit in that span
+    let p = plan(&ask("open wounds that nobody has assessed in the last 10 days")).clone();
+    assert!(
+        p.filters.iter().any(|f| matches!(f, Constraint::RelatedCount { related, op: CompareOp::Eq, value: 0, .. } if related == "assessments")),
+        "{p:?}"
+    );
+    // "…, 2025": a year set off at the end is the period
+    let u = ask("healed wounds by quarter of healed date, 2025");
+    let t = plan(&u).time_range.clone().expect("a period");
+    assert_eq!((t.start, t.end), (d("2025-01-01"), d("2026-01-01")));
+    assert!(asked(&u).is_empty(), "{:?}", asked(&u));
+    // "patient CL0000417's wounds": that patient's wounds, the code without "'s"
+    let p = plan(&ask("show me patient CL0000417's wounds")).clone();
+    assert_eq!(p.entity, "wounds", "{p:?}");
+    assert!(
+        p.filters
+            .iter()
+            .any(|f| matches!(f, Constraint::Compare { value: Value::Text(v), .. } if v == "CL0000417")),
+        "{p:?}"
+    );
+}

@@ -939,7 +939,14 @@ fn parse_at(tokens: &[Token], i: usize, today: NaiveDate) -> Option<TimeExpr> {
             "assessment" | "assessments" | "visit" | "visits" | "measurements" | "reviews"
         );
     let about = i > 0 && w(i - 1) == "about";
-    let counts_alone = alone || about || compared || dates_records;
+    // "healed wounds by quarter of healed date, 2025", "assessments per month: 2026": a
+    // year set off at the end of the question by a comma or colon is its period
+    let set_off = tokens.get(k).and_then(year_of).is_some()
+        && d.len == 1
+        && k == i
+        && matches!(w(i.wrapping_sub(1)), "," | ":" | ";" | "-" | "(")
+        && tokens[k + 1..].iter().all(|t| t.kind == TokenKind::Punct);
+    let counts_alone = alone || about || compared || dates_records || set_off;
     if d.weak && k == i && !counts_alone {
         return None;
     }

@@ -290,13 +290,13 @@ pub const TARGETS: Limits = Limits {
 /// `server/eval/README.md`). A change that makes any of them worse fails CI; raise them as
 /// the engine improves, until they reach [`TARGETS`].
 pub const BLIND_FLOORS: Limits = Limits {
-    // All nineteen blind batches together (1,890 items) when batch 19 was added, untouched;
-    // every batch's untouched and after-fix figures are in server/eval/README.md. Raise as the
+    // All nineteen blind batches together (1,890 items) after the first batch-19 round; every
+    // batch's untouched and after-fix figures are in server/eval/README.md. Raise as the
     // engine improves.
-    precision: 508.0 / 582.0 - 1e-9,
+    precision: 508.0 / 580.0 - 1e-9,
     recall: 508.0 / 558.0 - 1e-9,
-    clarify_clear: 53.0 / 1332.0 + 1e-9,
-    exec_clear: 1238.0 / 1313.0 - 1e-9,
+    clarify_clear: 51.0 / 1332.0 + 1e-9,
+    exec_clear: 1241.0 / 1313.0 - 1e-9,
     after_answer: 137.0 / 142.0 - 1e-9,
     silent: 15.0 / 721.0 + 1e-9,
 };

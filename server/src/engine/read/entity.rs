@@ -110,6 +110,32 @@ pub(super) fn named(ctx: &Ctx<'_>, st: &mut State) {
         }
         return;
     }
+    // "show me patient CL0000417's wounds", "wound 12's assessments": the records after a
+    // possessive are the ones asked about, of the record named before it
+    if !earlier_named
+        && st.r.rank.is_none()
+        && let Some(&(mi, ref e)) = st.explicit.iter().skip(1).find(|(mi, e)| {
+            let m = &ms[*mi];
+            let typed = |k: usize| ctx.tokens[k].span.slice(ctx.question).to_lowercase();
+            m.first > 0
+                && (typed(m.first - 1).ends_with("'s") || typed(m.first - 1).ends_with("’s"))
+                && st
+                    .explicit
+                    .first()
+                    .is_some_and(|(_, owner)| owner != e && model.has_many(owner, e))
+        })
+    {
+        let e = e.clone();
+        st.r.entity = Some(e.clone());
+        st.r.entity_source = EntitySource::Named;
+        st.r.entity_span = Some(ms[mi].span);
+        st.used[mi] = true;
+        st.r.pieces.push(piece(ctx, &ms[mi], PieceKind::Entity, e, None));
+        for (oi, _) in &st.explicit {
+            st.used[*oi] = true;
+        }
+        return;
+    }
     if let Some((mi, e)) = st.explicit.first().filter(|_| !earlier_named) {
         st.r.entity = Some(e.clone());
         st.r.entity_source = EntitySource::Named;

@@ -84,7 +84,16 @@ pub(super) fn read_unknown_names(ctx: &Ctx<'_>, r: &mut Reading) {
             .collect();
         let values: Vec<Value> = of
             .iter()
-            .map(|&k| Value::Text(ctx.tokens[k].span.slice(ctx.question).to_owned()))
+            // "patient CL0000417's wounds": the code without its possessive
+            .map(|&k| {
+                let typed = ctx.tokens[k].span.slice(ctx.question);
+                let bare = typed
+                    .strip_suffix("'s")
+                    .or_else(|| typed.strip_suffix("’s"))
+                    .or_else(|| typed.strip_suffix("'S"))
+                    .unwrap_or(typed);
+                Value::Text(bare.to_owned())
+            })
             .collect();
         let first = of[0];
         let span = crate::engine::TextSpan::new(
