@@ -497,6 +497,31 @@ pub(crate) fn build(ctx: &Ctx<'_>, r: &Reading, det: &Detected, chosen: &[Chosen
     for change in &changes {
         apply_change(model, &mut plan, change);
     }
+    // "the number of smokers and the number of non-smokers": one count column each
+    if r.count_conditions.len() >= 2
+        && plan
+            .metrics
+            .iter()
+            .all(|m| m.agg == MeasureAgg::Count && m.attribute.is_none())
+    {
+        plan.metrics = r
+            .count_conditions
+            .iter()
+            .map(|(c, label)| crate::engine::plan::Metric {
+                agg: MeasureAgg::Count,
+                attribute: None,
+                condition: Some(c.clone()),
+                label: label.clone(),
+            })
+            .collect();
+        if matches!(plan.intent, Intent::List | Intent::Count) {
+            plan.intent = if plan.dimensions.is_empty() {
+                Intent::Aggregate
+            } else {
+                Intent::GroupBy
+            };
+        }
+    }
     normalise_intent(model, &mut plan);
     fold_negations(model, &mut plan);
     consolidate(model, &mut plan);

@@ -461,10 +461,12 @@ fn metric_phrase(m: &super::plan::Metric) -> String {
     if let Some(i) = label.find(" (") {
         label.truncate(i);
     }
+    // an abbreviation keeps its capitals ("DFUs", "VLUs")
     let mut c = label.chars();
+    let abbreviation = label.chars().nth(1).is_some_and(char::is_uppercase);
     match c.next() {
-        Some(f) => f.to_lowercase().collect::<String>() + c.as_str(),
-        None => label,
+        Some(f) if !abbreviation => f.to_lowercase().collect::<String>() + c.as_str(),
+        _ => label,
     }
 }
 

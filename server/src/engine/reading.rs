@@ -364,6 +364,9 @@ pub(crate) struct Reading {
     /// "the number of open wounds and the number of healed wounds": further count measures
     /// of the same records, shown beside the metric (model measure indices).
     pub extra_measures: Vec<usize>,
+    /// "the number of smokers and the number of non-smokers": counts of the records under
+    /// conditions said by values, side by side (condition, column label).
+    pub count_conditions: Vec<(Constraint, String)>,
     /// Decimal places asked for ("round to 1 decimal").
     pub round: Option<u8>,
     /// How many rows of a list were asked for ("limit 15", "only 20 patients").
@@ -433,6 +436,7 @@ impl Reading {
             sort_by: None,
             then_by: Vec::new(),
             extra_measures: Vec::new(),
+            count_conditions: Vec::new(),
             unused: Vec::new(),
             unread_comparisons: Vec::new(),
             not_understood: Vec::new(),

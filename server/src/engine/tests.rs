@@ -7670,3 +7670,23 @@ fn nobody_a_year_set_off_and_a_possessive_code() {
         "{p:?}"
     );
 }
+
+#[test]
+fn counts_of_records_named_by_values_stand_side_by_side() {
+    for (q, labels) in [
+        (
+            "one row per mobility level with the number of smokers and the number of non-smokers",
+            ["Smokers", "Non-smokers"],
+        ),
+        ("count of DFUs and count of VLUs by clinic", ["DFUs", "VLUs"]),
+    ] {
+        let u = ask(q);
+        let p = plan(&u);
+        let got: Vec<&str> = p.metrics.iter().map(|m| m.label.as_str()).collect();
+        assert_eq!(got, labels, "{q}: {p:?}");
+        assert!(p.metrics.iter().all(|m| m.condition.is_some()), "{q}: {p:?}");
+        // the conditions are the columns', never filters that exclude each other
+        assert!(p.filters.is_empty(), "{q}: {p:?}");
+        assert_eq!(p.intent, Intent::GroupBy, "{q}");
+    }
+}

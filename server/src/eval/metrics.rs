@@ -296,7 +296,7 @@ pub const BLIND_FLOORS: Limits = Limits {
     precision: 508.0 / 580.0 - 1e-9,
     recall: 508.0 / 558.0 - 1e-9,
     clarify_clear: 51.0 / 1332.0 + 1e-9,
-    exec_clear: 1241.0 / 1313.0 - 1e-9,
+    exec_clear: 1242.0 / 1313.0 - 1e-9,
     after_answer: 137.0 / 142.0 - 1e-9,
     silent: 15.0 / 721.0 + 1e-9,
 };

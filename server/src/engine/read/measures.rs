@@ -512,3 +512,82 @@ pub(super) fn average_measure_badge(ctx: &Ctx<'_>, st: &mut State) {
         first: m.first,
     });
 }
+
+/// "one row per mobility level with the number of smokers and the number of non-smokers",
+/// "count of DFUs and count of VLUs by clinic": each count said of records named by a
+/// value is a column of its own (the records under that condition), side by side — not
+/// one count of records that are both.
+pub(super) fn counts_of_values(ctx: &Ctx<'_>, st: &mut State) {
+    if !st.r.extra_measures.is_empty() || !matches!(st.r.metric, MetricSpec::None | MetricSpec::Count) {
+        return;
+    }
+    let count_at = |k: usize| {
+        matches!(ctx.w(k), "number" | "count" | "no" | "nr" | "#")
+            && (ctx.w(k + 1) == "of" || ctx.w(k + 1) == "." && ctx.w(k + 2) == "of")
+    };
+    let starts: Vec<usize> = (0..ctx.tokens.len()).filter(|&k| count_at(k)).collect();
+    if starts.len() < 2 {
+        return;
+    }
+    let mut picked: Vec<(usize, String)> = Vec::new();
+    for (i, &k) in starts.iter().enumerate() {
+        let end = starts.get(i + 1).copied().unwrap_or(ctx.tokens.len());
+        // the words counted: up to the next count, a grouping or a clause
+        let stop = (k + 2..end)
+            .find(|&j| matches!(ctx.w(j), "by" | "per" | "for" | "in" | "at" | "," | ";"))
+            .unwrap_or(end);
+        let inside: Vec<usize> =
+            st.r.filters
+                .iter()
+                .enumerate()
+                .filter(|(_, f)| f.first > k && f.first < stop)
+                .map(|(fi, _)| fi)
+                .collect();
+        let [fi] = inside.as_slice() else { return };
+        let mut last = stop;
+        while last > k + 2 && matches!(ctx.w(last - 1), "and" | "the" | "," | "&" | "vs" | "versus") {
+            last -= 1;
+        }
+        picked.push((*fi, ctx.text(ctx.span_of(k + 2, last))));
+    }
+    let entity =
+        st.r.entity
+            .clone()
+            .or_else(|| st.provisional_entity.clone())
+            .or_else(|| {
+                // "the number of smokers and …": the records the values are of
+                let (fi, _) = picked.first()?;
+                let attrs = st.r.filters[*fi].constraint.attributes();
+                attrs.first().and_then(|a| a.split('.').next()).map(str::to_owned)
+            })
+            .unwrap_or_default();
+    let own = |c: &Constraint| {
+        let attrs = c.attributes();
+        !attrs.is_empty() && attrs.iter().all(|a| a.split('.').next() == Some(entity.as_str()))
+    };
+    if !picked.iter().all(|(fi, _)| own(&st.r.filters[*fi].constraint)) {
+        return;
+    }
+    let mut conditions: Vec<(Constraint, String)> = picked
+        .iter()
+        .map(|(fi, text)| {
+            let mut label: Vec<char> = text.chars().collect();
+            if let Some(c) = label.first_mut() {
+                *c = c.to_ascii_uppercase();
+            }
+            (st.r.filters[*fi].constraint.clone(), label.into_iter().collect())
+        })
+        .collect();
+    // two counts of the same records under the same condition are one column
+    conditions.dedup_by(|a, b| a.0 == b.0);
+    if conditions.len() < 2 {
+        return;
+    }
+    let mut picked: Vec<usize> = picked.into_iter().map(|(fi, _)| fi).collect();
+    picked.sort_unstable();
+    for fi in picked.into_iter().rev() {
+        st.r.filters.remove(fi);
+    }
+    st.r.metric = MetricSpec::Count;
+    st.r.count_conditions = conditions;
+}

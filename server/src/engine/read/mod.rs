@@ -102,6 +102,7 @@ pub(crate) fn read(ctx: &Ctx<'_>) -> Reading {
     values::values(ctx, &mut st);
     compare::comparisons(ctx, &mut st);
     compare::dangling_operators(ctx, &mut st);
+    measures::counts_of_values(ctx, &mut st);
     entity::fallback(ctx, &mut st);
     follow_up::pronouns(ctx, &mut st);
     follow_up::follow_up(ctx, &mut st);
