@@ -309,8 +309,8 @@ async fn a_value_gone_from_the_data_makes_a_saved_question_no_longer_apply_and_i
     let mut config = test_config();
     config.allowed_values.ttl = Duration::from_millis(1);
     each_backend(config, async |api| {
-        // "Riversde" is not a name Clarion knows: it asks which clinic; the answer is saved.
-        let mut r = api.ask(json!({"question": "open wounds at Riversde"})).await;
+        // "Rvrside" is not a name Clarion knows: it asks which clinic; the answer is saved.
+        let mut r = api.ask(json!({"question": "open wounds at Rvrside"})).await;
         assert_eq!(r.status, StatusCode::ACCEPTED, "{}", r.body);
         let q = r.body["questions"][0].clone();
         let clinic = q["options"]

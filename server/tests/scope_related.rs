@@ -335,7 +335,7 @@ async fn figures_about_a_scoped_row_count_only_related_rows_in_the_scope() {
     );
 }
 
-/// A clarification that offers clinic names ("I don't recognise "Riversde". Which is
+/// A clarification that offers clinic names ("I don't recognise "Rvrside". Which is
 /// it?") offers a scoped account only names it may see, and its picker lists only its
 /// clinics; an account that sees every clinic is offered the near name.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -368,7 +368,7 @@ async fn clarification_options_and_pickers_name_only_clinics_in_the_scope() {
             .collect();
         let riverside = names[&1].clone();
         assert!(riverside.starts_with("Riverside"), "{names:?}");
-        let question = "how many open wounds at Riversde";
+        let question = "how many open wounds at Rvrside";
         let round = |token: String| {
             let api = &api;
             async move {
@@ -385,8 +385,8 @@ async fn clarification_options_and_pickers_name_only_clinics_in_the_scope() {
                     .as_array()
                     .unwrap()
                     .iter()
-                    .find(|q| q["span_text"] == "Riversde")
-                    .unwrap_or_else(|| panic!("no question about Riversde: {}", r.body))
+                    .find(|q| q["span_text"] == "Rvrside")
+                    .unwrap_or_else(|| panic!("no question about Rvrside: {}", r.body))
                     .clone()
             }
         };

@@ -1110,12 +1110,20 @@ pub(crate) fn unknown_names(ctx: &Ctx<'_>, r: &Reading, d: &mut Detected) {
                 no_change(),
             ));
         }
+        // "harborveiw", "lakeveiw": one letter off (or two swapped) one known name, and no
+        // other name as near — the typo is read as that name, shown as an assumption
+        let typo = word.chars().count() >= 6
+            && near.first().is_some_and(|(dist, _, _)| *dist == 1)
+            && near.iter().filter(|(dist, _, _)| *dist <= 1).count() == 1;
+        if typo && let Some(first) = options.first_mut() {
+            first.default = true;
+        }
         one_default(&mut options);
         let text = span.slice(ctx.question).to_owned();
         let a = new_ambiguity(
             format!("value:{}@unknown", word.replace(' ', "_")),
             AmbiguityKind::Value,
-            Severity::High,
+            if typo { Severity::Low } else { Severity::High },
             Some(*span),
             text.clone(),
             format!("I don't recognise \"{text}\". Which is it?"),

@@ -7690,3 +7690,34 @@ fn counts_of_records_named_by_values_stand_side_by_side() {
         assert_eq!(p.intent, Intent::GroupBy, "{q}");
     }
 }
+
+#[test]
+fn a_name_one_typo_off_a_single_known_name_is_read_as_it_with_a_badge() {
+    let mut snap = AllowedValuesSnapshot::from_model_static(model());
+    snap.insert(
+        "clinics.name",
+        vec![
+            "Harborview Care Home".into(),
+            "Lakeview Community Wound Care".into(),
+        ],
+        false,
+    );
+    // two letters swapped: read as Harborview, shown, not asked
+    let u = ask_with("open wounds at harborveiw", |i| i.with_allowed(&snap));
+    assert!(asked(&u).is_empty(), "{:?}", asked(&u));
+    assert!(
+        format!("{:?}", plan(&u).filters).contains("Harborview Care Home"),
+        "{:?}",
+        plan(&u)
+    );
+    assert!(
+        u.ambiguities
+            .iter()
+            .any(|a| a.kind == AmbiguityKind::Value && !a.ask),
+        "{:?}",
+        ids(&u)
+    );
+    // farther off: asked
+    let u = ask_with("open wounds at harbrvew", |i| i.with_allowed(&snap));
+    assert!(!asked(&u).is_empty(), "{:?}", ids(&u));
+}
