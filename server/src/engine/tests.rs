@@ -7721,3 +7721,29 @@ fn a_name_one_typo_off_a_single_known_name_is_read_as_it_with_a_badge() {
     let u = ask_with("open wounds at harbrvew", |i| i.with_allowed(&snap));
     assert!(!asked(&u).is_empty(), "{:?}", ids(&u));
 }
+
+#[test]
+fn a_date_word_said_with_its_period_wins_over_one_a_value_implies() {
+    // "healed VLUs with onset in 2025": the onset, not the healed date
+    let u = ask("healed VLUs with onset in 2025: show wound id and healing days, 20 longest only");
+    let p = plan(&u);
+    assert_eq!(
+        p.time_range.as_ref().map(|t| t.attribute.as_str()),
+        Some("wounds.onset_date"),
+        "{p:?}"
+    );
+    // "20 longest" of the healing days said
+    assert!(
+        p.order.first().is_some_and(
+            |o| matches!(&o.key, OrderKey::Attribute { attribute } if attribute == "wounds.healing_days")
+        ),
+        "{p:?}"
+    );
+    assert_eq!(p.limit, Some(20));
+    let p = plan(&ask("wounds healed in 2025")).clone();
+    assert_eq!(
+        p.time_range.as_ref().map(|t| t.attribute.as_str()),
+        Some("wounds.healed_date"),
+        "{p:?}"
+    );
+}

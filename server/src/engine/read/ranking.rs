@@ -91,8 +91,14 @@ pub(super) fn rank(ctx: &Ctx<'_>, st: &mut State) {
                 .clone()
                 .or_else(|| st.r.entity.clone())
                 .unwrap_or_else(|| "patients".into());
+            // "healing days, 20 longest", "the longest time to heal": the healing time
+            let healing = ctx
+                .tokens
+                .windows(2)
+                .any(|w| w[0].text == "healing" || w[0].text == "to" && w[1].text == "heal");
             match (s, subject.as_str()) {
                 ("oldest" | "youngest", "patients") => "patients.age",
+                ("longest" | "shortest", "wounds") if healing => "wounds.healing_days",
                 ("oldest" | "youngest" | "longest" | "shortest", _) => "wounds.days_open",
                 ("deepest", _) => "wounds.latest_depth",
                 ("heaviest", _) => "patients.bmi",

@@ -121,6 +121,11 @@ pub(super) fn range(ctx: &Ctx<'_>, st: &mut State) {
             st.time_dim = Some(ctx.model.time_dimensions[d].name.clone());
             st.r.time_dimension = st.time_dim.clone();
         }
+    } else if let Some(d) = free.first().and_then(|t| own_dimension(ctx, t)) {
+        // "healed VLUs with onset in 2025": the date word said with the period names its
+        // date, over one a value implies ("healed")
+        st.time_dim = Some(ctx.model.time_dimensions[d].name.clone());
+        st.r.time_dimension = st.time_dim.clone();
     }
     if let Some(&t) = free.first()
         && let Some(d) = visit_dimension(ctx, st, t)
