@@ -133,33 +133,13 @@ pub(super) fn two_values(ctx: &Ctx<'_>, st: &mut State) {
             listed.drain(1.min(listed.len())..).collect::<Vec<_>>()
         };
         for (a2, vs2) in further {
-            let is_a2 = |f: &Filter| matches!(&f.constraint, Constraint::Compare { attribute, op: CompareOp::Eq, .. } if *attribute == a2);
-            let first =
-                st.r.filters
-                    .iter()
-                    .filter(|f| is_a2(f))
-                    .map(|f| f.first)
-                    .min()
-                    .unwrap_or(0);
-            st.r.filters.retain(|f| !is_a2(f));
-            st.r.filters.push(Filter {
-                constraint: Constraint::InSet {
-                    attribute: a2,
-                    values: vs2,
-                },
-                first,
-                span: TextSpan::default(),
-            });
+            let first = first_equal(st, &a2);
+            st.r.filters.retain(|f| !equals_on(f, &a2));
+            either_of(st, a2, vs2, first);
         }
         if let Some((a, vs)) = listed.into_iter().next() {
-            let is_a = |f: &Filter| matches!(&f.constraint, Constraint::Compare { attribute, op: CompareOp::Eq, .. } if *attribute == a);
-            let first =
-                st.r.filters
-                    .iter()
-                    .filter(|f| is_a(f))
-                    .map(|f| f.first)
-                    .min()
-                    .unwrap_or(0);
+            let is_a = |f: &Filter| equals_on(f, &a);
+            let first = first_equal(st, &a);
             if both && !ctx.compares_values() {
                 let own = st.r.entity.as_deref().or(st.provisional_entity.as_deref());
                 let related = split_qualified(&a).is_some_and(|(e, _)| Some(e) != own);
@@ -233,14 +213,7 @@ pub(super) fn two_values(ctx: &Ctx<'_>, st: &mut State) {
                 });
             } else {
                 // "DFUs and VLUs": either of them
-                st.r.filters.push(Filter {
-                    constraint: Constraint::InSet {
-                        attribute: a,
-                        values: vs,
-                    },
-                    first,
-                    span: TextSpan::default(),
-                });
+                either_of(st, a, vs, first);
             }
         }
     }
@@ -267,6 +240,30 @@ pub(super) fn two_values(ctx: &Ctx<'_>, st: &mut State) {
             }
         }
     }
+}
+
+/// Whether `f` is `attribute = value`.
+fn equals_on(f: &Filter, attribute: &str) -> bool {
+    matches!(&f.constraint, Constraint::Compare { attribute: a, op: CompareOp::Eq, .. } if a == attribute)
+}
+
+/// Where the first `attribute = value` filter was said.
+fn first_equal(st: &State, attribute: &str) -> usize {
+    st.r.filters
+        .iter()
+        .filter(|f| equals_on(f, attribute))
+        .map(|f| f.first)
+        .min()
+        .unwrap_or(0)
+}
+
+/// The records have one of `values` ("DFUs and VLUs", "stage 3 or stage 4").
+fn either_of(st: &mut State, attribute: String, values: Vec<Value>, first: usize) {
+    st.r.filters.push(Filter {
+        constraint: Constraint::InSet { attribute, values },
+        first,
+        span: TextSpan::default(),
+    });
 }
 
 /// A threshold without a number: "more visits than usual", "pain higher than normal",

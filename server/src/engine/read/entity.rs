@@ -73,14 +73,7 @@ pub(super) fn named(ctx: &Ctx<'_>, st: &mut State) {
         && st.r.rank.is_none()
         && let Some((mi, e)) = asked_entity(ctx, st)
     {
-        st.r.entity = Some(e.clone());
-        st.r.entity_source = EntitySource::Named;
-        st.r.entity_span = Some(ms[mi].span);
-        st.used[mi] = true;
-        st.r.pieces.push(piece(ctx, &ms[mi], PieceKind::Entity, e, None));
-        for (oi, _) in &st.explicit {
-            st.used[*oi] = true;
-        }
+        name_entity(ctx, st, mi, e);
         return;
     }
     // "non smokers where none of their wounds …", "diabetics whose wounds …": records
@@ -126,14 +119,7 @@ pub(super) fn named(ctx: &Ctx<'_>, st: &mut State) {
         })
     {
         let e = e.clone();
-        st.r.entity = Some(e.clone());
-        st.r.entity_source = EntitySource::Named;
-        st.r.entity_span = Some(ms[mi].span);
-        st.used[mi] = true;
-        st.r.pieces.push(piece(ctx, &ms[mi], PieceKind::Entity, e, None));
-        for (oi, _) in &st.explicit {
-            st.used[*oi] = true;
-        }
+        name_entity(ctx, st, mi, e);
         return;
     }
     if let Some((mi, e)) = st.explicit.first().filter(|_| !earlier_named) {
@@ -369,6 +355,20 @@ pub(super) fn fallback(ctx: &Ctx<'_>, st: &mut State) {
             how: LinkMethod::Default,
             confidence: DEFAULT,
         });
+    }
+}
+
+/// The records mention `mi` names (`e`) are the ones asked about; every other record word
+/// is context.
+fn name_entity(ctx: &Ctx<'_>, st: &mut State, mi: usize, e: String) {
+    let m = &ctx.mentions[mi];
+    st.r.entity = Some(e.clone());
+    st.r.entity_source = EntitySource::Named;
+    st.r.entity_span = Some(m.span);
+    st.used[mi] = true;
+    st.r.pieces.push(piece(ctx, m, PieceKind::Entity, e, None));
+    for (oi, _) in &st.explicit {
+        st.used[*oi] = true;
     }
 }
 
