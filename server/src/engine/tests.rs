@@ -7747,3 +7747,17 @@ fn a_date_word_said_with_its_period_wins_over_one_a_value_implies() {
         "{p:?}"
     );
 }
+
+#[test]
+fn people_named_by_a_negated_value_who_have_no_such_record() {
+    // "how many non-smokers have no wound that was ever infected": the patients counted,
+    // none of whose wounds was infected (had counted infected wounds of non-smokers)
+    let p = plan(&ask("how many non-smokers have no wound that was ever infected")).clone();
+    assert_eq!(p.entity, "patients", "{p:?}");
+    assert!(
+        p.filters.iter().any(|f| matches!(f, Constraint::Not { .. })),
+        "{p:?}"
+    );
+    let p = plan(&ask("how many non-smokers have an open wound")).clone();
+    assert_eq!(p.entity, "patients", "{p:?}");
+}

@@ -581,6 +581,7 @@ fn people_with_records(ctx: &Ctx<'_>, st: &State) -> Option<String> {
             ctx.w(k - 1),
             "a" | "an"
                 | "any"
+                | "no"
                 | "one"
                 | "more"
                 | "or"
@@ -637,6 +638,9 @@ fn people_with_records(ctx: &Ctx<'_>, st: &State) -> Option<String> {
                 | "our"
                 | "total"
                 | "find"
+                // "how many non-smokers have …"
+                | "non"
+                | "-"
         )
     }) {
         return None;
