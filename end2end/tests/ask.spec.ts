@@ -387,6 +387,32 @@ test.describe('Clarification panel', () => {
     await expect(badge.getByTestId('assumption-option').filter({ hasText: 'Depth category' })).toBeVisible();
   });
 
+  test('a clinic name one typo off is answered as that clinic, with a badge to undo it', async ({ page }) => {
+    await open(page);
+    await askAndTime(page, 'open wounds at lakeveiw', 'answer');
+    const answer = page.getByTestId('answer');
+    await expect(panel(page)).toHaveCount(0);
+    await expect(answer.getByTestId('restatement')).toContainText('Lakeview Community Wound Care');
+    const badge = answer.locator('[data-testid=assumption]').filter({ hasText: 'lakeveiw' });
+    await expect(badge).toHaveCount(1);
+    await badge.getByRole('button').click();
+    await expect(badge.getByTestId('assumption-option').filter({ hasText: 'Leave "lakeveiw" out' })).toBeVisible();
+  });
+
+  test('counts of records named by values are columns side by side', async ({ page }) => {
+    await open(page);
+    await askAndTime(page, 'one row per mobility level with the number of smokers and the number of non-smokers', 'answer');
+    const answer = page.getByTestId('answer');
+    await expect(answer.getByTestId('restatement')).toContainText('Counting smokers and non-smokers by mobility');
+    const headers = (await answer.locator('thead th').allTextContents()).map((h) => h.trim());
+    expect(headers.slice(1)).toEqual(['Smokers', 'Non-smokers']);
+    const rows = answer.locator('tbody tr');
+    expect(await rows.count()).toBeGreaterThanOrEqual(2);
+    // every mobility level has both figures (had been 0 rows: patients both and neither)
+    const first = (await rows.first().locator('td').allTextContents()).map((c) => Number(c.trim().replace(/,/g, '')));
+    expect(first[1] + first[2]).toBeGreaterThan(0);
+  });
+
   test('a change asked in words is refused as read-only, and the text is kept', async ({ page }) => {
     await open(page);
     const box = page.getByLabel('Your question');
