@@ -7761,3 +7761,20 @@ fn people_named_by_a_negated_value_who_have_no_such_record() {
     let p = plan(&ask("how many non-smokers have an open wound")).clone();
     assert_eq!(p.entity, "patients", "{p:?}");
 }
+
+#[test]
+fn top_n_of_a_column_word_ranks_its_default_reading_and_says_so() {
+    // "top 3 locations with the most open wounds": where on the body (the word's default),
+    // said as an assumption — not the clinics the word "top" is about
+    let u = ask("top 3 locations with the most open wounds");
+    let p = plan(&u);
+    assert!(
+        matches!(p.dimensions.first(), Some(Dimension::Attribute { attribute }) if attribute == "wounds.location"),
+        "{p:?}"
+    );
+    assert!(
+        u.assumptions.iter().any(|a| a.piece == "locations"),
+        "{:?}",
+        u.assumptions
+    );
+}

@@ -296,7 +296,7 @@ pub const BLIND_FLOORS: Limits = Limits {
     precision: 508.0 / 578.0 - 1e-9,
     recall: 508.0 / 558.0 - 1e-9,
     clarify_clear: 49.0 / 1332.0 + 1e-9,
-    exec_clear: 1246.0 / 1313.0 - 1e-9,
+    exec_clear: 1247.0 / 1313.0 - 1e-9,
     after_answer: 137.0 / 142.0 - 1e-9,
     silent: 15.0 / 721.0 + 1e-9,
 };

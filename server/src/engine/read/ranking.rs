@@ -443,6 +443,23 @@ fn count_by_attribute(ctx: &Ctx<'_>, st: &mut State, rc: cues::RankCue) -> Optio
                 groupable(model, e, a) && model.entities[e].attributes[a].ty == AttributeType::Text
             })
             .map(|(e, a)| qualified(model, e, a))
+            .or_else(|| {
+                // "top 3 locations with the most open wounds": a column word's default
+                // reading (where on the body), the one its badge shows
+                m.terms()
+                    .filter(|&t| model.terms[t].kind == crate::semantic::TermKind::Column)
+                    .find_map(|t| match model.terms[t].default_option()?.change.as_ref()? {
+                        crate::semantic::PlanChange::ChooseAttribute { attribute } => {
+                            let (e, a) = split_qualified(attribute)?;
+                            let ent = model.entities.iter().position(|x| x.name == e)?;
+                            let at = model.entities[ent].attributes.iter().position(|x| x.name == a)?;
+                            (groupable(model, ent, at)
+                                && model.entities[ent].attributes[at].ty == AttributeType::Text)
+                                .then(|| attribute.clone())
+                        }
+                        _ => None,
+                    })
+            })
     };
     let after = common
         .then(|| ctx.mention_covering(rc.last + 1))
@@ -472,6 +489,17 @@ fn count_by_attribute(ctx: &Ctx<'_>, st: &mut State, rc: cues::RankCue) -> Optio
     };
     let (mi, attribute) = after.or_else(asked)?;
     st.used[mi] = true;
+    // a column word read by its default: said, so "locations" is never silently the body
+    if ms[mi].attributes().next().is_none()
+        && let Some(label) = ms[mi]
+            .terms()
+            .find_map(|t| model.terms[t].default_option().map(|o| o.label.clone()))
+    {
+        st.r.notes.push((
+            ms[mi].span,
+            format!("\"{}\" read as {}", ctx.text(ms[mi].span), label.to_lowercase()),
+        ));
+    }
     if common {
         st.r.consumed.push((rc.last, rc.last + 1));
     }
