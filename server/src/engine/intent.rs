@@ -834,9 +834,12 @@ pub fn cues(tokens: &[Token], in_phrase: impl Fn(usize) -> bool) -> Cues {
                     c.sort_at.push(k + 1);
                 } else if word == "by"
                     && prev == "then"
-                    && (!c.sort_at.is_empty() || !c.then_by_at.is_empty())
+                    && (!c.sort_at.is_empty()
+                        || !c.then_by_at.is_empty()
+                        || c.sort_instruction.is_some_and(|(_, b, _)| b <= k))
                 {
-                    // "sorted by onset date, oldest first, then by wound id": a second key
+                    // "sorted by onset date, oldest first, then by wound id", "highest pain
+                    // first, then by visit date": a second key
                     c.then_by_at.push(k + 1);
                 } else if word == "by"
                     && prev == "broken"

@@ -7778,3 +7778,14 @@ fn top_n_of_a_column_word_ranks_its_default_reading_and_says_so() {
         u.assumptions
     );
 }
+
+#[test]
+fn then_by_after_an_order_said_as_an_instruction_is_a_second_key() {
+    // "highest pain first, then by visit date": a list in that order (had been a count per
+    // visit date)
+    let p = plan(&ask("show visit date and pain score for assessments in the last 7 days, highest pain first, then by visit date")).clone();
+    assert_eq!(p.intent, Intent::List, "{p:?}");
+    assert!(p.dimensions.is_empty(), "{p:?}");
+    assert_eq!(p.order.len(), 2, "{p:?}");
+    assert_eq!(p.order[0].order, SortOrder::Desc, "{p:?}");
+}
