@@ -7,6 +7,7 @@
 #![recursion_limit = "256"]
 
 pub mod components;
+pub mod html;
 pub mod pages;
 pub mod protocol;
 pub mod server_fns;

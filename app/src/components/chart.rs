@@ -311,18 +311,9 @@ fn markup(spec: &ChartSpec) -> String {
     out
 }
 
-/// Appends `s` as text, or as an attribute's value in double quotes: `&`, `<`, `>` and
-/// `"` escaped (labels are the warehouse's data).
+/// Appends `s` as text or a quoted attribute's value (labels are the warehouse's data).
 fn esc(out: &mut String, s: &str) {
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            c => out.push(c),
-        }
-    }
+    crate::html::escape_into(out, s);
 }
 
 /// Appends a tooltip, `<title>`, saying `s`.

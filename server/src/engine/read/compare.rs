@@ -630,17 +630,7 @@ pub(super) fn read_comparison(
                 *consumed_time = Some(ti);
                 let mut of = vec![d];
                 of.extend(condition);
-                r.filters.push(Filter {
-                    constraint: negate(Constraint::All { of }, negated),
-                    first: c.first,
-                    span: c.span,
-                });
-                r.pieces.push(comparison_piece(
-                    ctx,
-                    c.span,
-                    format!("{owner}→{rel}"),
-                    Value::Integer(1),
-                ));
+                push_count_filter(ctx, r, c, negate(Constraint::All { of }, negated), &owner, rel, 1);
                 return;
             }
             let dated = window(rel);
@@ -747,8 +737,21 @@ fn push_related_count(
         within: None,
         condition: condition.map(Box::new),
     };
+    push_count_filter(ctx, r, c, negate(constraint, negated), owner, rel, n);
+}
+
+/// The filter a count of `owner`'s related `rel` rows was read as, and its plan piece.
+fn push_count_filter(
+    ctx: &Ctx<'_>,
+    r: &mut Reading,
+    c: &Comparison,
+    constraint: Constraint,
+    owner: &str,
+    rel: &str,
+    n: u32,
+) {
     r.filters.push(Filter {
-        constraint: negate(constraint, negated),
+        constraint,
         first: c.first,
         span: c.span,
     });

@@ -109,9 +109,11 @@ pub(super) fn named(ctx: &Ctx<'_>, st: &mut State) {
         && st.r.rank.is_none()
         && let Some(&(mi, ref e)) = st.explicit.iter().skip(1).find(|(mi, e)| {
             let m = &ms[*mi];
-            let typed = |k: usize| ctx.tokens[k].span.slice(ctx.question).to_lowercase();
-            m.first > 0
-                && (typed(m.first - 1).ends_with("'s") || typed(m.first - 1).ends_with("’s"))
+            let before = m
+                .first
+                .checked_sub(1)
+                .map(|k| ctx.tokens[k].span.slice(ctx.question).to_lowercase());
+            before.is_some_and(|t| t.ends_with("'s") || t.ends_with("’s"))
                 && st
                     .explicit
                     .first()
