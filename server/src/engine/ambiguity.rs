@@ -2078,7 +2078,10 @@ pub(crate) fn missing_cohort(ctx: &Ctx<'_>, r: &Reading, d: &mut Detected) {
         || !r.gaps.is_empty()
         || r.follow_up
         || r.unresolved_pronoun.is_some()
-        || r.intent_confidence < 0.6;
+        || r.intent_confidence < 0.6
+        // "the number of open wounds and the number of amputated wounds": each count says
+        // its own records
+        || !r.count_conditions.is_empty();
     let plain_count = match &r.metric {
         MetricSpec::Count | MetricSpec::None => true,
         MetricSpec::Measure(mx) => {

@@ -205,11 +205,18 @@ pub(crate) fn merge(
                 .retain(|g| !(is_equality(g) && entity_of(g).iter().any(|e| es.contains(e))));
         }
         // "expand it to all clinics": no place named, every one of those records
-        if !fragment.filters.iter().any(is_equality)
+        // "what about everywhere": every clinic
+        let every = if !fragment.filters.iter().any(is_equality)
             && r.entity_source == EntitySource::Named
             && fragment.entity != previous.entity
         {
-            let e = fragment.entity.clone();
+            Some(fragment.entity.clone())
+        } else if c.everywhere && !fragment.filters.iter().any(is_equality) {
+            model.find_entity("clinic").map(|e| e.name.clone())
+        } else {
+            None
+        };
+        if let Some(e) = every {
             plan.filters
                 .retain(|g| !(is_equality(g) && entity_of(g).contains(&e)));
         }

@@ -102,7 +102,7 @@ const RECORDING_WORDS: &str = "
 recorded documented noted logged measured performed conducted entered captured taken
 registered charted did carried undertaken completed found observed identified detected
 present showing showed shown noticed marked flagged listed coded labelled labeled
-classed classified known scored rated
+classed classified known scored rated reported described stated gave given
 recording documenting noting logging measuring charting reporting
 ";
 
@@ -119,7 +119,7 @@ yet so-far thus far
 system systems database db file computed calculated counted tallied
 main mainly primary primarily predominant predominantly dominant principal chiefly mostly
 looked cared managed handled treat treats
-widen widened broaden broadened expand expanded extend extended whole entire
+widen widened broaden broadened expand expanded extend extended whole entire everywhere
 side alphabetically alphabetical arranged reached reach reaches reaching attained cm2 mm2 diagnosed different distinct separate
 a about above abscess across activity actually after again against age aged aggregate
 all almost also altogether am amount an and annual annually any approximately apr april

@@ -90,6 +90,8 @@ pub struct Cues {
     /// "widen that to the whole Coastal region", "expand it to all clinics": a follow-up
     /// that says the place (or other records) more broadly, replacing what narrowed them.
     pub widen: bool,
+    /// "what about everywhere": widened to every place, with no record word for it.
+    pub everywhere: bool,
     /// "more about", "tell me more", "details".
     pub more_about: bool,
     /// Number of words (not punctuation).
@@ -126,6 +128,24 @@ fn sort_count_at(tokens: &[Token], verb: usize) -> Option<usize> {
         "number" | "numbers" | "no" | "nr" | "num" | "count" | "#"
     )
     .then_some(j)
+}
+
+/// "just the MRN and how many wounds", "showing the name and the number of visits": a
+/// count said as one more column of a list of columns, not the question's count.
+pub(crate) fn count_in_column_list(tokens: &[Token], k: usize) -> bool {
+    let mut j = k;
+    if w(tokens, j.wrapping_sub(1)) == "the" {
+        j -= 1;
+    }
+    if !matches!(w(tokens, j.wrapping_sub(1)), "and" | "plus" | "+" | "&") {
+        return false;
+    }
+    (j.saturating_sub(7)..j - 1).any(|i| {
+        matches!(
+            w(tokens, i),
+            "just" | "only" | "showing" | "show" | "include" | "including" | "columns" | "column"
+        )
+    })
 }
 
 fn count_at(tokens: &[Token], k: usize) -> Option<u32> {
@@ -596,8 +616,10 @@ pub fn cues(tokens: &[Token], in_phrase: impl Fn(usize) -> bool) -> Cues {
         // "sorted by number of assessments", "ranked by no. of wounds": the sort key, not
         // a count of the records
         let sort_key = (k.saturating_sub(3)..k).any(|v| sort_count_at(tokens, v) == Some(k));
+        let column = count_in_column_list(tokens, k);
         match word {
-            "number" | "numbers" | "no" | "nr" | "num" | "count" if sort_key => {}
+            "number" | "numbers" | "no" | "nr" | "num" | "count" if sort_key || column => {}
+            "how" if column && matches!(next, "many" | "much") => {}
             // "how many days has it been open", "how many weeks did it take to heal": a
             // duration of the record, not a count of records
             "how"
@@ -1002,6 +1024,27 @@ pub fn cues(tokens: &[Token], in_phrase: impl Fn(usize) -> bool) -> Cues {
         {
             c.widen = true;
         }
+        // "and across all sites?", "what about everywhere", "for all clinics": a short
+        // follow-up that names every place instead of one
+        if c.words <= 6
+            && (word == "everywhere"
+                || matches!(word, "across" | "for" | "at" | "in" | "over")
+                    && next == "all"
+                    && matches!(
+                        w(tokens, k + 2),
+                        "sites"
+                            | "clinics"
+                            | "locations"
+                            | "regions"
+                            | "facilities"
+                            | "services"
+                            | "centres"
+                            | "centers"
+                    ))
+        {
+            c.widen = true;
+            c.everywhere |= word == "everywhere";
+        }
         if (word == "more" && matches!(next, "about" | "on" | "detail" | "details" | "info"))
             || word == "details"
         {
@@ -1132,7 +1175,8 @@ pub fn cues(tokens: &[Token], in_phrase: impl Fn(usize) -> bool) -> Cues {
         let there = matches!(w(tokens, f), "is" | "are" | "was" | "were")
             && w(tokens, f + 1) == "there"
             && matches!(w(tokens, f + 2), "any" | "a" | "an");
-        let any = (f..(f + 6).min(tokens.len())).find(|&k| w(tokens, k) == "any" && w(tokens, k + 1) != "of");
+        // "Do any of the Lakeview patients smoke?" as well as "Does Bayside have any …"
+        let any = (f..(f + 6).min(tokens.len())).find(|&k| w(tokens, k) == "any");
         if there {
             c.count = Some(f + 1);
         } else if let Some(k) = any.filter(|_| aux) {

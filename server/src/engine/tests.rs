@@ -7679,6 +7679,11 @@ fn counts_of_records_named_by_values_stand_side_by_side() {
             ["Smokers", "Non-smokers"],
         ),
         ("count of DFUs and count of VLUs by clinic", ["DFUs", "VLUs"]),
+        // the first count is a counted measure of its own ("open wounds")
+        (
+            "per etiology, the number of open wounds and the number of amputated wounds side by side",
+            ["Open wounds", "Amputated wounds"],
+        ),
     ] {
         let u = ask(q);
         let p = plan(&u);
@@ -7788,4 +7793,74 @@ fn then_by_after_an_order_said_as_an_instruction_is_a_second_key() {
     assert!(p.dimensions.is_empty(), "{p:?}");
     assert_eq!(p.order.len(), 2, "{p:?}");
     assert_eq!(p.order[0].order, SortOrder::Desc, "{p:?}");
+}
+
+#[test]
+fn a_question_word_typed_with_a_letter_dropped_or_swapped_still_frames_the_question() {
+    for (q, intent) in [
+        ("how mny open burns are at the community clinics", Intent::Count),
+        ("hw many patients smoke", Intent::Count),
+        ("whcih patients are bedbound", Intent::List),
+        ("shwo me the open skin tears", Intent::List),
+    ] {
+        let u = ask(q);
+        assert_eq!(plan(&u).intent, intent, "{q}");
+        assert!(asked(&u).is_empty(), "{q}: {:?}", asked(&u));
+    }
+    // a real word one letter from a question word is left alone
+    let u = ask("how many men have a pressure injury");
+    assert!(has_filter(plan(&u), "patients.sex"), "{:?}", plan(&u));
+}
+
+#[test]
+fn a_verb_of_reporting_says_nothing_the_plan_does_not_already_say() {
+    let u = ask("patients who reported a pain score of 10 at a visit in 2025");
+    assert!(asked(&u).is_empty(), "{:?}", asked(&u));
+    assert!(has_filter(plan(&u), "assessments.pain_score"), "{:?}", plan(&u));
+}
+
+#[test]
+fn a_size_said_by_its_unit_at_a_visit_in_a_period_is_that_visits_area() {
+    let u = ask("wounds measuring over 50 cm2 at an assessment in the past 30 days");
+    let p = plan(&u);
+    assert!(has_filter(p, "assessments.area"), "{p:?}");
+    assert!(!has_filter(p, "wounds.latest_area"), "{p:?}");
+    assert_eq!(
+        p.time_range.as_ref().map(|t| t.attribute.as_str()),
+        Some("assessments.assessed_on")
+    );
+}
+
+#[test]
+fn a_term_said_with_its_record_word_names_the_records_counted() {
+    let u = ask("how many large wounds do the long-term care homes have");
+    assert_eq!(plan(&u).entity, "wounds", "{:?}", plan(&u));
+    assert!(has_filter(plan(&u), "clinics.care_setting"), "{:?}", plan(&u));
+}
+
+#[test]
+fn a_count_said_as_one_more_column_lists_the_records_with_it() {
+    let u = ask("patients with 3 or more wounds, only the name and how many wounds, most wounds first");
+    let p = plan(&u);
+    assert_eq!(p.intent, Intent::List, "{p:?}");
+    assert_eq!(p.entity, "patients");
+    assert!(p.columns.iter().any(|c| c == "patients.wound_count"), "{p:?}");
+    assert!(p.metrics.is_empty(), "{p:?}");
+}
+
+#[test]
+fn a_short_follow_up_naming_every_place_widens_the_previous_one() {
+    for q in ["and across all clinics?", "what about everywhere"] {
+        let u = after("how many open burns at community clinics", q);
+        let p = plan(&u);
+        assert!(!has_filter(p, "clinics.care_setting"), "{q}: {p:?}");
+        assert!(eq_filter(p, "wounds.etiology", text("burn")), "{q}: {p:?}");
+        assert!(asked(&u).is_empty(), "{q}: {:?}", asked(&u));
+    }
+}
+
+#[test]
+fn do_any_of_the_records_is_a_yes_no_question_answered_by_a_count() {
+    let u = ask("Do any of the diabetic patients use a wheelchair?");
+    assert_eq!(plan(&u).intent, Intent::Count, "{:?}", plan(&u));
 }

@@ -841,6 +841,28 @@ fn parse_at(tokens: &[Token], i: usize, today: NaiveDate) -> Option<TimeExpr> {
         let d = date_at(tokens, i + 1, today)?;
         return expr(i + 1 + d.len, d.end, tomorrow, format!("after {}", d.label));
     }
+    // "between 1 and 15 October 2026", "from 3 to 9 march": a bare day before a date
+    // takes that date's month and year
+    if matches!(w(i), "between" | "from")
+        && let Some(day) = tokens
+            .get(i + 1)
+            .filter(|t| t.kind == TokenKind::Number && !t.text.contains('.'))
+            .and_then(|t| t.num)
+            .filter(|d| (1.0..=31.0).contains(d))
+        && matches!(w(i + 2), "and" | "to" | "until" | "till" | "through" | "-")
+        && let Some(d2) = date_at(tokens, i + 3, today)
+        && !d2.month_only
+        && d2.end == next_day(d2.start)
+        && (day as u32) < d2.start.day()
+        && let Some(start) = ymd(d2.start.year(), d2.start.month(), day as u32)
+    {
+        return expr(
+            i + 3 + d2.len,
+            start,
+            d2.end,
+            format!("between {} and {}", start.format("%-d %B %Y"), d2.label),
+        );
+    }
     // between <date> and <date> / from <date> to <date>
     if matches!(w(i), "between" | "from") {
         let d1 = date_at(tokens, i + 1, today)?;
@@ -1008,6 +1030,8 @@ mod tests {
             ("since 2025-02-15", "2025-02-15", "2025-11-21"),
             ("since 2023", "2023-01-01", "2025-11-21"),
             ("between March and June 2025", "2025-03-01", "2025-07-01"),
+            ("between 1 and 15 October 2026", "2026-10-01", "2026-10-16"),
+            ("from 3 to 9 march 2026", "2026-03-03", "2026-03-10"),
             ("between 2023 and 2024", "2023-01-01", "2025-01-01"),
             ("from January 2024 to March 2024", "2024-01-01", "2024-04-01"),
             ("in March 2025", "2025-03-01", "2025-04-01"),

@@ -323,6 +323,24 @@ fn shorthand(word: &str) -> Option<&'static str> {
         "thru" => "through",
         "w" | "wth" | "wiht" => "with",
         "abt" => "about",
+        // a question's framing words with a letter dropped or two swapped: without them
+        // the question is read as another kind ("how mny assessments" is a count, not a
+        // list); only slips that are no other word ("thre" may be "three", "man" a man)
+        "hw" | "hwo" => "how",
+        "mny" | "mnay" | "amny" | "mayn" => "many",
+        "mch" | "mcuh" | "muhc" | "umch" => "much",
+        "wat" | "wht" | "waht" | "whta" | "hwat" => "what",
+        "wich" | "whch" | "whcih" | "whihc" | "wihch" | "hwich" | "whic" => "which",
+        "shw" | "shwo" | "sohw" | "hsow" => "show",
+        "lst" | "lsit" | "ilst" => "list",
+        "cout" | "conut" | "coutn" | "cuont" | "ocunt" => "count",
+        "nmber" | "nuber" | "nubmer" | "numbr" | "numebr" | "numer" | "nmuber" | "unmber" | "numbre" => {
+            "number"
+        }
+        "wher" | "whre" | "wehre" | "hwere" => "where",
+        "whn" | "wehn" | "whne" | "hwen" => "when",
+        "ther" | "tehre" | "htere" => "there",
+        "totl" | "toal" | "ttoal" | "totla" | "toatl" => "total",
         _ => return None,
     })
 }

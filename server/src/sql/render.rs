@@ -29,7 +29,9 @@ use super::predicate::{Leaf, Pred, and_all, lower, null_rejecting_routes, render
 use super::scope::RowScope;
 use crate::engine::PlanCheck;
 use crate::engine::plan::{Dimension, Intent, Metric, OrderBy, OrderKey, QueryPlan};
-use crate::semantic::{AttributeRef, AttributeType, CompareOp, Grain, MeasureAgg, SemanticModel, SortOrder};
+use crate::semantic::{
+    AttributeRef, AttributeType, CompareOp, DateOperand, Derived, Grain, MeasureAgg, SemanticModel, SortOrder,
+};
 
 /// A rendered statement: SQL text with placeholders and the values to bind, in order.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -582,6 +584,22 @@ impl<'p, 'm> Builder<'p, 'm> {
                 .expect("sort attributes are selected");
             let (attr, expr) = self.attribute_expr(&attribute)?;
             order.push(self.sort_term(&selected[i].alias, expr, attr.attribute.ty, dir));
+            // "the 10 oldest patients": whole years tie, the date they count from does
+            // not — the older first among those of one age
+            if let Some(Derived::YearsBetween {
+                from: DateOperand::Attribute(from),
+                to: DateOperand::Today,
+            }) = &attr.attribute.derived
+            {
+                let from = format!("{}.{from}", attr.entity.name);
+                let (_, date) = self.attribute_expr(&from)?;
+                let mut term = date;
+                term.push(match dir {
+                    SortOrder::Asc => " DESC NULLS LAST",
+                    SortOrder::Desc => " ASC NULLS LAST",
+                });
+                order.push(term);
+            }
         }
         Ok(self.assemble(Vec::new(), selected, conds, Vec::new(), None, order))
     }

@@ -124,6 +124,25 @@ pub(super) fn named(ctx: &Ctx<'_>, st: &mut State) {
         name_entity(ctx, st, mi, e);
         return;
     }
+    // "how many chronic wounds do the community clinics have", "how many open burns at
+    // community clinics": the records said first — a term with its record word, or values
+    // of one kind of record right after the opening — are those counted or listed, not the
+    // records named after them
+    if !earlier_named
+        && st.r.rank.is_none()
+        && let Some((first_mi, _)) = st.explicit.first()
+        && let Some((tm, e)) = head_records(ctx, st)
+        && tm.first < ms[*first_mi].first
+        && st.explicit.iter().all(|(_, x)| *x != e)
+    {
+        st.r.entity = Some(e);
+        st.r.entity_source = EntitySource::Named;
+        st.r.entity_span = Some(tm.span);
+        for (oi, _) in &st.explicit {
+            st.used[*oi] = true;
+        }
+        return;
+    }
     if let Some((mi, e)) = st.explicit.first().filter(|_| !earlier_named) {
         st.r.entity = Some(e.clone());
         st.r.entity_source = EntitySource::Named;
@@ -362,6 +381,68 @@ pub(super) fn fallback(ctx: &Ctx<'_>, st: &mut State) {
 
 /// The records mention `mi` names (`e`) are the ones asked about; every other record word
 /// is context.
+/// The records said at the head of the question without their entity's own word: a term
+/// ending in a record word ("chronic wounds"), or a value of one kind of record right
+/// after the opening words ("how many open burns", "which stage 4 PIs").
+fn head_records<'m>(ctx: &Ctx<'m>, st: &State) -> Option<(&'m crate::engine::link::Mention, String)> {
+    let model = ctx.model;
+    let term = ctx.mentions.iter().enumerate().find_map(|(mi, m)| {
+        let word = ctx.w(m.last.checked_sub(1)?);
+        let e = model.find_entity(word)?;
+        (!st.used[mi] && m.entity().is_none() && m.terms().next().is_some() && m.last - m.first >= 2)
+            .then(|| (m, e.name.clone()))
+    });
+    if term.is_some() {
+        return term;
+    }
+    let mut k = 0;
+    while matches!(
+        ctx.w(k),
+        "which"
+            | "what"
+            | "list"
+            | "show"
+            | "me"
+            | "the"
+            | "all"
+            | "our"
+            | "how"
+            | "many"
+            | "find"
+            | "get"
+            | "any"
+    ) {
+        k += 1;
+    }
+    if k == 0 || !matches!(ctx.w(0), "how" | "which" | "list" | "show" | "what") {
+        return None;
+    }
+    let (mi, m) = ctx
+        .mentions
+        .iter()
+        .enumerate()
+        .find(|(mi, m)| m.first == k && !st.used[*mi] && m.entity().is_none())?;
+    let _ = mi;
+    let e = m.entries.iter().find_map(|en| match &en.target {
+        Target::Value(a, _) => split_qualified(a).map(|(e, _)| e.to_owned()),
+        _ => None,
+    })?;
+    // the value's records are a plural noun said right there ("burns", "DFUs"), or the
+    // next mention is another value of them ("open burns")
+    let mut last = m.last;
+    while let Some(n) = ctx.mentions.iter().find(|n| {
+        n.first == last
+            && n.entity().is_none()
+            && n.entries.iter().any(|en| {
+                matches!(&en.target, Target::Value(a, _) if split_qualified(a).is_some_and(|(x, _)| x == e))
+            })
+    }) {
+        last = n.last;
+    }
+    let plural = ctx.tokens[last - 1].text.ends_with('s');
+    (e != "assessments" && plural).then_some((m, e))
+}
+
 fn name_entity(ctx: &Ctx<'_>, st: &mut State, mi: usize, e: String) {
     let m = &ctx.mentions[mi];
     st.r.entity = Some(e.clone());

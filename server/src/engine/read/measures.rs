@@ -82,7 +82,9 @@ pub(super) fn measures(ctx: &Ctx<'_>, st: &mut State) {
                 && (matches!(prev, "with" | "highest" | "most" | "lowest" | "fewest" | "the")
                     && !(st.r.dims.len() == 1 && matches!(prev, "with" | "the") && ctx.w(m.first.wrapping_sub(2)) != "by")
                     || ctx.comparisons.iter().any(|c| c.subject_mention == Some(mi))
-                    || ctx.cues.agg.is_some() && model.measures[mx].agg == MeasureAgg::Count);
+                    || ctx.cues.agg.is_some() && model.measures[mx].agg == MeasureAgg::Count
+                    // "just the MRN and how many wounds": one more column
+                    || crate::engine::intent::count_in_column_list(ctx.tokens, m.first));
             if attr_reading {
                 continue;
             }
@@ -518,7 +520,21 @@ pub(super) fn average_measure_badge(ctx: &Ctx<'_>, st: &mut State) {
 /// value is a column of its own (the records under that condition), side by side — not
 /// one count of records that are both.
 pub(super) fn counts_of_values(ctx: &Ctx<'_>, st: &mut State) {
-    if !st.r.extra_measures.is_empty() || !matches!(st.r.metric, MetricSpec::None | MetricSpec::Count) {
+    let model = ctx.model;
+    // "the number of open wounds and the number of amputated wounds": the first count may
+    // be a counted measure of its own (open wounds), the condition its filter
+    let counted_measure = |x: usize| {
+        let m = &model.measures[x];
+        (m.agg == MeasureAgg::Count)
+            .then_some(m.filter.as_ref())
+            .flatten()
+    };
+    let measure_ok = match &st.r.metric {
+        MetricSpec::None | MetricSpec::Count => true,
+        MetricSpec::Measure(x) => counted_measure(*x).is_some(),
+        _ => false,
+    };
+    if !st.r.extra_measures.is_empty() || !measure_ok {
         return;
     }
     let count_at = |k: usize| {
@@ -529,7 +545,8 @@ pub(super) fn counts_of_values(ctx: &Ctx<'_>, st: &mut State) {
     if starts.len() < 2 {
         return;
     }
-    let mut picked: Vec<(usize, String)> = Vec::new();
+    // (the filter read from the words, if any; the condition; its label)
+    let mut picked: Vec<(Option<usize>, Constraint, String)> = Vec::new();
     for (i, &k) in starts.iter().enumerate() {
         let end = starts.get(i + 1).copied().unwrap_or(ctx.tokens.len());
         // the words counted: up to the next count, a grouping or a clause
@@ -543,12 +560,25 @@ pub(super) fn counts_of_values(ctx: &Ctx<'_>, st: &mut State) {
                 .filter(|(_, f)| f.first > k && f.first < stop)
                 .map(|(fi, _)| fi)
                 .collect();
-        let [fi] = inside.as_slice() else { return };
+        let measure = ctx
+            .mentions
+            .iter()
+            .filter(|m| m.first >= k && m.last <= stop)
+            .find_map(|m| m.measure().and_then(counted_measure));
+        let (fi, condition) = match (inside.as_slice(), measure) {
+            ([fi], None) => (Some(*fi), st.r.filters[*fi].constraint.clone()),
+            ([], Some(c)) => (None, c.clone()),
+            _ => return,
+        };
         let mut last = stop;
+        // "… amputated wounds side by side"
+        if ctx.w(last) == "by" && ctx.w(last - 1) == "side" && ctx.w(last + 1) == "side" {
+            last -= 1;
+        }
         while last > k + 2 && matches!(ctx.w(last - 1), "and" | "the" | "," | "&" | "vs" | "versus") {
             last -= 1;
         }
-        picked.push((*fi, ctx.text(ctx.span_of(k + 2, last))));
+        picked.push((fi, condition, ctx.text(ctx.span_of(k + 2, last))));
     }
     let entity =
         st.r.entity
@@ -556,8 +586,8 @@ pub(super) fn counts_of_values(ctx: &Ctx<'_>, st: &mut State) {
             .or_else(|| st.provisional_entity.clone())
             .or_else(|| {
                 // "the number of smokers and …": the records the values are of
-                let (fi, _) = picked.first()?;
-                let attrs = st.r.filters[*fi].constraint.attributes();
+                let (_, c, _) = picked.first()?;
+                let attrs = c.attributes();
                 attrs.first().and_then(|a| a.split('.').next()).map(str::to_owned)
             })
             .unwrap_or_default();
@@ -565,17 +595,17 @@ pub(super) fn counts_of_values(ctx: &Ctx<'_>, st: &mut State) {
         let attrs = c.attributes();
         !attrs.is_empty() && attrs.iter().all(|a| a.split('.').next() == Some(entity.as_str()))
     };
-    if !picked.iter().all(|(fi, _)| own(&st.r.filters[*fi].constraint)) {
+    if !picked.iter().all(|(_, c, _)| own(c)) {
         return;
     }
     let mut conditions: Vec<(Constraint, String)> = picked
         .iter()
-        .map(|(fi, text)| {
+        .map(|(_, c, text)| {
             let mut label: Vec<char> = text.chars().collect();
             if let Some(c) = label.first_mut() {
                 *c = c.to_ascii_uppercase();
             }
-            (st.r.filters[*fi].constraint.clone(), label.into_iter().collect())
+            (c.clone(), label.into_iter().collect())
         })
         .collect();
     // two counts of the same records under the same condition are one column
@@ -583,7 +613,7 @@ pub(super) fn counts_of_values(ctx: &Ctx<'_>, st: &mut State) {
     if conditions.len() < 2 {
         return;
     }
-    let mut picked: Vec<usize> = picked.into_iter().map(|(fi, _)| fi).collect();
+    let mut picked: Vec<usize> = picked.into_iter().filter_map(|(fi, _, _)| fi).collect();
     picked.sort_unstable();
     for fi in picked.into_iter().rev() {
         st.r.filters.remove(fi);

@@ -1,7 +1,7 @@
 //! Which visit a per-visit value is about: "at the latest assessment", "at any visit".
 
 use crate::engine::PieceKind;
-use crate::engine::link::convert;
+use crate::engine::link::{Subject, convert};
 use crate::engine::plan_ops::{first_of, latest_of};
 use crate::engine::reading::{Ctx, Filter, Reading};
 use crate::semantic::{AttributeType, CompareOp, Constraint, MeasureAgg, Value};
@@ -31,6 +31,16 @@ fn visit_value_outside(ctx: &Ctx<'_>, k: usize, at: usize) -> bool {
                     q.starts_with("assessments.") && q != "assessments.assessed_on"
                 })
         })
+        // "measured more than 30 cm2 at a visit": a size said by its unit alone
+        || ctx
+            .comparisons
+            .iter()
+            .filter(|c| c.first > at || c.last <= k)
+            .any(|c| match &c.subject {
+                Subject::Size | Subject::ColumnTerm(_) => true,
+                Subject::Attribute(a) => a.starts_with("assessments."),
+                _ => false,
+            })
 }
 
 /// "at the latest assessment" / "at the last visit" (latest) or "at any visit" (any).

@@ -499,3 +499,27 @@ fn row_counts_by_a_period_of_the_entitys_date_are_counted_per_day_first() {
         assert!(!sql.contains("per_day"), "{sql}");
     }
 }
+
+#[test]
+fn a_list_by_age_breaks_ties_of_whole_years_by_the_birth_date() {
+    for (order, tie) in [(SortOrder::Desc, "ASC"), (SortOrder::Asc, "DESC")] {
+        let mut p = plan("patients", Intent::List);
+        p.order = vec![OrderBy {
+            key: OrderKey::Attribute {
+                attribute: "patients.age".into(),
+            },
+            order,
+        }];
+        p.limit = Some(10);
+        for dialect in [Dialect::Sqlite, Dialect::Postgres] {
+            let r = render(&p, &model(), dialect).unwrap();
+            let by = &r.sql[r.sql.find("ORDER BY").expect("ordered")..];
+            let age = by.find("\"patients.age\"").expect("by age first");
+            let birth = by
+                .find(&format!("\"birth_date\" {tie} NULLS LAST"))
+                .unwrap_or_else(|| panic!("birth date {tie} after age: {}", r.sql));
+            let key = by.find("\"patients.id\"").expect("key last");
+            assert!(age < birth && birth < key, "{}", r.sql);
+        }
+    }
+}
