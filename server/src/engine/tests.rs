@@ -7864,3 +7864,23 @@ fn do_any_of_the_records_is_a_yes_no_question_answered_by_a_count() {
     let u = ask("Do any of the diabetic patients use a wheelchair?");
     assert_eq!(plan(&u).intent, Intent::Count, "{:?}", plan(&u));
 }
+
+#[test]
+fn the_latest_visit_of_one_record_said_without_an_ordinal_is_that_visit() {
+    for q in [
+        "the most recent assessment of wound 310",
+        "show me the last visit for patient 42",
+    ] {
+        let p = plan(&ask(q)).clone();
+        assert_eq!(p.entity, "assessments", "{q}: {p:?}");
+        assert_eq!(p.limit, Some(1), "{q}: {p:?}");
+        assert_eq!(
+            p.order.first().map(|o| o.order),
+            Some(SortOrder::Desc),
+            "{q}: {p:?}"
+        );
+    }
+    // a value said before the visit is the record's latest value, not a list of visits
+    let p = plan(&ask("pain score at the latest assessment of wound 250")).clone();
+    assert_eq!(p.entity, "wounds", "{p:?}");
+}

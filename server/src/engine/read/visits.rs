@@ -683,12 +683,31 @@ pub(super) fn nth_visit(ctx: &Ctx<'_>, st: &mut State) {
         )
     };
     for k in 0..ctx.tokens.len() {
-        let Some(n) = ordinal(ctx.w(k)) else { continue };
-        // "second most recent", "2nd last", "second latest": counted from the latest
-        let (from_end, noun) = match (ctx.w(k + 1), ctx.w(k + 2)) {
-            ("most", "recent") => (true, k + 3),
-            ("last" | "latest" | "newest", _) => (true, k + 2),
-            _ => (false, k + 1),
+        // "the most recent assessment of wound 250", "the last visit for pt 42": the latest
+        // one, said without an ordinal
+        let plain_latest = match (ctx.w(k), ctx.w(k + 1)) {
+            ("most", "recent") if visit(ctx.w(k + 2)) => Some(k + 2),
+            ("latest" | "last" | "newest" | "final", _) if visit(ctx.w(k + 1)) => Some(k + 1),
+            _ => None,
+        }
+        .filter(|_| matches!(ctx.w(k.wrapping_sub(1)), "the" | "its" | "their" | "his" | "her"))
+        // the visit itself is asked for: no value of it said before ("the pain score at the
+        // last assessment of wound 250" is the record's latest value, read elsewhere)
+        .filter(|_| !ctx.mentions.iter().any(|m| m.last <= k));
+        let (n, from_end, noun) = if let Some(noun) = plain_latest {
+            (1, true, noun)
+        } else {
+            let Some(n) = ordinal(ctx.w(k)) else { continue };
+            // "second most recent", "2nd last", "second latest": counted from the latest
+            let (from_end, noun) = match (ctx.w(k + 1), ctx.w(k + 2)) {
+                ("most", "recent") => (true, k + 3),
+                ("last" | "latest" | "newest", _) => (true, k + 2),
+                _ => (false, k + 1),
+            };
+            if n == 1 && from_end {
+                continue;
+            }
+            (n, from_end, noun)
         };
         if !visit(ctx.w(noun)) || !matches!(ctx.w(noun + 1), "of" | "for" | "on") {
             continue;
@@ -703,7 +722,7 @@ pub(super) fn nth_visit(ctx: &Ctx<'_>, st: &mut State) {
                     ctx.model.entity(e).is_some_and(|x| x.key == a)
                 }))
         });
-        if !one_record || n == 1 && from_end {
+        if !one_record {
             continue;
         }
         // "which clinician did the first assessment of wound 210": other records asked
@@ -719,19 +738,20 @@ pub(super) fn nth_visit(ctx: &Ctx<'_>, st: &mut State) {
         // "latest area versus area at the first assessment for wound 7": the first and
         // latest values side by side, read by their own step
         let two_values = n == 1
-            && ctx.tokens.iter().any(|t| {
-                matches!(
-                    t.text.as_str(),
-                    "latest"
-                        | "current"
-                        | "initial"
-                        | "last"
-                        | "recent"
-                        | "vs"
-                        | "versus"
-                        | "compared"
-                        | "now"
-                )
+            && ctx.tokens.iter().enumerate().any(|(j, t)| {
+                !(k..=noun).contains(&j)
+                    && matches!(
+                        t.text.as_str(),
+                        "latest"
+                            | "current"
+                            | "initial"
+                            | "last"
+                            | "recent"
+                            | "vs"
+                            | "versus"
+                            | "compared"
+                            | "now"
+                    )
             });
         if asks_other || two_values {
             continue;
