@@ -290,15 +290,15 @@ pub const TARGETS: Limits = Limits {
 /// `server/eval/README.md`). A change that makes any of them worse fails CI; raise them as
 /// the engine improves, until they reach [`TARGETS`].
 pub const BLIND_FLOORS: Limits = Limits {
-    // All twenty blind batches together (1,975 items) after the batch-20 round; every batch's
-    // untouched and after-fix figures are in server/eval/README.md. Raise as the engine
-    // improves.
-    precision: 521.0 / 593.0 - 1e-9,
-    recall: 521.0 / 572.0 - 1e-9,
-    clarify_clear: 51.0 / 1403.0 + 1e-9,
-    exec_clear: 1313.0 / 1384.0 - 1e-9,
-    after_answer: 146.0 / 152.0 - 1e-9,
-    silent: 18.0 / 746.0 + 1e-9,
+    // All twenty-one blind batches together (2,060 items) when batch 21 was added, untouched;
+    // every batch's untouched and after-fix figures are in server/eval/README.md. Raise as the
+    // engine improves.
+    precision: 534.0 / 611.0 - 1e-9,
+    recall: 534.0 / 585.0 - 1e-9,
+    clarify_clear: 56.0 / 1475.0 + 1e-9,
+    exec_clear: 1377.0 / 1456.0 - 1e-9,
+    after_answer: 154.0 / 161.0 - 1e-9,
+    silent: 18.0 / 765.0 + 1e-9,
 };
 
 /// Silent guesses in the tuned and holdout parts: a ratchet below the 3 % target, at the
