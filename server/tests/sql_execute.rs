@@ -985,3 +985,74 @@ async fn the_warehouse_can_read_the_clinical_tables_and_nothing_else_on_every_ba
         db.cleanup().await;
     }
 }
+
+#[tokio::test]
+async fn a_limit_with_its_ties_keeps_every_row_tied_with_the_last_one() {
+    let dbs = seeded_backends().await;
+    let t = Truth::new();
+    let today = today();
+    // wounds per patient, most first: the third patient's count and every patient with as
+    // many or more
+    let mut per_patient: HashMap<i64, i64> = HashMap::new();
+    for w in &t.data.wounds {
+        *per_patient.entry(w.patient_id).or_default() += 1;
+    }
+    let mut counts: Vec<i64> = per_patient.values().copied().collect();
+    counts.sort_unstable_by(|a, b| b.cmp(a));
+    let third = counts[2];
+    let tied_ranked = counts.iter().filter(|&&c| c >= third).count();
+    // ages in whole years, oldest first
+    let mut ages: Vec<u32> = t
+        .data
+        .patients
+        .iter()
+        .map(|p| today.years_since(p.birth_date).expect("born before today"))
+        .collect();
+    ages.sort_unstable_by(|a, b| b.cmp(a));
+    let fifth_age = ages[4];
+    let tied_listed = ages.iter().filter(|&&a| a >= fifth_age).count();
+
+    let mut ranked = plan("wounds", Intent::Rank);
+    ranked.metrics = vec![Metric {
+        agg: MeasureAgg::Count,
+        attribute: None,
+        condition: None,
+        label: "Wounds".into(),
+    }];
+    ranked.dimensions = vec![Dimension::Attribute {
+        attribute: "patients.mrn".into(),
+    }];
+    ranked.order = vec![OrderBy {
+        key: OrderKey::Metric { index: 0 },
+        order: SortOrder::Desc,
+    }];
+    ranked.limit = Some(3);
+    let mut listed = plan("patients", Intent::List);
+    listed.order = vec![OrderBy {
+        key: OrderKey::Attribute {
+            attribute: "patients.age".into(),
+        },
+        order: SortOrder::Desc,
+    }];
+    listed.limit = Some(5);
+    for db in &dbs {
+        let dialect = Dialect::from(db.db.backend());
+        // without ties: exactly the limit
+        assert_eq!(rows(db, &ranked).await.len(), 3, "{dialect:?}");
+        assert_eq!(rows(db, &listed).await.len(), 5, "{dialect:?}");
+        let mut r = ranked.clone();
+        r.limit_ties = true;
+        let got = rows(db, &r).await;
+        assert_eq!(got.len(), tied_ranked, "{dialect:?} ranked with ties: {got:?}");
+        let figures: Vec<i64> = got.iter().map(|row| int(&row[1])).collect();
+        assert!(
+            figures.windows(2).all(|w| w[0] >= w[1]),
+            "{dialect:?} in order: {figures:?}"
+        );
+        assert_eq!(figures.last().copied(), Some(third), "{dialect:?}");
+        let mut l = listed.clone();
+        l.limit_ties = true;
+        let got = rows(db, &l).await;
+        assert_eq!(got.len(), tied_listed, "{dialect:?} listed with ties");
+    }
+}

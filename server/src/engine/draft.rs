@@ -599,6 +599,8 @@ pub(crate) fn build(ctx: &Ctx<'_>, r: &Reading, det: &Detected, chosen: &[Chosen
     {
         plan.limit = Some(n);
     }
+    // "top 5, ties included": only where rows are cut
+    plan.limit_ties = r.limit_ties && plan.limit.is_some();
     plan
 }
 

@@ -763,6 +763,9 @@ pub fn restate(model: &SemanticModel, plan: &QueryPlan) -> String {
             }
         }
     }
+    if plan.limit_ties {
+        parts.push("and any tied with the last one".to_owned());
+    }
     if let Some(places) = plan.round {
         parts.push(match places {
             0 => "rounded to whole numbers".to_owned(),

@@ -379,6 +379,16 @@ fn run_with(input: &EngineInput<'_>, index: &EngineIndex, with_suggestions: bool
         steps.push(step("Follow-up", "refined the previous question"));
     }
     let mut plan = plan;
+    // "the 5 wounds with the largest area": the ranked rows shown, whatever number a
+    // ranking word's reading comes with
+    if let Some(n) = reading.top_n
+        && !plan.order.is_empty()
+        && plan.limit_per_group.is_none()
+        && plan.offset.is_none()
+    {
+        plan.limit = Some(n);
+        plan.limit_ties &= reading.limit_ties;
+    }
     // "average days from onset to healed": the model's day count between the two dates
     let said_agg = ctx.cues.agg.map(|(_, _, agg)| agg).or_else(|| {
         ctx.tokens.iter().find_map(|t| match t.text.as_str() {

@@ -118,6 +118,10 @@ pub struct QueryPlan {
     /// Rows skipped before the limit: "the second-highest" is `limit 1, offset 1`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub offset: Option<u32>,
+    /// "top 5, ties included", "show all if tied": the rows tied with the last one kept
+    /// by `limit` are kept too (the limit counts ranks, not rows).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub limit_ties: bool,
     /// Decimal places real figures are rounded to ("rounded to 1 decimal").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub round: Option<u8>,
@@ -149,6 +153,7 @@ impl QueryPlan {
             limit: None,
             limit_per_group: None,
             offset: None,
+            limit_ties: false,
             round: None,
             having: None,
             per_record: None,

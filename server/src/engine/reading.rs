@@ -369,6 +369,11 @@ pub(crate) struct Reading {
     pub count_conditions: Vec<(Constraint, String)>,
     /// Decimal places asked for ("round to 1 decimal").
     pub round: Option<u8>,
+    /// "show all if tied", "ties included": rows tied with the last one kept are kept.
+    pub limit_ties: bool,
+    /// "the 5 wounds with the largest area": how many of the ranked rows are shown, said
+    /// before the records a ranking word orders.
+    pub top_n: Option<u32>,
     /// How many rows of a list were asked for ("limit 15", "only 20 patients").
     pub row_limit: Option<u32>,
     /// Groups kept by their count ("etiologies with more than 20 wounds").
@@ -441,6 +446,8 @@ impl Reading {
             unread_comparisons: Vec::new(),
             not_understood: Vec::new(),
             round: None,
+            limit_ties: false,
+            top_n: None,
             row_limit: None,
             having: None,
             side_by_side: false,

@@ -7884,3 +7884,47 @@ fn the_latest_visit_of_one_record_said_without_an_ordinal_is_that_visit() {
     let p = plan(&ask("pain score at the latest assessment of wound 250")).clone();
     assert_eq!(p.entity, "wounds", "{p:?}");
 }
+
+#[test]
+fn rows_tied_with_the_last_one_kept_are_kept_when_the_question_says_so() {
+    for q in [
+        "top 3 clinics by number of open wounds, include ties",
+        "the 10 patients with the most wounds, ties included",
+        "which 2 etiologies have the most open wounds? if there's a tie for 2nd place, show all of them",
+        "which patient has the longest visit span (show all if tied)",
+    ] {
+        let u = ask(q);
+        let p = plan(&u);
+        assert!(p.limit_ties, "{q}: {p:?}");
+        assert!(p.limit.is_some(), "{q}: {p:?}");
+        assert!(asked(&u).is_empty(), "{q}: {:?}", asked(&u));
+        assert!(
+            u.restatement.contains("tied with the last one"),
+            "{q}: {}",
+            u.restatement
+        );
+    }
+    // a tie broken by a key keeps the limit as it is
+    let p = plan(&ask(
+        "top 3 clinics by number of open wounds, ties broken by name",
+    ))
+    .clone();
+    assert!(!p.limit_ties, "{p:?}");
+}
+
+#[test]
+fn a_number_said_with_the_records_a_ranking_word_orders_is_how_many_are_shown() {
+    // values of an attribute after "which N"
+    let p = plan(&ask("which 2 etiologies have the most open wounds")).clone();
+    assert_eq!(p.limit, Some(2), "{p:?}");
+    assert!(
+        p.dimensions
+            .iter()
+            .any(|d| matches!(d, Dimension::Attribute { attribute } if attribute == "wounds.etiology")),
+        "{p:?}"
+    );
+    // records after "the N", ordered by a ranking word whose reading says another number
+    let u = ask("the 5 wounds with the largest area");
+    assert!(asked(&u).is_empty(), "{:?}", asked(&u));
+    assert_eq!(plan(&u).limit, Some(5), "{:?}", plan(&u));
+}

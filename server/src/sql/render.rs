@@ -382,6 +382,8 @@ struct Builder<'p, 'm> {
     scope: Scope,
     /// The plan entity's table.
     table: Ident,
+    /// The plan's limit was applied with its ties (`limit_ties`), inside the statement.
+    tied: bool,
 }
 
 impl<'p, 'm> Builder<'p, 'm> {
@@ -394,6 +396,7 @@ impl<'p, 'm> Builder<'p, 'm> {
             scope: Scope::top(base)?,
             ctx,
             table,
+            tied: false,
         })
     }
 
@@ -486,15 +489,17 @@ impl<'p, 'm> Builder<'p, 'm> {
             });
         }
         let conds = self.filters()?;
-        let limit = match (self.plan.limit, cap) {
+        let (mut text, columns) = match self.plan.intent {
+            Intent::List => self.list(&conds)?,
+            _ => self.aggregate(&conds)?,
+        };
+        // with its ties the plan's limit is inside the statement; the cap still applies
+        let plan_limit = self.plan.limit.filter(|_| !self.tied);
+        let limit = match (plan_limit, cap) {
             (Some(l), Some(c)) => Some(u64::from(l).min(u64::from(c) + 1)),
             (Some(l), None) => Some(u64::from(l)),
             (None, Some(c)) => Some(u64::from(c) + 1),
             (None, None) => None,
-        };
-        let (mut text, columns) = match self.plan.intent {
-            Intent::List => self.list(&conds)?,
-            _ => self.aggregate(&conds)?,
         };
         // An aggregate without dimensions is one row; a limit means nothing there.
         let many_rows = self.plan.intent == Intent::List || !self.plan.dimensions.is_empty();
@@ -568,6 +573,7 @@ impl<'p, 'm> Builder<'p, 'm> {
         }
         let key = format!("{}.{}", base.name, base.key);
         let mut order = Vec::new();
+        let mut order_exprs = Vec::new();
         let mut keys: Vec<(String, SortOrder)> = Vec::new();
         for o in &self.plan.order {
             if let OrderKey::Attribute { attribute } = &o.key {
@@ -583,6 +589,7 @@ impl<'p, 'm> Builder<'p, 'm> {
                 .position(|w| *w == attribute)
                 .expect("sort attributes are selected");
             let (attr, expr) = self.attribute_expr(&attribute)?;
+            order_exprs.push(self.expr_term(expr.clone(), attr.attribute.ty, dir));
             order.push(self.sort_term(&selected[i].alias, expr, attr.attribute.ty, dir));
             // "the 10 oldest patients": whole years tie, the date they count from does
             // not — the older first among those of one age
@@ -598,10 +605,103 @@ impl<'p, 'm> Builder<'p, 'm> {
                     SortOrder::Asc => " DESC NULLS LAST",
                     SortOrder::Desc => " ASC NULLS LAST",
                 });
+                order_exprs.push(term.clone());
                 order.push(term);
             }
         }
+        if let Some(n) = self.tie_limit() {
+            return self.with_ties(n, Vec::new(), selected, conds, Vec::new(), None, order_exprs);
+        }
         Ok(self.assemble(Vec::new(), selected, conds, Vec::new(), None, order))
+    }
+
+    /// The plan's limit when its ties are kept too ("top 5, ties included").
+    fn tie_limit(&self) -> Option<u32> {
+        self.plan
+            .limit
+            .filter(|&n| n > 0 && self.plan.limit_ties && self.plan.offset.is_none_or(|o| o == 0))
+    }
+
+    /// A sort term by its expression (a window's order cannot name output aliases): text
+    /// with the byte-order collation.
+    fn expr_term(&self, expr: Sql, ty: AttributeType, dir: SortOrder) -> Sql {
+        let mut s = if ty == AttributeType::Text {
+            self.dialect().sort_key(expr, ty)
+        } else {
+            expr
+        };
+        s.push(match dir {
+            SortOrder::Asc => " ASC NULLS LAST",
+            SortOrder::Desc => " DESC NULLS LAST",
+        });
+        s
+    }
+
+    /// The rows up to the `n`th in the plan's order and every row tied with it on the
+    /// first key ("top 5 clinics, ties included"):
+    ///
+    /// `SELECT … FROM (SELECT …, RANK() OVER (ORDER BY first key) AS tie_rank,
+    /// ROW_NUMBER() OVER (ORDER BY every key) AS tie_row FROM … [GROUP BY …]) AS tied WHERE
+    /// tie_rank <= n ORDER BY tie_row` — the same text in SQLite and PostgreSQL.
+    #[allow(clippy::too_many_arguments)]
+    fn with_ties(
+        &mut self,
+        n: u32,
+        ctes: Vec<(Ident, Sql)>,
+        mut selected: Vec<Selected>,
+        conds: &[Sql],
+        group_by: Vec<Sql>,
+        having: Option<Sql>,
+        order_exprs: Vec<Sql>,
+    ) -> Result<(Sql, Vec<OutputColumn>), RenderError> {
+        let Some(first) = order_exprs.first().cloned() else {
+            return Err(RenderError::InvalidPlan {
+                reason: "rows tied with the last one need an order".into(),
+            });
+        };
+        let outer: Vec<Ident> = selected.iter().map(|s| s.alias.clone()).collect();
+        let rank_alias = Ident::new("tie_rank")?;
+        let row_alias = Ident::new("tie_row")?;
+        let mut rank = Sql::text("RANK() OVER (ORDER BY ");
+        rank.push_sql(first).push(")");
+        let mut row = Sql::text("ROW_NUMBER() OVER (ORDER BY ");
+        row.push_sql(Sql::join(order_exprs, ", ")).push(")");
+        for (expr, alias) in [(rank, rank_alias.clone()), (row, row_alias.clone())] {
+            selected.push(Selected {
+                expr,
+                alias: alias.clone(),
+                column: OutputColumn {
+                    name: alias.as_str().to_owned(),
+                    label: alias.as_str().to_owned(),
+                    ty: AttributeType::Integer,
+                    source: ColumnSource::RowCount,
+                },
+            });
+        }
+        let (inner, mut columns) = self.assemble(ctes, selected, conds, group_by, having, Vec::new());
+        columns.truncate(columns.len() - 2);
+        let tied = Ident::new("tied")?;
+        let mut s = Sql::text("SELECT ");
+        s.push_sql(Sql::join(
+            outer.iter().map(|a| {
+                let mut c = Sql::new();
+                c.push_ident(a);
+                c
+            }),
+            ", ",
+        ));
+        s.push("\nFROM (")
+            .push_sql(inner)
+            .push(") AS ")
+            .push_ident(&tied)
+            .push("\nWHERE ")
+            .push_ident(&rank_alias)
+            .push(" <= ")
+            .push_param(BoundValue::Int(i64::from(n)))
+            .push("\nORDER BY ")
+            .push_ident(&row_alias);
+        self.tied = true;
+        Ok((s, columns))
     }
 
     /// A sort term: text by its expression (with the byte-order collation), anything
@@ -758,6 +858,7 @@ impl<'p, 'm> Builder<'p, 'm> {
             selected.push(k);
         }
         let mut order = Vec::new();
+        let mut order_exprs = Vec::new();
         let mut used_dims = Vec::new();
         let plan_order = self.effective_order();
         for (key, dir) in plan_order {
@@ -770,6 +871,7 @@ impl<'p, 'm> Builder<'p, 'm> {
                         });
                     }
                     let s = &selected[dims.len() + i];
+                    order_exprs.push(self.expr_term(s.expr.clone(), AttributeType::Real, dir));
                     order.push(self.sort_term(&s.alias, Sql::new(), AttributeType::Real, dir));
                 }
                 OrderKey::Attribute { attribute } => {
@@ -779,6 +881,7 @@ impl<'p, 'm> Builder<'p, 'm> {
                         });
                     };
                     let (s, sql_ty, _) = &dims[j];
+                    order_exprs.push(self.expr_term(s.expr.clone(), *sql_ty, dir));
                     order.push(self.sort_term(&s.alias, s.expr.clone(), *sql_ty, dir));
                     used_dims.push(j);
                 }
@@ -786,11 +889,15 @@ impl<'p, 'm> Builder<'p, 'm> {
         }
         for (j, (s, sql_ty, _)) in dims.iter().enumerate() {
             if !used_dims.contains(&j) {
+                order_exprs.push(self.expr_term(s.expr.clone(), *sql_ty, SortOrder::Asc));
                 order.push(self.sort_term(&s.alias, s.expr.clone(), *sql_ty, SortOrder::Asc));
             }
         }
         if let Some(n) = self.plan.limit_per_group {
             return self.per_group(n, ctes, selected, &dims, conds, group_by, having);
+        }
+        if let Some(n) = self.tie_limit().filter(|_| !dims.is_empty()) {
+            return self.with_ties(n, ctes, selected, conds, group_by, having, order_exprs);
         }
         Ok(self.assemble(ctes, selected, conds, group_by, having, order))
     }

@@ -244,6 +244,13 @@ pub(super) fn instructions(ctx: &Ctx<'_>, st: &mut State) {
                 }
             }
         }
+        // "show all if tied", "ties included", "if there's a tie for 5th place show all of
+        // them": rows tied with the last one kept are kept too
+        if let Some((first, last)) = ties_included(ctx, k) {
+            st.r.limit_ties = true;
+            st.r.consumed.push((first, last));
+            continue;
+        }
         // "ties broken by name", "break ties alphabetically"
         if matches!(w(k), "ties" | "tie" | "tiebreak" | "tie-break")
             || w(k) == "break" && matches!(w(k + 1), "ties" | "tie")
@@ -372,6 +379,45 @@ fn row_limit(ctx: &Ctx<'_>, st: &mut State) {
         st.r.consumed
             .push((k, if ctx.w(k + 2) == "only" { k + 3 } else { k + 2 }));
         return;
+    }
+    // "the 5 wounds with the largest area", "the 3 patients with the highest BMI": how many
+    // of the rows a ranking word orders are shown
+    if c.rank.is_none_or(|r| r.n.is_none()) && c.count.is_none() && c.agg.is_none() {
+        for k in 0..ctx.tokens.len() {
+            // (the tokens of "the 5 wounds with the largest …" read "which 5 wounds has the
+            // largest …")
+            if !matches!(ctx.w(k), "the" | "which" | "what") {
+                continue;
+            }
+            let Some(n) = ctx
+                .tokens
+                .get(k + 1)
+                .filter(|t| t.kind == TokenKind::Number)
+                .and_then(|t| t.num)
+                .filter(|v| (1.0..=1000.0).contains(v) && v.fract() == 0.0)
+            else {
+                continue;
+            };
+            let Some(m) = ctx
+                .mentions
+                .iter()
+                .find(|m| m.first == k + 2 && m.entity().is_some())
+            else {
+                continue;
+            };
+            let mut j = m.last;
+            if matches!(ctx.w(j), "who" | "that" | "which") {
+                j += 1;
+            }
+            if matches!(ctx.w(j), "with" | "having" | "have" | "has" | "had") && ctx.w(j + 1) == "the" {
+                let sup = ctx.w(j + 2);
+                if sup.ends_with("est") || matches!(sup, "worst" | "most" | "least") {
+                    st.r.top_n = Some(n as u32);
+                    st.r.consumed.push((k + 1, k + 2));
+                    break;
+                }
+            }
+        }
     }
     if c.count.is_some()
         || c.agg.is_some()
@@ -609,4 +655,62 @@ fn formula_end(ctx: &Ctx<'_>, k: usize) -> Option<usize> {
         i += 1;
     }
     (i > start && arithmetic).then_some(i)
+}
+
+/// "show all if tied", "include ties", "ties included", "with ties", "if there's a tie for
+/// 5th place show all of them", "all tied ones": at a word of ties (`k`) that asks to keep
+/// the rows tied with the last one — the words of the request (its clause, when nothing in
+/// it names data).
+fn ties_included(ctx: &Ctx<'_>, k: usize) -> Option<(usize, usize)> {
+    let w = |i: usize| ctx.w(i);
+    if !matches!(w(k), "tie" | "ties" | "tied") {
+        return None;
+    }
+    let n = ctx.tokens.len();
+    let keep_word = |i: usize| {
+        matches!(
+            w(i),
+            "include" | "including" | "included" | "incl" | "keep" | "keeping" | "kept" | "with" | "plus"
+        )
+    };
+    let all_at = |i: usize| matches!(w(i), "all" | "every" | "both" | "each");
+    // the clause around the word: up to punctuation
+    let boundary = |i: usize| {
+        ctx.tokens[i].kind == crate::engine::tokenize::TokenKind::Punct
+            && matches!(w(i), "," | ";" | "(" | ")" | "." | "?" | "!" | "-" | ":")
+    };
+    let start = (0..k).rev().find(|&i| boundary(i)).map_or(0, |i| i + 1);
+    let end = (k + 1..n).find(|&i| boundary(i)).unwrap_or(n);
+    let before = |d: usize| k >= d && keep_word(k - d);
+    let include = before(1)
+        || before(2) && w(k - 1) == "the"
+        || matches!(w(k + 1), "included" | "too" | "kept")
+        // "show all if tied", "all tied ones", "everyone tied"
+        || (start..k).any(|i| all_at(i) && matches!(w(i.wrapping_sub(1)), "show" | "list" | "include" | "give" | "return" | "keep") )
+            && w(k) == "tied"
+        || w(k) == "tied" && matches!(w(k.wrapping_sub(1)), "all" | "everyone" | "everybody" | "any" | "if" | "when" | "where")
+            && (start..end).any(all_at)
+        // "if there's a tie for 5th place, show all of them": the request after the tie
+        || w(k.wrapping_sub(1)) == "a"
+            && (k + 1..(k + 10).min(n)).any(|i| {
+                matches!(w(i), "show" | "list" | "include" | "give" | "return" | "keep") && all_at(i + 1)
+            });
+    if !include {
+        return None;
+    }
+    // the whole clause is the request when no word of it names data; otherwise the tie
+    // words alone
+    let mut last = end;
+    // "…show all of them" may run past the clause of the tie: to the end of the sentence
+    if w(k.wrapping_sub(1)) == "a" {
+        last = (k + 1..n)
+            .find(|&i| matches!(w(i), "." | "?" | "!" | ";" | ")"))
+            .unwrap_or(n);
+    }
+    let names_data = (start..last).any(|i| ctx.mention_covering(i).is_some());
+    if names_data {
+        Some((k, k + 1))
+    } else {
+        Some((start, last))
+    }
 }

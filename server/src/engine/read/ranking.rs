@@ -244,7 +244,13 @@ pub(super) fn rank(ctx: &Ctx<'_>, st: &mut State) {
             ms.iter()
                 // "which 3 patients", "which 5 open wounds" (the records' word with their
                 // state: a count's phrase)
-                .filter(|m| m.last <= rc.first && (m.entity().is_some() || m.measure().is_some()))
+                // "which 2 etiologies": values said in the plural right after "which N"
+                .filter(|m| {
+                    m.last <= rc.first
+                        && (m.entity().is_some()
+                            || m.measure().is_some()
+                            || m.first >= 2 && matches!(ctx.w(m.first - 2), "which" | "what"))
+                })
                 .filter_map(|m| m.first.checked_sub(1))
                 // "more than 100 patients": a count compared, not how many are shown
                 .filter(|&k| !ctx.comparisons.iter().any(|c| c.first <= k && k < c.last))
@@ -478,7 +484,11 @@ fn count_by_attribute(ctx: &Ctx<'_>, st: &mut State, rc: cues::RankCue) -> Optio
         });
     let asked = || {
         ms.iter().enumerate().find_map(|(mi, m)| {
+            // "which etiologies have the most …", "which 2 etiologies have the most …"
             let which = m.first > 0 && matches!(ctx.w(m.first - 1), "which" | "what")
+                || m.first > 1
+                    && ctx.tokens[m.first - 1].kind == crate::engine::tokenize::TokenKind::Number
+                    && matches!(ctx.w(m.first - 2), "which" | "what")
                 || m.phrase.starts_with("which ")
                 || m.phrase.starts_with("what ");
             (which && m.last <= rc.first)
