@@ -209,14 +209,31 @@ pub(crate) fn account(
                             "took" | "take" | "takes" | "taking" | "taken"
                         )
             }
-            // "at any one assessment", "a single one of them": "one" as a pronoun
+            // "the two counts side by side", "both figures": how many figures, said of the
+            // layout
+            TokenKind::NumberWord
+                if t.text == "two"
+                    && k > 0
+                    && tokens[k - 1].text == "the"
+                    && tokens.get(k + 1).is_some_and(|n| {
+                        matches!(
+                            n.text.as_str(),
+                            "counts" | "figures" | "numbers" | "totals" | "columns"
+                        )
+                    }) =>
+            {
+                true
+            }
+            // "at any one assessment", "a single one of them", "not one of which": "one"
+            // as a pronoun
             TokenKind::NumberWord
                 if t.text == "one"
                     && k > 0
-                    && matches!(
+                    && (matches!(
                         tokens[k - 1].text.as_str(),
                         "any" | "single" | "each" | "every" | "no"
-                    ) =>
+                    ) || tokens[k - 1].text == "not"
+                        && tokens.get(k + 1).is_some_and(|n| n.text == "of")) =>
             {
                 true
             }

@@ -1024,6 +1024,11 @@ pub fn cues(tokens: &[Token], in_phrase: impl Fn(usize) -> bool) -> Cues {
         {
             c.widen = true;
         }
+        // "what about the whole Coastal region?": a short follow-up that names a place
+        // as a whole
+        if c.words <= 8 && matches!(word, "whole" | "entire") && w(tokens, k.wrapping_sub(1)) == "the" {
+            c.widen = true;
+        }
         // "and across all sites?", "what about everywhere", "for all clinics": a short
         // follow-up that names every place instead of one
         if c.words <= 6
@@ -1377,6 +1382,16 @@ mod tests {
             cues_of("clinicians that saw patients by clinic")
                 .pronouns
                 .is_empty()
+        );
+    }
+
+    #[test]
+    fn a_short_follow_up_naming_a_place_as_a_whole_widens() {
+        assert!(cues_of("what about the whole Coastal region?").widen);
+        assert!(cues_of("and across all sites?").widen);
+        assert!(
+            !cues_of("how many open wounds are there in the whole network of clinics by etiology and stage")
+                .widen
         );
     }
 }

@@ -477,6 +477,22 @@ pub(crate) fn comparison_constraint(model: &SemanticModel, c: &Cmp, attribute: &
 /// Puts filters on the same one-to-many related entity into one `all`, so "patients with
 /// a stage 4 pressure injury" means one wound that is both.
 pub(crate) fn consolidate(model: &SemanticModel, plan: &mut QueryPlan) {
+    // "wounds healed in 2025 vs wounds healed in 2026": the same figure said twice is one
+    // column (the periods are its rows)
+    let mut seen: Vec<(MeasureAgg, Option<String>, Option<Constraint>)> = Vec::new();
+    let before = plan.metrics.len();
+    plan.metrics.retain(|m| {
+        let key = (m.agg, m.attribute.clone(), m.condition.clone());
+        let fresh = !seen.contains(&key);
+        seen.push(key);
+        fresh
+    });
+    if plan.metrics.len() < before {
+        // sort keys naming a metric by its place keep only the first ones
+        let n = plan.metrics.len() as u32;
+        plan.order
+            .retain(|o| !matches!(o.key, OrderKey::Metric { index } if index >= n));
+    }
     let mut groups: Vec<(String, Vec<usize>)> = Vec::new();
     for (i, f) in plan.filters.iter().enumerate() {
         let (Constraint::Compare { attribute, .. }

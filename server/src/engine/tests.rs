@@ -7928,3 +7928,34 @@ fn a_number_said_with_the_records_a_ranking_word_orders_is_how_many_are_shown() 
     assert!(asked(&u).is_empty(), "{:?}", asked(&u));
     assert_eq!(plan(&u).limit, Some(5), "{:?}", plan(&u));
 }
+
+#[test]
+fn people_said_by_a_word_for_their_age_are_the_records_listed() {
+    let u = ask("list the seniors who have an open pressure injury");
+    let p = plan(&u);
+    assert_eq!(p.entity, "patients", "{p:?}");
+    assert!(has_filter(p, "wounds.etiology"), "{p:?}");
+}
+
+#[test]
+fn not_one_of_which_negates_every_related_record() {
+    let u = ask("patients with 3 or more wounds, not one of which has healed");
+    assert!(asked(&u).is_empty(), "{:?}", asked(&u));
+    let p = plan(&u);
+    assert!(
+        p.filters.iter().any(|f| matches!(f, Constraint::Not { .. })),
+        "{p:?}"
+    );
+}
+
+#[test]
+fn one_figure_said_for_two_periods_is_one_column_by_period() {
+    let u = ask("wounds healed in 2024 vs wounds healed in 2025, the two counts side by side");
+    assert!(asked(&u).is_empty(), "{:?}", asked(&u));
+    let p = plan(&u);
+    assert_eq!(p.metrics.len(), 1, "{p:?}");
+    assert!(
+        p.dimensions.iter().any(|d| matches!(d, Dimension::Time { .. })),
+        "{p:?}"
+    );
+}

@@ -124,6 +124,17 @@ pub(super) fn named(ctx: &Ctx<'_>, st: &mut State) {
         name_entity(ctx, st, mi, e);
         return;
     }
+    // "list the seniors who have an open pressure injury": a word for people of an age
+    // or build, said as the people themselves, names them
+    if !earlier_named
+        && st.explicit.is_empty()
+        && st.r.rank.is_none()
+        && let Some(e) = head_people(ctx, st)
+    {
+        st.r.entity = Some(e);
+        st.r.entity_source = EntitySource::Named;
+        return;
+    }
     // "how many chronic wounds do the community clinics have", "how many open burns at
     // community clinics": the records said first — a term with its record word, or values
     // of one kind of record right after the opening — are those counted or listed, not the
@@ -381,6 +392,57 @@ pub(super) fn fallback(ctx: &Ctx<'_>, st: &mut State) {
 
 /// The records mention `mi` names (`e`) are the ones asked about; every other record word
 /// is context.
+/// A demographic word said in the plural right after the opening words, as the people
+/// themselves ("the seniors who …", "how many elderly have …"): the records it applies to
+/// first (people).
+fn head_people(ctx: &Ctx<'_>, st: &State) -> Option<String> {
+    let model = ctx.model;
+    let mut k = 0;
+    while matches!(
+        ctx.w(k),
+        "which"
+            | "what"
+            | "list"
+            | "show"
+            | "me"
+            | "the"
+            | "all"
+            | "our"
+            | "how"
+            | "many"
+            | "find"
+            | "get"
+            | "any"
+    ) {
+        k += 1;
+    }
+    let (mi, m) = ctx.mentions.iter().enumerate().find(|(_, m)| m.first == k)?;
+    let t = m
+        .terms()
+        .find(|&t| model.terms[t].kind == crate::semantic::TermKind::Demographic)?;
+    let word = ctx.w(m.last - 1);
+    let people = word.ends_with('s') || matches!(word, "elderly" | "people");
+    let next = ctx.w(m.last);
+    (!st.used[mi]
+        && people
+        && matches!(
+            next,
+            "" | "who"
+                | "that"
+                | "with"
+                | "having"
+                | "have"
+                | "has"
+                | "at"
+                | "in"
+                | "registered"
+                | "are"
+                | "on"
+        ))
+    .then(|| model.terms[t].applies_to.first().cloned())
+    .flatten()
+}
+
 /// The records said at the head of the question without their entity's own word: a term
 /// ending in a record word ("chronic wounds"), or a value of one kind of record right
 /// after the opening words ("how many open burns", "which stage 4 PIs").
