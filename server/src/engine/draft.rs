@@ -408,7 +408,7 @@ pub(crate) fn build(ctx: &Ctx<'_>, r: &Reading, det: &Detected, chosen: &[Chosen
         not_at_visit(model, &mut positioned, false);
     }
     if r.every_visit && plan.entity != "assessments" {
-        every_visit(&mut positioned);
+        every_visit(model, &plan.entity, &mut positioned);
     }
     for (_, c) in positioned {
         add_filter(&mut plan, c, false);
@@ -970,10 +970,48 @@ fn same_row(positioned: &mut Vec<(usize, Constraint)>, entity: &str) {
 
 /// "… high exudate at every visit": each condition on the visits' own values holds at
 /// every visit of the record — no visit where it does not (`NOT EXISTS`).
-fn every_visit(positioned: &mut [(usize, Constraint)]) {
+fn every_visit(model: &SemanticModel, entity: &str, positioned: &mut [(usize, Constraint)]) {
+    // a visit's own values, or those of who made it ("only ever assessed by wound nurses":
+    // the clinician of every visit), never the record's own
+    let of_visit = |a: &str| {
+        a.starts_with("assessments.")
+            || split_qualified(a).is_some_and(|(e, _)| {
+                e != entity && model.has_one("assessments", e) && !model.has_one(entity, e)
+            })
+    };
     for (_, c) in positioned.iter_mut() {
         let attrs = c.attributes();
-        if attrs.is_empty() || !attrs.iter().all(|a| a.starts_with("assessments.")) {
+        if attrs.is_empty() || !attrs.iter().all(|a| of_visit(a)) {
+            continue;
+        }
+        // who made the visit: no visit made by anyone else (`NOT EXISTS` a visit whose
+        // clinician is not one of them)
+        if !attrs.iter().all(|a| a.starts_with("assessments.")) {
+            use crate::semantic::CompareOp as Op;
+            if let Constraint::Compare {
+                attribute,
+                op,
+                value,
+                unit,
+            } = c
+            {
+                let other = match op {
+                    Op::Eq => Op::Ne,
+                    Op::Ne => Op::Eq,
+                    Op::Gt => Op::Lte,
+                    Op::Gte => Op::Lt,
+                    Op::Lt => Op::Gte,
+                    Op::Lte => Op::Gt,
+                };
+                *c = Constraint::Not {
+                    of: Box::new(Constraint::Compare {
+                        attribute: attribute.clone(),
+                        op: other,
+                        value: value.clone(),
+                        unit: unit.clone(),
+                    }),
+                };
+            }
             continue;
         }
         let inner = std::mem::replace(c, Constraint::All { of: Vec::new() });

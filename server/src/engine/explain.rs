@@ -293,6 +293,23 @@ pub fn describe(model: &SemanticModel, plan_entity: &str, c: &Constraint) -> Str
             format!("({})", join_or(&parts))
         }
         Constraint::Not { of } => match &**of {
+            // "only ever assessed by wound nurses": no related row other than one value,
+            // said as the value ("clinician discipline only Wound nurse")
+            Constraint::Compare {
+                attribute,
+                op: CompareOp::Ne,
+                value: v @ Value::Text(_),
+                ..
+            } if split_qualified(attribute)
+                .and_then(|(e, _)| model.join_path(plan_entity, e))
+                .is_some_and(|p| p.iter().any(|s| !s.forward)) =>
+            {
+                format!(
+                    "{} only {}",
+                    attr_name(model, plan_entity, attribute),
+                    value_text(model, attribute, v)
+                )
+            }
             // "not (etiology Pressure injury)" reads as "etiology not Pressure injury"; of
             // related rows, "no wound with status Open"
             Constraint::Compare {

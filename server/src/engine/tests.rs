@@ -1432,7 +1432,7 @@ fn typos_against_the_model_vocabulary_still_link() {
         ("open wounds by clinc", "wounds"),
         ("patients with diabetis", "patients"),
         ("how many pateints", "patients"),
-        ("list asessments this week", "assessments"),
+        ("list asessmnts this week", "assessments"),
     ];
     for (q, entity) in table {
         let u = ask(q);
@@ -1440,6 +1440,9 @@ fn typos_against_the_model_vocabulary_still_link() {
         assert!(u.pieces.iter().any(|p| p.how == LinkMethod::Fuzzy), "{q}");
         assert!(!u.is_refused(), "{q}");
     }
+    // the visit word's common slips are read as the word itself (the steps that find
+    // "at any assessment" read its text)
+    assert_eq!(plan(&ask("list asessments this week")).entity, "assessments");
     assert!(eq_filter(
         plan(&ask("presure injuries by clinic")),
         "wounds.etiology",
@@ -7956,6 +7959,35 @@ fn one_figure_said_for_two_periods_is_one_column_by_period() {
     assert_eq!(p.metrics.len(), 1, "{p:?}");
     assert!(
         p.dimensions.iter().any(|d| matches!(d, Dimension::Time { .. })),
+        "{p:?}"
+    );
+}
+
+#[test]
+fn the_visit_word_typed_with_a_slip_still_says_which_visit() {
+    let p = plan(&ask(
+        "patients with a pain score of 10 at any assesment in the last 30 days",
+    ))
+    .clone();
+    assert!(has_filter(&p, "assessments.pain_score"), "{p:?}");
+    assert!(!has_filter(&p, "wounds.latest_pain"), "{p:?}");
+}
+
+#[test]
+fn only_ever_assessed_by_some_clinicians_means_every_visit_was_by_them() {
+    // no visit by anyone else: not (a visit whose clinician is not a podiatrist)
+    let p = plan(&ask(
+        "how many pressure injuries have only been seen by podiatrists",
+    ))
+    .clone();
+    assert!(
+        p.filters.iter().any(|f| matches!(
+            f,
+            Constraint::Not { of } if matches!(
+                &**of,
+                Constraint::Compare { attribute, op: CompareOp::Ne, .. } if attribute == "clinicians.discipline"
+            )
+        )),
         "{p:?}"
     );
 }

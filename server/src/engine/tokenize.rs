@@ -341,6 +341,14 @@ fn shorthand(word: &str) -> Option<&'static str> {
         "whn" | "wehn" | "whne" | "hwen" => "when",
         "ther" | "tehre" | "htere" => "there",
         "totl" | "toal" | "ttoal" | "totla" | "toatl" => "total",
+        // the visit word the reading steps look for by its text ("at any assessment")
+        "asessment" | "asesssment" | "assesment" | "assesmsent" | "assessemnt" | "assessent"
+        | "assessmet" | "assessmetn" | "assessmnet" | "assessmnt" | "asssesment" | "assssment" => {
+            "assessment"
+        }
+        "asessments" | "asesssments" | "assesments" | "assesmsents" | "assessemnts" | "assessents"
+        | "assessmenst" | "assessmetns" | "assessmets" | "assessmnets" | "assessmnts" | "asssesments"
+        | "assssments" => "assessments",
         _ => return None,
     })
 }

@@ -296,7 +296,7 @@ pub const BLIND_FLOORS: Limits = Limits {
     precision: 534.0 / 607.0 - 1e-9,
     recall: 534.0 / 585.0 - 1e-9,
     clarify_clear: 52.0 / 1475.0 + 1e-9,
-    exec_clear: 1381.0 / 1456.0 - 1e-9,
+    exec_clear: 1383.0 / 1456.0 - 1e-9,
     after_answer: 155.0 / 161.0 - 1e-9,
     silent: 18.0 / 765.0 + 1e-9,
 };

@@ -55,6 +55,32 @@ pub(super) fn read_visit_hint(ctx: &Ctx<'_>, r: &mut Reading, used: &mut [bool])
     if read_two_visits(ctx, r, used) || read_first_visit(ctx, r, used) {
         return;
     }
+    // "only ever been assessed by wound nurses", "only seen by podiatrists": every visit
+    // was by them
+    for k in 0..ctx.tokens.len() {
+        if !matches!(ctx.w(k), "only" | "exclusively") {
+            continue;
+        }
+        let mut j = k + 1;
+        while j < k + 4
+            && matches!(
+                ctx.w(j),
+                "ever" | "been" | "be" | "having" | "had" | "have" | "has" | "were" | "was"
+            )
+        {
+            j += 1;
+        }
+        if matches!(
+            ctx.w(j),
+            "assessed" | "seen" | "visited" | "treated" | "reviewed" | "examined"
+        ) && ctx.w(j + 1) == "by"
+        {
+            r.visit_hint = Some(false);
+            r.every_visit = true;
+            r.visit_hint_at = Some((k, j + 1));
+            return;
+        }
+    }
     for m in ctx.mentions {
         let lead = match (ctx.w(m.first.wrapping_sub(2)), ctx.w(m.first.wrapping_sub(1))) {
             ("most", "recent") => Some(m.first - 2),
