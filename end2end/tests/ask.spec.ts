@@ -413,6 +413,31 @@ test.describe('Clarification panel', () => {
     expect(first[1] + first[2]).toBeGreaterThan(0);
   });
 
+  test('ties at the cut are kept when the question says so, and only then', async ({ page }) => {
+    await open(page);
+    const figures = async () => {
+      const answer = page.getByTestId('answer').last();
+      const rows = answer.locator('tbody tr');
+      const out: number[] = [];
+      for (let i = 0; i < (await rows.count()); i++) {
+        const cells = (await rows.nth(i).locator('td').allTextContents()).map((c) => c.trim());
+        out.push(Number(cells[1].replace(/,/g, '')));
+      }
+      return out;
+    };
+    await askAndTime(page, 'the 3 patients with the most wounds', 'answer');
+    expect(await figures()).toHaveLength(3);
+    await askAndTime(page, 'the 3 patients with the most wounds, ties included', 'answer');
+    await expect(page.getByTestId('answer')).toHaveCount(2);
+    const answer = page.getByTestId('answer').last();
+    await expect(answer.getByTestId('restatement')).toContainText('and any tied with the last one');
+    const tied = await figures();
+    expect(tied.length).toBeGreaterThanOrEqual(3);
+    // every row after the third ties with it, and the order holds
+    for (const f of tied.slice(3)) expect(f).toBe(tied[2]);
+    for (let i = 1; i < tied.length; i++) expect(tied[i]).toBeLessThanOrEqual(tied[i - 1]);
+  });
+
   test('a change asked in words is refused as read-only, and the text is kept', async ({ page }) => {
     await open(page);
     const box = page.getByLabel('Your question');
