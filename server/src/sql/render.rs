@@ -680,26 +680,8 @@ impl<'p, 'm> Builder<'p, 'm> {
         }
         let (inner, mut columns) = self.assemble(ctes, selected, conds, group_by, having, Vec::new());
         columns.truncate(columns.len() - 2);
-        let tied = Ident::new("tied")?;
-        let mut s = Sql::text("SELECT ");
-        s.push_sql(Sql::join(
-            outer.iter().map(|a| {
-                let mut c = Sql::new();
-                c.push_ident(a);
-                c
-            }),
-            ", ",
-        ));
-        s.push("\nFROM (")
-            .push_sql(inner)
-            .push(") AS ")
-            .push_ident(&tied)
-            .push("\nWHERE ")
-            .push_ident(&rank_alias)
-            .push(" <= ")
-            .push_param(BoundValue::Int(i64::from(n)))
-            .push("\nORDER BY ")
-            .push_ident(&row_alias);
+        let mut s = rows_ranked_up_to(&outer, inner, &Ident::new("tied")?, &rank_alias, n);
+        s.push("\nORDER BY ").push_ident(&row_alias);
         self.tied = true;
         Ok((s, columns))
     }
@@ -1030,24 +1012,8 @@ impl<'p, 'm> Builder<'p, 'm> {
         });
         let (inner, mut columns) = self.assemble(ctes, selected, conds, group_by, having, Vec::new());
         columns.pop();
-        let ranked = Ident::new("ranked")?;
-        let mut s = Sql::text("SELECT ");
-        s.push_sql(Sql::join(
-            outer.iter().map(|(a, _)| {
-                let mut c = Sql::new();
-                c.push_ident(a);
-                c
-            }),
-            ", ",
-        ));
-        s.push("\nFROM (")
-            .push_sql(inner)
-            .push(") AS ")
-            .push_ident(&ranked)
-            .push("\nWHERE ")
-            .push_ident(&rank_alias)
-            .push(" <= ")
-            .push_param(BoundValue::Int(i64::from(n)));
+        let aliases: Vec<Ident> = outer.iter().map(|(a, _)| a.clone()).collect();
+        let mut s = rows_ranked_up_to(&aliases, inner, &Ident::new("ranked")?, &rank_alias, n);
         // the groups in order, each group's rows in rank order
         let by_alias = |j: usize, dir: SortOrder| {
             let (alias, ty) = &outer[j];
@@ -1518,6 +1484,29 @@ impl<'p, 'm> Builder<'p, 'm> {
 
 #[cfg(test)]
 mod tests;
+
+/// `SELECT <aliases> FROM (<inner>) AS <name> WHERE <rank> <= n`: the rows of a
+/// statement that numbers them (`inner` selects `rank` after `aliases`), up to `n`.
+fn rows_ranked_up_to(aliases: &[Ident], inner: Sql, name: &Ident, rank: &Ident, n: u32) -> Sql {
+    let mut s = Sql::text("SELECT ");
+    s.push_sql(Sql::join(
+        aliases.iter().map(|a| {
+            let mut c = Sql::new();
+            c.push_ident(a);
+            c
+        }),
+        ", ",
+    ));
+    s.push("\nFROM (")
+        .push_sql(inner)
+        .push(") AS ")
+        .push_ident(name)
+        .push("\nWHERE ")
+        .push_ident(rank)
+        .push(" <= ")
+        .push_param(BoundValue::Int(i64::from(n)));
+    s
+}
 
 /// `<aggregate> op <number>`: a HAVING condition (a whole number bound as an integer).
 fn having_sql(aggregate: &Sql, h: &crate::engine::plan::Having) -> Result<Sql, RenderError> {

@@ -392,30 +392,26 @@ pub(super) fn fallback(ctx: &Ctx<'_>, st: &mut State) {
 
 /// The records mention `mi` names (`e`) are the ones asked about; every other record word
 /// is context.
+/// Where the question's opening words end ("which", "list the", "how many", "show me all
+/// our" …; "any" too when `any`).
+fn opening_end(ctx: &Ctx<'_>, any: bool) -> usize {
+    let mut k = 0;
+    while matches!(
+        ctx.w(k),
+        "which" | "what" | "list" | "show" | "me" | "the" | "all" | "our" | "how" | "many" | "find" | "get"
+    ) || any && ctx.w(k) == "any"
+    {
+        k += 1;
+    }
+    k
+}
+
 /// A demographic word said in the plural right after the opening words, as the people
 /// themselves ("the seniors who …", "how many elderly have …"): the records it applies to
 /// first (people).
 fn head_people(ctx: &Ctx<'_>, st: &State) -> Option<String> {
     let model = ctx.model;
-    let mut k = 0;
-    while matches!(
-        ctx.w(k),
-        "which"
-            | "what"
-            | "list"
-            | "show"
-            | "me"
-            | "the"
-            | "all"
-            | "our"
-            | "how"
-            | "many"
-            | "find"
-            | "get"
-            | "any"
-    ) {
-        k += 1;
-    }
+    let k = opening_end(ctx, true);
     let (mi, m) = ctx.mentions.iter().enumerate().find(|(_, m)| m.first == k)?;
     let t = m
         .terms()
@@ -457,25 +453,7 @@ fn head_records<'m>(ctx: &Ctx<'m>, st: &State) -> Option<(&'m crate::engine::lin
     if term.is_some() {
         return term;
     }
-    let mut k = 0;
-    while matches!(
-        ctx.w(k),
-        "which"
-            | "what"
-            | "list"
-            | "show"
-            | "me"
-            | "the"
-            | "all"
-            | "our"
-            | "how"
-            | "many"
-            | "find"
-            | "get"
-            | "any"
-    ) {
-        k += 1;
-    }
+    let k = opening_end(ctx, true);
     if k == 0 || !matches!(ctx.w(0), "how" | "which" | "list" | "show" | "what") {
         return None;
     }
@@ -563,13 +541,7 @@ fn opening_count_of_related(ctx: &Ctx<'_>, st: &State) -> Option<(usize, String)
 /// the records after the verb are what they did it to.
 fn value_subject(ctx: &Ctx<'_>, st: &State) -> Option<(usize, String)> {
     let ms = ctx.mentions;
-    let mut k = 0;
-    while matches!(
-        ctx.w(k),
-        "which" | "what" | "list" | "show" | "me" | "the" | "all" | "our" | "how" | "many" | "find" | "get"
-    ) {
-        k += 1;
-    }
+    let k = opening_end(ctx, false);
     if k == 0 {
         return None;
     }
