@@ -427,6 +427,10 @@ test.describe('Clarification panel', () => {
     };
     await askAndTime(page, 'the 3 patients with the most wounds', 'answer');
     expect(await figures()).toHaveLength(3);
+    // the cut falls inside a tie (many patients have the most wounds): said, not silent
+    await expect(page.getByTestId('answer').last().getByTestId('answer-notice')).toContainText(
+      'tie with the last one shown',
+    );
     await askAndTime(page, 'the 3 patients with the most wounds, ties included', 'answer');
     await expect(page.getByTestId('answer')).toHaveCount(2);
     const answer = page.getByTestId('answer').last();
@@ -435,6 +439,7 @@ test.describe('Clarification panel', () => {
     expect(tied.length).toBeGreaterThanOrEqual(3);
     // every row after the third ties with it, and the order holds
     for (const f of tied.slice(3)) expect(f).toBe(tied[2]);
+    await expect(answer.getByTestId('answer-notice')).toHaveCount(0);
     for (let i = 1; i < tied.length; i++) expect(tied[i]).toBeLessThanOrEqual(tied[i - 1]);
   });
 

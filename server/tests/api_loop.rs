@@ -1528,3 +1528,40 @@ async fn the_answer_table_in_the_response_is_the_text_stored_with_its_history_en
     })
     .await;
 }
+
+#[tokio::test]
+async fn a_cut_inside_a_tie_is_said_and_ties_included_shows_every_tied_row() {
+    each_backend(test_config(), async |api| {
+        let cut = api
+            .ask(json!({"question": "the 3 patients with the most wounds"}))
+            .await;
+        assert_eq!(cut.status, StatusCode::OK, "{}", cut.body);
+        assert_eq!(
+            cut.body["table"]["rows"].as_array().map(Vec::len),
+            Some(3),
+            "{}",
+            cut.body
+        );
+        let all = api
+            .ask(json!({"question": "the 3 patients with the most wounds, ties included"}))
+            .await;
+        assert_eq!(all.status, StatusCode::OK, "{}", all.body);
+        assert_eq!(all.body["notice"], Value::Null, "{}", all.body);
+        let rows = all.body["table"]["rows"].as_array().expect("rows").len();
+        assert!(rows >= 3, "{}", all.body);
+        // the notice says exactly how many more rows tie, or nothing when none do
+        if rows > 3 {
+            let notice = cut.body["notice"].as_str().expect("a notice").to_owned();
+            let more = rows - 3;
+            let said = if more == 1 {
+                "1 more row ties with the last one shown".to_owned()
+            } else {
+                format!("{more} more rows tie with the last one shown")
+            };
+            assert!(notice.starts_with(&said), "{notice} / {said}");
+        } else {
+            assert_eq!(cut.body["notice"], Value::Null, "{}", cut.body);
+        }
+    })
+    .await;
+}

@@ -1001,16 +1001,13 @@ async fn a_limit_with_its_ties_keeps_every_row_tied_with_the_last_one() {
     counts.sort_unstable_by(|a, b| b.cmp(a));
     let third = counts[2];
     let tied_ranked = counts.iter().filter(|&&c| c >= third).count();
-    // ages in whole years, oldest first
-    let mut ages: Vec<u32> = t
-        .data
-        .patients
-        .iter()
-        .map(|p| today.years_since(p.birth_date).expect("born before today"))
-        .collect();
-    ages.sort_unstable_by(|a, b| b.cmp(a));
-    let fifth_age = ages[4];
-    let tied_listed = ages.iter().filter(|&&a| a >= fifth_age).count();
+    // oldest first: by age, and within one age in whole years by birth date, so only
+    // patients born on the same day as the fifth oldest tie with it
+    let _ = today;
+    let mut born: Vec<NaiveDate> = t.data.patients.iter().map(|p| p.birth_date).collect();
+    born.sort_unstable();
+    let fifth = born[4];
+    let tied_listed = born.iter().filter(|&&b| b <= fifth).count();
 
     let mut ranked = plan("wounds", Intent::Rank);
     ranked.metrics = vec![Metric {

@@ -1579,6 +1579,9 @@ impl Orchestrator {
         };
         let (rendered, rows, exec_time, scoped) =
             self.execute(&plan, &loaded.access, &mut pending.audit).await?;
+        let ties = self
+            .ties_past_the_cut(&scoped.plan, &scoped.rows, rows.rows.len())
+            .await;
         let param_count = rendered.values.len();
         let row_count = rows.rows.len() as i64;
         let now = Utc::now();
@@ -1741,9 +1744,57 @@ impl Orchestrator {
             thinking: job.thinking,
             rounds: job.rounds_done,
             duration_ms: ms(job.started.elapsed()),
-            notice: None,
+            notice: ties,
             verified: job.verified.as_ref().map(|v| v.badge()),
         }))
+    }
+
+    /// "top 3 patients by number of wounds" when 120 more tie with the third: a cut that
+    /// falls inside a tie is said, never made silently. Only for a plan that kept exactly
+    /// its limit of ordered rows (`shown`) without its ties; the same statement with its
+    /// ties (see `QueryPlan::limit_ties`) tells how many more there are. A failure of that
+    /// second statement says nothing rather than failing the answer.
+    async fn ties_past_the_cut(
+        &self,
+        plan: &QueryPlan,
+        rows_scope: &crate::sql::RowScope,
+        shown: usize,
+    ) -> Option<String> {
+        let inner = &*self.inner;
+        let n = plan.limit?;
+        if plan.limit_ties
+            || plan.order.is_empty()
+            || plan.limit_per_group.is_some()
+            || plan.offset.is_some_and(|o| o > 0)
+            || shown != n as usize
+            || n == 0
+        {
+            return None;
+        }
+        let mut tied = plan.clone();
+        tied.limit_ties = true;
+        let rendered = crate::sql::render_scoped(
+            &tied,
+            inner.model,
+            inner.dialect,
+            inner.config.row_cap,
+            crate::sql::SummaryUse::LIVE,
+            rows_scope,
+        )
+        .ok()?;
+        let (result, _) = inner.answers.run(&inner.warehouse, &rendered).await;
+        let all = result.ok()?;
+        let more = all.rows.len().checked_sub(n as usize).filter(|&m| m > 0)?;
+        let more = if all.truncated {
+            format!("More than {more} more rows tie")
+        } else if more == 1 {
+            "1 more row ties".to_owned()
+        } else {
+            format!("{more} more rows tie")
+        };
+        Some(format!(
+            "{more} with the last one shown. Add \"ties included\" to the question to see them all."
+        ))
     }
 
     /// The engine's reading of `input` (of this request's allowed values), kept per

@@ -583,6 +583,9 @@ impl<'p, 'm> Builder<'p, 'm> {
         if !keys.iter().any(|(a, _)| *a == key) {
             keys.push((key, SortOrder::Asc));
         }
+        // the leading sort terms that say which rows tie (the first key, with the date an
+        // age counts from)
+        let mut tie_keys = 0;
         for (attribute, dir) in keys {
             let i = wanted
                 .iter()
@@ -608,9 +611,21 @@ impl<'p, 'm> Builder<'p, 'm> {
                 order_exprs.push(term.clone());
                 order.push(term);
             }
+            if tie_keys == 0 {
+                tie_keys = order_exprs.len();
+            }
         }
         if let Some(n) = self.tie_limit() {
-            return self.with_ties(n, Vec::new(), selected, conds, Vec::new(), None, order_exprs);
+            return self.with_ties(
+                n,
+                Vec::new(),
+                selected,
+                conds,
+                Vec::new(),
+                None,
+                order_exprs,
+                tie_keys,
+            );
         }
         Ok(self.assemble(Vec::new(), selected, conds, Vec::new(), None, order))
     }
@@ -638,7 +653,8 @@ impl<'p, 'm> Builder<'p, 'm> {
     }
 
     /// The rows up to the `n`th in the plan's order and every row tied with it on the
-    /// first key ("top 5 clinics, ties included"):
+    /// first `tie_keys` sort terms (the first key; an age with the date it counts from)
+    /// ("top 5 clinics, ties included"):
     ///
     /// `SELECT … FROM (SELECT …, RANK() OVER (ORDER BY first key) AS tie_rank,
     /// ROW_NUMBER() OVER (ORDER BY every key) AS tie_row FROM … [GROUP BY …]) AS tied WHERE
@@ -653,12 +669,17 @@ impl<'p, 'm> Builder<'p, 'm> {
         group_by: Vec<Sql>,
         having: Option<Sql>,
         order_exprs: Vec<Sql>,
+        tie_keys: usize,
     ) -> Result<(Sql, Vec<OutputColumn>), RenderError> {
-        let Some(first) = order_exprs.first().cloned() else {
+        if order_exprs.is_empty() || tie_keys == 0 {
             return Err(RenderError::InvalidPlan {
                 reason: "rows tied with the last one need an order".into(),
             });
-        };
+        }
+        let first = Sql::join(
+            order_exprs[..tie_keys.min(order_exprs.len())].iter().cloned(),
+            ", ",
+        );
         let outer: Vec<Ident> = selected.iter().map(|s| s.alias.clone()).collect();
         let rank_alias = Ident::new("tie_rank")?;
         let row_alias = Ident::new("tie_row")?;
@@ -879,7 +900,7 @@ impl<'p, 'm> Builder<'p, 'm> {
             return self.per_group(n, ctes, selected, &dims, conds, group_by, having);
         }
         if let Some(n) = self.tie_limit().filter(|_| !dims.is_empty()) {
-            return self.with_ties(n, ctes, selected, conds, group_by, having, order_exprs);
+            return self.with_ties(n, ctes, selected, conds, group_by, having, order_exprs, 1);
         }
         Ok(self.assemble(ctes, selected, conds, group_by, having, order))
     }
