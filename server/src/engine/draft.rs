@@ -987,30 +987,10 @@ fn every_visit(model: &SemanticModel, entity: &str, positioned: &mut [(usize, Co
         // who made the visit: no visit made by anyone else (`NOT EXISTS` a visit whose
         // clinician is not one of them)
         if !attrs.iter().all(|a| a.starts_with("assessments.")) {
-            use crate::semantic::CompareOp as Op;
-            if let Constraint::Compare {
-                attribute,
-                op,
-                value,
-                unit,
-            } = c
-            {
-                let other = match op {
-                    Op::Eq => Op::Ne,
-                    Op::Ne => Op::Eq,
-                    Op::Gt => Op::Lte,
-                    Op::Gte => Op::Lt,
-                    Op::Lt => Op::Gte,
-                    Op::Lte => Op::Gt,
-                };
-                *c = Constraint::Not {
-                    of: Box::new(Constraint::Compare {
-                        attribute: attribute.clone(),
-                        op: other,
-                        value: value.clone(),
-                        unit: unit.clone(),
-                    }),
-                };
+            if let Constraint::Compare { op, .. } = c {
+                *op = op.negated();
+                let other = std::mem::replace(c, Constraint::All { of: Vec::new() });
+                *c = Constraint::Not { of: Box::new(other) };
             }
             continue;
         }

@@ -387,7 +387,7 @@ fn run_with(input: &EngineInput<'_>, index: &EngineIndex, with_suggestions: bool
         && plan.offset.is_none()
     {
         plan.limit = Some(n);
-        plan.limit_ties &= reading.limit_ties;
+        plan.limit_ties = reading.limit_ties;
     }
     // "average days from onset to healed": the model's day count between the two dates
     let said_agg = ctx.cues.agg.map(|(_, _, agg)| agg).or_else(|| {

@@ -1190,34 +1190,15 @@ impl Orchestrator {
     > {
         let inner = &*self.inner;
         let scoped = self.scoped(plan, access)?;
-        let plan = &scoped.plan;
-        let rendered = crate::sql::render_scoped(
-            plan,
-            inner.model,
-            inner.dialect,
-            inner.config.row_cap,
-            crate::sql::SummaryUse::LIVE,
-            &scoped.rows,
-        )
-        .map_err(|e| {
-            // The engine read the question into a plan the renderer's rules reject: the
-            // question cannot be answered as read. That is a 422 with help, never a 500.
-            tracing::warn!(code = e.code(), error = %e, "plan did not render");
-            unanswerable(inner.model, &e)
-        })?;
-        // a wound's latest or first value read from Clarion's summary when it is current
-        // (the same rows, one key probe per wound instead of a walk of its assessments)
-        let rendered = match crate::sql::render_scoped(
-            plan,
-            inner.model,
-            inner.dialect,
-            inner.config.row_cap,
-            crate::sql::SummaryUse::CURRENT,
-            &scoped.rows,
-        ) {
-            Ok(summary) if summary.sql != rendered.sql && inner.summaries.is_current().await => summary,
-            _ => rendered,
-        };
+        let rendered = self
+            .render_to_run(&scoped.plan, &scoped.rows)
+            .await
+            .map_err(|e| {
+                // The engine read the question into a plan the renderer's rules reject: the
+                // question cannot be answered as read. That is a 422 with help, never a 500.
+                tracing::warn!(code = e.code(), error = %e, "plan did not render");
+                unanswerable(inner.model, &e)
+            })?;
         let t = Instant::now();
         // the same statement over unchanged clinical data: the rows it gave (see
         // `crate::warehouse::answer_cache` for how a change is seen)
@@ -1238,6 +1219,32 @@ impl Orchestrator {
             at: Utc::now(),
         });
         Ok((rendered, rows?, exec_time, scoped))
+    }
+
+    /// The statement an answer runs for `plan` within `rows`: a wound's latest or first
+    /// value read from Clarion's summary when it is current (the same rows, one key probe
+    /// per wound instead of a walk of its assessments), the live query otherwise.
+    async fn render_to_run(
+        &self,
+        plan: &QueryPlan,
+        rows: &crate::sql::RowScope,
+    ) -> Result<crate::sql::Rendered, RenderError> {
+        let inner = &*self.inner;
+        let render = |summaries| {
+            crate::sql::render_scoped(
+                plan,
+                inner.model,
+                inner.dialect,
+                inner.config.row_cap,
+                summaries,
+                rows,
+            )
+        };
+        let live = render(crate::sql::SummaryUse::LIVE)?;
+        Ok(match render(crate::sql::SummaryUse::CURRENT) {
+            Ok(summary) if summary.sql != live.sql && inner.summaries.is_current().await => summary,
+            _ => live,
+        })
     }
 
     /// `GET /api/v1/threads/{id}`.
@@ -1773,15 +1780,7 @@ impl Orchestrator {
         }
         let mut tied = plan.clone();
         tied.limit_ties = true;
-        let rendered = crate::sql::render_scoped(
-            &tied,
-            inner.model,
-            inner.dialect,
-            inner.config.row_cap,
-            crate::sql::SummaryUse::LIVE,
-            rows_scope,
-        )
-        .ok()?;
+        let rendered = self.render_to_run(&tied, rows_scope).await.ok()?;
         let (result, _) = inner.answers.run(&inner.warehouse, &rendered).await;
         let all = result.ok()?;
         let more = all.rows.len().checked_sub(n as usize).filter(|&m| m > 0)?;

@@ -783,6 +783,19 @@ impl CompareOp {
         }
     }
 
+    /// The operator that holds exactly where this one does not (`eq` ↔ `ne`, `gt` ↔ `lte`,
+    /// `gte` ↔ `lt`).
+    pub fn negated(self) -> CompareOp {
+        match self {
+            CompareOp::Eq => CompareOp::Ne,
+            CompareOp::Ne => CompareOp::Eq,
+            CompareOp::Gt => CompareOp::Lte,
+            CompareOp::Gte => CompareOp::Lt,
+            CompareOp::Lt => CompareOp::Gte,
+            CompareOp::Lte => CompareOp::Gt,
+        }
+    }
+
     /// True for the ordering operators (`gt`, `gte`, `lt`, `lte`).
     pub fn is_ordering(self) -> bool {
         !matches!(self, CompareOp::Eq | CompareOp::Ne)

@@ -573,6 +573,8 @@ impl<'p, 'm> Builder<'p, 'm> {
         }
         let key = format!("{}.{}", base.name, base.key);
         let mut order = Vec::new();
+        // the same terms by expression, for a limit kept with its ties only
+        let ties = self.tie_limit();
         let mut order_exprs = Vec::new();
         let mut keys: Vec<(String, SortOrder)> = Vec::new();
         for o in &self.plan.order {
@@ -592,7 +594,9 @@ impl<'p, 'm> Builder<'p, 'm> {
                 .position(|w| *w == attribute)
                 .expect("sort attributes are selected");
             let (attr, expr) = self.attribute_expr(&attribute)?;
-            order_exprs.push(self.expr_term(expr.clone(), attr.attribute.ty, dir));
+            if ties.is_some() {
+                order_exprs.push(self.expr_term(expr.clone(), attr.attribute.ty, dir));
+            }
             order.push(self.sort_term(&selected[i].alias, expr, attr.attribute.ty, dir));
             // "the 10 oldest patients": whole years tie, the date they count from does
             // not — the older first among those of one age
@@ -602,20 +606,21 @@ impl<'p, 'm> Builder<'p, 'm> {
             }) = &attr.attribute.derived
             {
                 let from = format!("{}.{from}", attr.entity.name);
-                let (_, date) = self.attribute_expr(&from)?;
-                let mut term = date;
-                term.push(match dir {
-                    SortOrder::Asc => " DESC NULLS LAST",
-                    SortOrder::Desc => " ASC NULLS LAST",
-                });
-                order_exprs.push(term.clone());
+                let (_, mut term) = self.attribute_expr(&from)?;
+                term.push(dir_sql(match dir {
+                    SortOrder::Asc => SortOrder::Desc,
+                    SortOrder::Desc => SortOrder::Asc,
+                }));
+                if ties.is_some() {
+                    order_exprs.push(term.clone());
+                }
                 order.push(term);
             }
             if tie_keys == 0 {
                 tie_keys = order_exprs.len();
             }
         }
-        if let Some(n) = self.tie_limit() {
+        if let Some(n) = ties {
             return self.with_ties(
                 n,
                 Vec::new(),
@@ -645,10 +650,7 @@ impl<'p, 'm> Builder<'p, 'm> {
         } else {
             expr
         };
-        s.push(match dir {
-            SortOrder::Asc => " ASC NULLS LAST",
-            SortOrder::Desc => " DESC NULLS LAST",
-        });
+        s.push(dir_sql(dir));
         s
     }
 
@@ -717,10 +719,7 @@ impl<'p, 'm> Builder<'p, 'm> {
             a.push_ident(alias);
             a
         };
-        s.push(match dir {
-            SortOrder::Asc => " ASC NULLS LAST",
-            SortOrder::Desc => " DESC NULLS LAST",
-        });
+        s.push(dir_sql(dir));
         s
     }
 
@@ -861,6 +860,10 @@ impl<'p, 'm> Builder<'p, 'm> {
             selected.push(k);
         }
         let mut order = Vec::new();
+        // the same terms by expression, for a limit kept with its ties only
+        let ties = self
+            .tie_limit()
+            .filter(|_| !dims.is_empty() && self.plan.limit_per_group.is_none());
         let mut order_exprs = Vec::new();
         let mut used_dims = Vec::new();
         let plan_order = self.effective_order();
@@ -874,7 +877,9 @@ impl<'p, 'm> Builder<'p, 'm> {
                         });
                     }
                     let s = &selected[dims.len() + i];
-                    order_exprs.push(self.expr_term(s.expr.clone(), AttributeType::Real, dir));
+                    if ties.is_some() {
+                        order_exprs.push(self.expr_term(s.expr.clone(), AttributeType::Real, dir));
+                    }
                     order.push(self.sort_term(&s.alias, Sql::new(), AttributeType::Real, dir));
                 }
                 OrderKey::Attribute { attribute } => {
@@ -884,7 +889,9 @@ impl<'p, 'm> Builder<'p, 'm> {
                         });
                     };
                     let (s, sql_ty, _) = &dims[j];
-                    order_exprs.push(self.expr_term(s.expr.clone(), *sql_ty, dir));
+                    if ties.is_some() {
+                        order_exprs.push(self.expr_term(s.expr.clone(), *sql_ty, dir));
+                    }
                     order.push(self.sort_term(&s.alias, s.expr.clone(), *sql_ty, dir));
                     used_dims.push(j);
                 }
@@ -892,14 +899,16 @@ impl<'p, 'm> Builder<'p, 'm> {
         }
         for (j, (s, sql_ty, _)) in dims.iter().enumerate() {
             if !used_dims.contains(&j) {
-                order_exprs.push(self.expr_term(s.expr.clone(), *sql_ty, SortOrder::Asc));
+                if ties.is_some() {
+                    order_exprs.push(self.expr_term(s.expr.clone(), *sql_ty, SortOrder::Asc));
+                }
                 order.push(self.sort_term(&s.alias, s.expr.clone(), *sql_ty, SortOrder::Asc));
             }
         }
         if let Some(n) = self.plan.limit_per_group {
             return self.per_group(n, ctes, selected, &dims, conds, group_by, having);
         }
-        if let Some(n) = self.tie_limit().filter(|_| !dims.is_empty()) {
+        if let Some(n) = ties {
             return self.with_ties(n, ctes, selected, conds, group_by, having, order_exprs, 1);
         }
         Ok(self.assemble(ctes, selected, conds, group_by, having, order))
@@ -1003,10 +1012,6 @@ impl<'p, 'm> Builder<'p, 'm> {
         };
         let Some(metric) = selected.get(dims.len() + *index as usize) else {
             return Err(invalid("no figure to rank the rows within each group by"));
-        };
-        let dir_sql = |d: SortOrder| match d {
-            SortOrder::Asc => " ASC NULLS LAST",
-            SortOrder::Desc => " DESC NULLS LAST",
         };
         let d = self.dialect();
         let mut window = Sql::text("ROW_NUMBER() OVER (PARTITION BY ");
@@ -1505,6 +1510,14 @@ impl<'p, 'm> Builder<'p, 'm> {
 
 #[cfg(test)]
 mod tests;
+
+/// The direction of a sort term; missing values last either way.
+fn dir_sql(dir: SortOrder) -> &'static str {
+    match dir {
+        SortOrder::Asc => " ASC NULLS LAST",
+        SortOrder::Desc => " DESC NULLS LAST",
+    }
+}
 
 /// `SELECT <aliases> FROM (<inner>) AS <name> WHERE <rank> <= n`: the rows of a
 /// statement that numbers them (`inner` selects `rank` after `aliases`), up to `n`.
