@@ -56,8 +56,9 @@ pub(crate) struct Settled {
 pub(crate) struct Detected {
     pub candidates: Vec<Candidate>,
     pub settled: Vec<Settled>,
-    /// Term readings settled by the entity they modify (no ambiguity): constraint + anchor.
-    pub direct: Vec<(Constraint, String)>,
+    /// Term readings settled by the entity they modify (no ambiguity): constraint, anchor and
+    /// the term's first token.
+    pub direct: Vec<(Constraint, String, usize)>,
 }
 
 impl Detected {
@@ -434,6 +435,7 @@ pub(crate) fn vague_terms(ctx: &Ctx<'_>, r: &Reading, d: &mut Detected) {
             d.direct.push((
                 plan_ops::negate(equals(attr, Value::Bool(true)), tu.negated),
                 anchor.clone(),
+                ctx.mentions[tu.mention].first,
             ));
             continue;
         }
@@ -459,8 +461,11 @@ pub(crate) fn vague_terms(ctx: &Ctx<'_>, r: &Reading, d: &mut Detected) {
                 if let [only] = local.as_slice()
                     && let Some(c) = &only.constraint
                 {
-                    d.direct
-                        .push((plan_ops::negate(c.clone(), tu.negated), anchor.clone()));
+                    d.direct.push((
+                        plan_ops::negate(c.clone(), tu.negated),
+                        anchor.clone(),
+                        ctx.mentions[tu.mention].first,
+                    ));
                     continue;
                 }
                 // "recent infections at Lakeview" (a clinic): the term is about the
@@ -485,7 +490,11 @@ pub(crate) fn vague_terms(ctx: &Ctx<'_>, r: &Reading, d: &mut Detected) {
             && !said_now(ctx, m.first, m.last)
             && let Some(c) = plan_ops::term_at_first_visit(model, tu.term)
         {
-            d.direct.push((plan_ops::negate(c, tu.negated), anchor.clone()));
+            d.direct.push((
+                plan_ops::negate(c, tu.negated),
+                anchor.clone(),
+                ctx.mentions[tu.mention].first,
+            ));
             continue;
         }
         // "infected wounds ever": a word next to the term names one of its options
@@ -502,8 +511,11 @@ pub(crate) fn vague_terms(ctx: &Ctx<'_>, r: &Reading, d: &mut Detected) {
         if let Some(o) = hint
             && let Some(c) = &o.constraint
         {
-            d.direct
-                .push((plan_ops::negate(c.clone(), tu.negated), anchor.clone()));
+            d.direct.push((
+                plan_ops::negate(c.clone(), tu.negated),
+                anchor.clone(),
+                ctx.mentions[tu.mention].first,
+            ));
             continue;
         }
         let said = phrase_text(ctx, tu.mention).1;
@@ -603,7 +615,8 @@ pub(crate) fn vague_terms(ctx: &Ctx<'_>, r: &Reading, d: &mut Detected) {
                 && let [only] = per_visit.as_slice()
                 && let Some(c) = &only.effect.constraint
             {
-                d.direct.push((c.clone(), anchor.clone()));
+                d.direct
+                    .push((c.clone(), anchor.clone(), ctx.mentions[tu.mention].first));
                 continue;
             }
         }

@@ -328,8 +328,13 @@ pub(crate) fn build(ctx: &Ctx<'_>, r: &Reading, det: &Detected, chosen: &[Chosen
             positioned.push((c.first, k.clone()));
         }
     }
-    for (c, a) in &det.direct {
-        positioned.push((UNPOSITIONED, anchor(model, c.clone(), a)));
+    // (a term's reading stays unplaced for the visit and share passes; the negation of a
+    // phrase reads it where it was said)
+    let mut term_at: Vec<(Constraint, usize)> = Vec::new();
+    for (c, a, at) in &det.direct {
+        let c = anchor(model, c.clone(), a);
+        term_at.push((c.clone(), *at));
+        positioned.push((UNPOSITIONED, c));
     }
     let mut changes: Vec<PlanChange> = Vec::new();
     for (cand, ch) in det.candidates.iter().zip(chosen) {
@@ -410,6 +415,7 @@ pub(crate) fn build(ctx: &Ctx<'_>, r: &Reading, det: &Detected, chosen: &[Chosen
     if r.every_visit && plan.entity != "assessments" {
         every_visit(model, &plan.entity, &mut positioned);
     }
+    negated_phrase(ctx, &plan.entity, &mut positioned, &term_at);
     for (_, c) in positioned {
         add_filter(&mut plan, c, false);
     }
@@ -966,6 +972,96 @@ fn same_row(positioned: &mut Vec<(usize, Constraint)>, entity: &str) {
     }
     of.reverse();
     positioned.push((at, Constraint::All { of }));
+}
+
+/// "clinics with no open burns", "patients who have never had an infected DFU": a
+/// negation before a phrase that says several things of one kind of related record
+/// negates them together — no related record is all of them (`NOT EXISTS (… AND …)`), not
+/// "none is open, and one is a burn". The phrase ends at the next clause word or negation.
+fn negated_phrase(
+    ctx: &Ctx<'_>,
+    entity: &str,
+    positioned: &mut Vec<(usize, Constraint)>,
+    term_at: &[(Constraint, usize)],
+) {
+    let model = ctx.model;
+    let related = |c: &Constraint| -> Option<String> {
+        let inner = match c {
+            Constraint::Not { of } => of.as_ref(),
+            other => other,
+        };
+        if !matches!(
+            inner,
+            Constraint::Compare { .. } | Constraint::InSet { .. } | Constraint::Between { .. }
+        ) {
+            return None;
+        }
+        let attrs = inner.attributes();
+        let (e, _) = split_qualified(attrs.first()?)?;
+        (attrs.iter().all(|a| a.starts_with(&format!("{e}.")))
+            && crate::engine::plan_ops::across_many(model, Some(entity), attrs.first()?))
+        .then(|| e.to_owned())
+    };
+    for &n in &ctx.cues.negations {
+        let end = (n + 1..ctx.tokens.len())
+            .find(|&k| {
+                ctx.cues.negations.contains(&k)
+                    || matches!(
+                        ctx.w(k),
+                        "and"
+                            | "or"
+                            | ","
+                            | "but"
+                            | "who"
+                            | "that"
+                            | "which"
+                            | "whose"
+                            | "where"
+                            | "while"
+                            | "."
+                    )
+            })
+            .unwrap_or(ctx.tokens.len());
+        let inside: Vec<usize> = (0..positioned.len())
+            .filter(|&i| {
+                let (at, c) = &positioned[i];
+                let at = match *at {
+                    UNPOSITIONED => term_at.iter().find(|(t, _)| t == c).map_or(*at, |(_, k)| *k),
+                    k => k,
+                };
+                at > n && at < end
+            })
+            .collect();
+        let Some(target) = inside.iter().find_map(|&i| related(&positioned[i].1)) else {
+            continue;
+        };
+        let members: Vec<usize> = inside
+            .into_iter()
+            .filter(|&i| related(&positioned[i].1).as_deref() == Some(target.as_str()))
+            .collect();
+        if members.len() < 2
+            || !members
+                .iter()
+                .any(|&i| matches!(positioned[i].1, Constraint::Not { .. }))
+        {
+            continue;
+        }
+        let at = positioned[members[0]].0;
+        let mut of = Vec::new();
+        for &i in members.iter().rev() {
+            of.push(match positioned.remove(i).1 {
+                Constraint::Not { of } => *of,
+                other => other,
+            });
+        }
+        of.reverse();
+        positioned.push((
+            at,
+            Constraint::Not {
+                of: Box::new(Constraint::All { of }),
+            },
+        ));
+    }
 }
 
 /// "… high exudate at every visit": each condition on the visits' own values holds at

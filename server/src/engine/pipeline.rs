@@ -567,7 +567,7 @@ fn assemble(
             confidence: 1.0,
         });
     }
-    for (c, _) in &detected.direct {
+    for (c, _, _) in &detected.direct {
         pieces.push(LinkedPiece {
             kind: PieceKind::Term,
             target: c

@@ -7991,3 +7991,83 @@ fn only_ever_assessed_by_some_clinicians_means_every_visit_was_by_them() {
         "{p:?}"
     );
 }
+
+#[test]
+fn a_negation_before_a_phrase_of_related_records_negates_the_whole_phrase() {
+    // no related record is all of what the phrase says, not "none is X, and one is Y"
+    for (q, entity, attrs) in [
+        (
+            "clinics without any healed pressure injuries",
+            "clinics",
+            ["wounds.status", "wounds.etiology"],
+        ),
+        (
+            "pts who never had an infected VLU",
+            "patients",
+            ["wounds.etiology", "wounds.infected"],
+        ),
+        (
+            "list the clinics that have no open skin tears",
+            "clinics",
+            ["wounds.status", "wounds.etiology"],
+        ),
+    ] {
+        let u = ask(q);
+        let p = plan(&u);
+        assert_eq!(p.entity, entity, "{q}");
+        let together = p.filters.iter().any(|f| match f {
+            Constraint::Not { of } => match of.as_ref() {
+                Constraint::All { of } => attrs
+                    .iter()
+                    .all(|a| of.iter().any(|m| m.attributes().contains(a))),
+                _ => false,
+            },
+            _ => false,
+        });
+        assert!(together, "{q}: {:?}", p.filters);
+    }
+    // said after the noun, the negation is of that one condition on the same record
+    let u = ask("patients with a VLU that is not infected");
+    assert!(
+        !plan(&u)
+            .filters
+            .iter()
+            .any(|f| matches!(f, Constraint::Not { .. })),
+        "{:?}",
+        plan(&u).filters
+    );
+}
+
+#[test]
+fn no_history_or_record_of_something_is_its_absence() {
+    for (q, attr) in [
+        ("patients with no history of infection", "wounds.infected"),
+        (
+            "list patients with no record of a venous leg ulcer",
+            "wounds.etiology",
+        ),
+    ] {
+        let u = ask(q);
+        let p = plan(&u);
+        assert!(
+            p.filters
+                .iter()
+                .any(|f| matches!(f, Constraint::Not { of } if of.attributes().contains(&attr))),
+            "{q}: {:?}",
+            p.filters
+        );
+    }
+}
+
+#[test]
+fn people_said_first_by_what_they_are_are_the_records_asked_about() {
+    // no opening word, a plural of a yes/no attribute or value, then a clause
+    for q in [
+        "diabetics with no history of wound infection",
+        "non-smoking diabetics who have an open wound",
+        "smokers with a DFU that healed in 2025",
+    ] {
+        let u = ask(q);
+        assert_eq!(plan(&u).entity, "patients", "{q}");
+    }
+}

@@ -454,33 +454,51 @@ fn head_records<'m>(ctx: &Ctx<'m>, st: &State) -> Option<(&'m crate::engine::lin
         return term;
     }
     let k = opening_end(ctx, true);
-    if k == 0 || !matches!(ctx.w(0), "how" | "which" | "list" | "show" | "what") {
-        return None;
+    // "non-smoking diabetics with no history of wound infection": with no opening word,
+    // the people said first by what they are (a value, or a yes/no attribute said as a
+    // plural noun) before a clause
+    let opened = k > 0 && matches!(ctx.w(0), "how" | "which" | "list" | "show" | "what");
+    let mut k = k;
+    if !opened {
+        while matches!(ctx.w(k), "non" | "-") {
+            k += 1;
+        }
     }
-    let (mi, m) = ctx
+    // the records a mention's values (or yes/no attributes) are of
+    let owners = |m: &'m crate::engine::link::Mention| {
+        m.entries.iter().filter_map(|en| match &en.target {
+            Target::Value(a, _) => split_qualified(a).map(|(x, _)| x.to_owned()),
+            Target::Attribute(e, a)
+                if model.entities[*e].attributes[*a].ty == crate::semantic::AttributeType::Boolean =>
+            {
+                Some(model.entities[*e].name.clone())
+            }
+            _ => None,
+        })
+    };
+    let (_, m) = ctx
         .mentions
         .iter()
         .enumerate()
         .find(|(mi, m)| m.first == k && !st.used[*mi] && m.entity().is_none())?;
-    let _ = mi;
-    let e = m.entries.iter().find_map(|en| match &en.target {
-        Target::Value(a, _) => split_qualified(a).map(|(e, _)| e.to_owned()),
-        _ => None,
-    })?;
+    let e = owners(m).next()?;
     // the value's records are a plural noun said right there ("burns", "DFUs"), or the
     // next mention is another value of them ("open burns")
     let mut last = m.last;
-    while let Some(n) = ctx.mentions.iter().find(|n| {
-        n.first == last
-            && n.entity().is_none()
-            && n.entries.iter().any(|en| {
-                matches!(&en.target, Target::Value(a, _) if split_qualified(a).is_some_and(|(x, _)| x == e))
-            })
-    }) {
+    while let Some(n) = ctx
+        .mentions
+        .iter()
+        .find(|n| n.first == last && n.entity().is_none() && owners(n).any(|o| o == e))
+    {
         last = n.last;
     }
     let plural = ctx.tokens[last - 1].text.ends_with('s');
-    (e != "assessments" && plural).then_some((m, e))
+    let clause = opened
+        || matches!(
+            ctx.w(last),
+            "with" | "who" | "that" | "having" | "have" | "has" | "registered" | "whose"
+        );
+    (e != "assessments" && plural && clause).then_some((m, e))
 }
 
 fn name_entity(ctx: &Ctx<'_>, st: &mut State, mi: usize, e: String) {

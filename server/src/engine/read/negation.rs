@@ -107,6 +107,12 @@ pub(super) fn negated_at(ctx: &Ctx<'_>, first: usize) -> bool {
                 | "managed"
                 | "manage"
                 | "diagnosed"
+                // "no history of infection", "no record of a pressure injury", "no
+                // evidence of slough"
+                | "history"
+                | "record"
+                | "records"
+                | "evidence"
                 | "their"
                 | "its"
                 | "whose"
