@@ -344,7 +344,12 @@ pub(crate) fn of_question(ctx: &Ctx<'_>, r: &Reading, asked: &[TextSpan]) -> Cov
     let c = ctx.cues;
     let single = [c.count, c.list, c.weak_list, c.data_word, c.change_verb, c.who];
     ranges.extend(single.into_iter().flatten().map(|k| (k, k + 1)));
-    ranges.extend(c.negations.iter().chain(&c.pronouns).map(|&k| (k, k + 1)));
+    ranges.extend(c.pronouns.iter().map(|&k| (k, k + 1)));
+    // a negation with the second word of its exclusion ("leave out", "not counting")
+    ranges.extend(c.negations.iter().map(|&k| {
+        let pair = matches!(ctx.w(k + 1), "out" | "from" | "for" | "counting" | "including");
+        (k, k + 1 + usize::from(pair))
+    }));
     let pairs = [c.share, c.trend, c.compare];
     ranges.extend(pairs.into_iter().flatten());
     ranges.extend(c.agg.map(|(a, b, _)| (a, b)));

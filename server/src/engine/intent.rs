@@ -953,6 +953,11 @@ pub fn cues(tokens: &[Token], in_phrase: impl Fn(usize) -> bool) -> Cues {
                 | "didnt"
         ) && !(word == "no" && (next == "of" || next == "." && w(tokens, k + 2) == "of"))
             || (word == "other" && next == "than")
+            // "leave out pressure injuries", "leaving out burns", "apart from DFUs", "aside
+            // from Bayside", "omitting surgical wounds"
+            || (matches!(word, "leave" | "leaving" | "left") && next == "out")
+            || (matches!(word, "apart" | "aside") && next == "from")
+            || matches!(word, "omit" | "omitting" | "omitted")
             // "patients none of whose wounds have healed", "none of their wounds healed"
             || (word == "none" && next == "of" && matches!(w(tokens, k + 2), "whose" | "their" | "its" | "the" | "his" | "her"))
             || (word == "none" && next == "of")

@@ -8071,3 +8071,68 @@ fn people_said_first_by_what_they_are_are_the_records_asked_about() {
         assert_eq!(plan(&u).entity, "patients", "{q}");
     }
 }
+
+#[test]
+fn more_or_less_than_a_unit_ago_is_a_cut_off_from_today() {
+    // "a"/"an" is one unit; "more than" is before the cut-off, "less than" after it
+    for (q, start, end) in [
+        (
+            "open wounds that started more than a year ago",
+            None,
+            "2024-11-20",
+        ),
+        ("wounds with an onset over a month ago", None, "2025-10-20"),
+        (
+            "wounds with onset less than a week ago",
+            Some("2025-11-13"),
+            "2025-11-21",
+        ),
+        (
+            "patients assessed under 3 months ago",
+            Some("2025-08-20"),
+            "2025-11-21",
+        ),
+    ] {
+        let u = ask(q);
+        let p = plan(&u);
+        let range = p.time_range.as_ref().unwrap_or_else(|| panic!("{q}: no range"));
+        assert_eq!(range.end, d(end), "{q}");
+        if let Some(s) = start {
+            assert_eq!(range.start, d(s), "{q}");
+        }
+        assert!(
+            u.assumptions.iter().all(|a| !a.assumed.contains("no number")),
+            "{q}"
+        );
+    }
+}
+
+#[test]
+fn exclusions_said_as_two_words_negate_what_follows() {
+    for q in [
+        "open wounds by etiology, leaving out venous leg ulcers and burns",
+        "list healed wounds apart from skin tears",
+        "how many open wounds aside from surgical wounds",
+        "open wounds except for DFUs",
+        "count open wounds omitting pressure injuries",
+        "open wounds by etiology not counting burns",
+    ] {
+        let u = ask(q);
+        let p = plan(&u);
+        let etiology: Vec<&Constraint> = p
+            .filters
+            .iter()
+            .filter(|f| f.attributes().contains(&"wounds.etiology"))
+            .collect();
+        assert!(!etiology.is_empty(), "{q}: nothing excluded");
+        assert!(
+            etiology.iter().all(|f| matches!(f, Constraint::Not { .. })),
+            "{q}: {etiology:?}"
+        );
+        assert!(
+            !ids(&u).iter().any(|i| i.starts_with("unknown:")),
+            "{q}: {:?}",
+            ids(&u)
+        );
+    }
+}

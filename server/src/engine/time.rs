@@ -322,6 +322,15 @@ fn count_of(t: &Token) -> Option<u32> {
     ((1.0..=10_000.0).contains(&v) && v.fract() == 0.0).then_some(v as u32)
 }
 
+/// A count at `k`, or one said as "a"/"an" before a unit ("more than a year ago").
+fn count_or_one(tokens: &[Token], k: usize) -> Option<u32> {
+    let t = tokens.get(k)?;
+    if matches!(t.text.as_str(), "a" | "an") && tokens.get(k + 1).is_some_and(|u| unit(&u.text).is_some()) {
+        return Some(1);
+    }
+    count_of(t)
+}
+
 /// A date phrase: its range, its label, and how many tokens it used.
 struct DatePhrase {
     start: NaiveDate,
@@ -628,7 +637,7 @@ fn parse_at(tokens: &[Token], i: usize, today: NaiveDate) -> Option<TimeExpr> {
             (">=", _) => (i + 1, true),
             _ => (usize::MAX, false),
         };
-        if let Some(n) = tokens.get(n_at).and_then(count_of)
+        if let Some(n) = count_or_one(tokens, n_at)
             && let Some(u) = unit(w(n_at + 1))
         {
             let after = n_at + 2;
@@ -647,6 +656,27 @@ fn parse_at(tokens: &[Token], i: usize, today: NaiveDate) -> Option<TimeExpr> {
                 let word = if inclusive { "at least" } else { "more than" };
                 return expr(last, beginning(), end, format!("{word} {} ago", unit_name(u, n)));
             }
+        }
+    }
+    // "less than a month ago", "under 2 weeks ago", "fewer than 10 days ago": since that
+    // cut-off, up to today (as "in the last month" counts it)
+    {
+        let n_at = match (w(i), w(i + 1)) {
+            ("less" | "fewer", "than") => i + 2,
+            ("under" | "<", _) => i + 1,
+            _ => usize::MAX,
+        };
+        if let Some(n) = count_or_one(tokens, n_at)
+            && let Some(u) = unit(w(n_at + 1))
+            && let Some(last) = ago_end(tokens, n_at + 2)
+        {
+            let start = sub_units(today, u, n);
+            return expr(
+                last,
+                start,
+                tomorrow,
+                format!("less than {} ago", unit_name(u, n)),
+            );
         }
     }
     // "in the 30 days before today", "during the 2 weeks prior to today": the span up to

@@ -31,6 +31,11 @@ pub(super) fn negated_at(ctx: &Ctx<'_>, first: usize) -> bool {
         if is_neg(k) {
             return true;
         }
+        // the second word of an exclusion ("leave out", "apart from", "except for", "not
+        // counting", "not including")
+        if k > 0 && is_neg(k - 1) && matches!(ctx.w(k), "out" | "from" | "for" | "counting" | "including") {
+            return true;
+        }
         // "not a single one of their wounds", "never … any of the wounds": the quantifier
         // phrase is one step
         if let Some(q) = existential_start(ctx, k) {
