@@ -466,7 +466,7 @@ pub(crate) fn build(ctx: &Ctx<'_>, r: &Reading, det: &Detected, chosen: &[Chosen
 
     // ranking
     if let Some(rank) = &r.rank {
-        apply_rank(model, &mut plan, r, rank);
+        apply_rank(ctx, &mut plan, r, rank);
         if rank.every && plan.intent == Intent::Rank {
             // every row in rank order: a grouped figure sorted, or a sorted list
             plan.limit = None;
@@ -634,14 +634,40 @@ fn per_group(plan: &mut QueryPlan, rank: &RankSpec, groups: Vec<Dimension>) {
     plan.offset = None;
 }
 
-fn apply_rank(model: &SemanticModel, plan: &mut QueryPlan, r: &Reading, rank: &RankSpec) {
+fn apply_rank(ctx: &Ctx<'_>, plan: &mut QueryPlan, r: &Reading, rank: &RankSpec) {
+    let model = ctx.model;
+    let subject = rank.subject.as_deref().or(r.entity.as_deref());
     // "which clinic has the most wounds", "the largest open wound": one record
-    let singular_which = r.pieces.iter().any(|p| {
+    let singular_entity = r.pieces.iter().any(|p| {
         p.kind == PieceKind::Entity
             && !p.text.is_empty()
             && !p.text.to_lowercase().ends_with('s')
-            && rank.subject.as_deref().or(r.entity.as_deref()) == Some(p.target.as_str())
+            && subject == Some(p.target.as_str())
     });
+    // "which open arterial ulcer at Oak Ridge has been open the longest", "what is the
+    // oldest open pressure injury": the records said by values, none plural, with a
+    // singular verb
+    let of_subject = |p: &&crate::engine::LinkedPiece| {
+        matches!(p.kind, PieceKind::Entity | PieceKind::Value)
+            && !p.text.is_empty()
+            && split_qualified(&p.target).map_or(p.target.as_str(), |(e, _)| e) == subject.unwrap_or("")
+    };
+    let plural = |text: &str| {
+        text.split_whitespace()
+            .last()
+            .is_some_and(|w| crate::engine::tokenize::singular(&w.to_lowercase()).is_some())
+    };
+    let singular_values = r.pieces.iter().filter(of_subject).count() > 0
+        && !r.pieces.iter().filter(of_subject).any(|p| plural(&p.text))
+        && ctx
+            .tokens
+            .iter()
+            .any(|t| matches!(t.text.as_str(), "has" | "is" | "was" | "does"))
+        && !ctx
+            .tokens
+            .iter()
+            .any(|t| matches!(t.text.as_str(), "have" | "are" | "were" | "do"));
+    let singular_which = singular_entity || singular_values;
     if rank.skip > 0 {
         plan.offset = Some(rank.skip);
     }

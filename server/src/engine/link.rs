@@ -908,7 +908,7 @@ pub fn comparisons(
                 } else if ulen > 0 && w(k) == "of" && w(k + 1) == "age" {
                     k += 2;
                 }
-                let post = match (w(k), w(k + 1)) {
+                let post_at = |k: usize| match (w(k), w(k + 1)) {
                     ("or" | "and", "more" | "higher" | "above" | "over" | "greater" | "older") => {
                         Some((CompareOp::Gte, 2))
                     }
@@ -919,7 +919,31 @@ pub fn comparisons(
                     ("plus", _) => Some((CompareOp::Gte, 1)),
                     _ => None,
                 };
-                if let Some((o, plen)) = post {
+                // "8 wounds or more", "3 visits or fewer": the counted records between the
+                // number and the words that make it a bound
+                if post_at(k).is_none()
+                    && unit.is_none()
+                    && let (Some(subject), sm, l) = subject_after(model, tokens, mentions, k)
+                    && l > k
+                    && let Some((o, plen)) = post_at(l)
+                {
+                    let last = l + plen;
+                    out.push(Comparison {
+                        first: i,
+                        last,
+                        span: TextSpan::new(tokens[i].span.start, tokens[last - 1].span.end),
+                        subject,
+                        subject_mention: sm,
+                        op: o,
+                        value: v,
+                        upper: None,
+                        unit,
+                        comparative: None,
+                    });
+                    i = last;
+                    continue;
+                }
+                if let Some((o, plen)) = post_at(k) {
                     let last = k + plen;
                     let after = if unit.is_none() {
                         subject_after(model, tokens, mentions, last)

@@ -8136,3 +8136,89 @@ fn exclusions_said_as_two_words_negate_what_follows() {
         );
     }
 }
+
+#[test]
+fn one_record_said_by_its_values_with_a_singular_verb_is_one_row() {
+    for (q, attr) in [
+        (
+            "which open venous leg ulcer has been open the longest",
+            "wounds.days_open",
+        ),
+        ("what is the oldest healed skin tear", "wounds.days_open"),
+        ("which open burn was open longest", "wounds.days_open"),
+    ] {
+        let u = ask(q);
+        let p = plan(&u);
+        assert_eq!(p.entity, "wounds", "{q}");
+        assert_eq!(p.limit, Some(1), "{q}");
+        assert!(
+            p.order.iter().any(|o| format!("{o:?}").contains(attr)),
+            "{q}: {:?}",
+            p.order
+        );
+    }
+    // plural records, or a plural verb: the usual ten
+    for q in [
+        "which open venous leg ulcers have been open the longest",
+        "the oldest open burns",
+    ] {
+        let u = ask(q);
+        assert_eq!(plan(&u).limit, Some(10), "{q}");
+    }
+}
+
+#[test]
+fn people_said_by_a_value_then_how_many_each_is_one_row_per_person() {
+    for (q, counted) in [
+        ("podiatrists and how many patients each has seen", "patients"),
+        (
+            "wound nurses and the number of assessments each did",
+            "assessments",
+        ),
+        ("physicians with how many wounds each has assessed", "wounds"),
+    ] {
+        let u = ask(q);
+        let p = plan(&u);
+        assert!(
+            p.dimensions
+                .iter()
+                .any(|d| format!("{d:?}").contains("clinicians.")),
+            "{q}: {:?}",
+            p.dimensions
+        );
+        assert!(
+            p.filters
+                .iter()
+                .any(|f| f.attributes().contains(&"clinicians.discipline")),
+            "{q}: {:?}",
+            p.filters
+        );
+        assert!(
+            p.metrics.iter().any(|m| m.label.to_lowercase().contains(counted)),
+            "{q}: {:?}",
+            p.metrics
+        );
+    }
+}
+
+#[test]
+fn a_number_of_records_then_or_more_is_a_bound_on_their_count() {
+    for (q, op) in [
+        ("patients with 5 wounds or more", CompareOp::Gte),
+        ("is there anyone with 6 wounds or more?", CompareOp::Gte),
+        ("wounds with 3 assessments or fewer", CompareOp::Lte),
+    ] {
+        let u = ask(q);
+        let p = plan(&u);
+        let bound = p.filters.iter().any(|f| {
+            matches!(f, Constraint::Compare { op: o, .. } if *o == op)
+                || matches!(f, Constraint::RelatedCount { op: o, .. } if *o == op)
+        });
+        assert!(bound, "{q}: {:?}", p.filters);
+        assert!(
+            !ids(&u).iter().any(|i| i.starts_with("unknown:")),
+            "{q}: {:?}",
+            ids(&u)
+        );
+    }
+}

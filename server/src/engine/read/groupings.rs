@@ -24,8 +24,26 @@ pub(super) fn groupings(ctx: &Ctx<'_>, st: &mut State) {
     // "clinicians and how many assessments each did", "clinics and the number of wounds
     // they treat": records said in the plural, then a count of their own rows for each —
     // one row per record, not one count of every row
+    // ("vascular surgeons and how many wounds each has assessed": the records said by a
+    // value of theirs, first)
+    let mut valued_starts: Vec<usize> = Vec::new();
     for (ai, m) in ms.iter().enumerate() {
-        let Some(e) = m.entity() else { continue };
+        let valued = || {
+            let attribute = m
+                .entries
+                .iter()
+                .find_map(|en| match &en.target {
+                    crate::engine::vocab::Target::Value(a, _) => Some(a.as_str()),
+                    _ => None,
+                })
+                .or_else(|| m.values.first().map(|v| v.attribute.as_str()))?;
+            let (e, _) = crate::semantic::split_qualified(attribute)?;
+            model.entities.iter().position(|x| x.name == e)
+        };
+        let by_value = m.entity().is_none();
+        let Some(e) = m.entity().or_else(|| if ai == 0 { valued() } else { None }) else {
+            continue;
+        };
         let k = m.last;
         let count_at = match (ctx.w(k), ctx.w(k + 1), ctx.w(k + 2)) {
             ("and" | "with" | ",", "how", "many") => Some(k + 3),
@@ -46,9 +64,21 @@ pub(super) fn groupings(ctx: &Ctx<'_>, st: &mut State) {
         if ctx.tokens[m.last - 1].text.ends_with('s')
             && ms[..ai].iter().all(|o| o.entity().is_none())
             && each
-            && child.is_some_and(|child| child != parent && model.has_one(child, parent))
+            && child.is_some_and(|child| {
+                // their own rows, or rows reached through rows of both ("wounds each has
+                // assessed": through the assessments)
+                child != parent
+                    && (model.has_one(child, parent)
+                        || model
+                            .entities
+                            .iter()
+                            .any(|x| model.has_one(&x.name, parent) && model.has_one(&x.name, child)))
+            })
         {
             group_starts.push(m.first);
+            if by_value {
+                valued_starts.push(m.first);
+            }
         }
     }
     // "exudate level breakdown", "a breakdown of stages", "the distribution of locations":
@@ -188,7 +218,7 @@ pub(super) fn groupings(ctx: &Ctx<'_>, st: &mut State) {
         // "how many assessments did each podiatrist do", "wound nurses at … : how many
         // did each one do": each of the people (records) the value names, by name — the
         // value stays a condition
-        if matches!(ctx.w(g.wrapping_sub(1)), "each" | "every")
+        if (matches!(ctx.w(g.wrapping_sub(1)), "each" | "every") || valued_starts.contains(&g))
             && let Some(e) = records_named_by_value(ctx, g)
         {
             let span = ctx.span_of(g.saturating_sub(1), g + 1);

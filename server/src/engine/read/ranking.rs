@@ -86,10 +86,22 @@ pub(super) fn rank(ctx: &Ctx<'_>, st: &mut State) {
             .find(|(mi, mx)| ms[*mi].first >= rc.last && model.measures[*mx].agg == MeasureAgg::Count)
             .map(|&(_, mx)| mx);
         let superlative_attr = rc.superlative.map(|s| {
+            // "what is the oldest open pressure injury": the records the words right after
+            // the superlative are of ("oldest smokers …": people)
+            let valued = || {
+                use crate::engine::vocab::Target;
+                let m = ms.iter().filter(|m| m.first >= rc.last).min_by_key(|m| m.first)?;
+                m.entries.iter().find_map(|en| match &en.target {
+                    Target::Value(a, _) => split_qualified(a).map(|(e, _)| e.to_owned()),
+                    Target::Attribute(e, _) | Target::Entity(e) => Some(model.entities[*e].name.clone()),
+                    _ => None,
+                })
+            };
             let subject = st
                 .rank_subject
                 .clone()
                 .or_else(|| st.r.entity.clone())
+                .or_else(valued)
                 .unwrap_or_else(|| "patients".into());
             // "healing days, 20 longest", "the longest time to heal": the healing time
             let healing = ctx
