@@ -1184,9 +1184,14 @@ pub fn cues(tokens: &[Token], in_phrase: impl Fn(usize) -> bool) -> Cues {
         );
         let there = matches!(w(tokens, f), "is" | "are" | "was" | "were")
             && w(tokens, f + 1) == "there"
-            && matches!(w(tokens, f + 2), "any" | "a" | "an");
-        // "Do any of the Lakeview patients smoke?" as well as "Does Bayside have any …"
-        let any = (f..(f + 6).min(tokens.len())).find(|&k| w(tokens, k) == "any");
+            && matches!(
+                w(tokens, f + 2),
+                "any" | "a" | "an" | "anyone" | "anybody" | "someone" | "somebody"
+            );
+        // "Do any of the Lakeview patients smoke?" as well as "Does Bayside have any …",
+        // "does anyone have more than 6 wounds?"
+        let any =
+            (f..(f + 6).min(tokens.len())).find(|&k| matches!(w(tokens, k), "any" | "anyone" | "anybody"));
         if there {
             c.count = Some(f + 1);
         } else if let Some(k) = any.filter(|_| aux) {

@@ -7431,6 +7431,9 @@ fn a_yes_no_question_about_whether_records_exist_counts_them() {
         "Is there any patient with 8 or more wounds?",
         "Has any wound ever had a width over 8 cm?",
         "are there any patients over 100",
+        // the people asked about as "anyone"/"anybody"
+        "is there anybody with 7 wounds or more?",
+        "does anyone have more than 5 wounds",
     ] {
         let u = ask(q);
         assert_eq!(plan(&u).intent, Intent::Count, "{q}: {:?}", plan(&u));
@@ -8217,6 +8220,28 @@ fn a_number_of_records_then_or_more_is_a_bound_on_their_count() {
         assert!(bound, "{q}: {:?}", p.filters);
         assert!(
             !ids(&u).iter().any(|i| i.starts_with("unknown:")),
+            "{q}: {:?}",
+            ids(&u)
+        );
+    }
+}
+
+#[test]
+fn a_word_for_now_said_of_a_finding_reads_the_latest_visit() {
+    // "currently"/"right now" beside a visit's finding is when, not which records
+    for q in [
+        "what share of open DFUs are currently showing signs of infection",
+        "percentage of open pressure injuries with signs of infection right now",
+    ] {
+        let u = ask(q);
+        let p = plan(&u);
+        let m = &p.metrics[0];
+        assert_eq!(m.agg, MeasureAgg::Share, "{q}");
+        let cond = format!("{:?}", m.condition);
+        assert!(cond.contains("wounds.latest_infection_signs"), "{q}: {cond}");
+        assert!(!cond.contains("wounds.status"), "{q}: {cond}");
+        assert!(
+            !ids(&u).iter().any(|i| i.starts_with("term:current")),
             "{q}: {:?}",
             ids(&u)
         );

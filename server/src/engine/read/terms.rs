@@ -132,6 +132,47 @@ pub(super) fn anchor_terms(ctx: &Ctx<'_>, st: &mut State) {
         st.used[mi] = false;
         st.r.not_understood.push(mi);
     }
+    // "open wounds that are currently showing signs of infection", "right now infected": a
+    // word for now said of a visit's finding is when it is read (the latest visit), not
+    // which records (open ones)
+    let mut now_words = Vec::new();
+    st.r.terms.retain(|tu| {
+        if model.terms[tu.term].id != "current" || tu.negated {
+            return true;
+        }
+        let m = &ctx.mentions[tu.mention];
+        let mut k = m.last;
+        while matches!(
+            ctx.w(k),
+            "showing" | "show" | "shows" | "having" | "has" | "have" | "with" | "displaying" | "got" | "been"
+        ) {
+            k += 1;
+        }
+        // the finding right after ("currently showing signs of infection") or right
+        // before ("signs of infection right now")
+        let is_finding = |o: &crate::engine::link::Mention| {
+            o.terms()
+                .any(|t| model.terms[t].options.iter().any(|x| x.id == "now"))
+                || o.attributes().any(|(e, a)| {
+                    let q = format!(
+                        "{}.{}",
+                        model.entities[e].name, model.entities[e].attributes[a].name
+                    );
+                    q.starts_with("assessments.") && crate::engine::plan_ops::latest_of(model, &q).is_some()
+                })
+        };
+        let finding = ctx
+            .mentions
+            .iter()
+            .any(|o| (o.first == k || o.last == m.first) && is_finding(o));
+        if finding {
+            now_words.push(tu.mention);
+        }
+        !finding
+    });
+    for mi in now_words {
+        st.used[mi] = true;
+    }
     // "open wounds being treated at our long-term care homes", "patients under care at
     // Lakeview": a status word followed by where says where the records are, not which
     // status they have — the place is the condition (the word is read, and said)
