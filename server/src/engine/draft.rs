@@ -323,6 +323,16 @@ pub(crate) fn build(ctx: &Ctx<'_>, r: &Reading, det: &Detected, chosen: &[Chosen
             CmpSubject::Column { .. } | CmpSubject::Aggregation { .. } => attr_for(&Slot::Comparison(i)),
         };
         if let Some(a) = attr {
+            // "bigger than 20 cm2 at presentation", "… at the first assessment": a size
+            // settled by its unit is read at the visit said
+            let a = match model.attribute(&a).and_then(|x| x.attribute.derived.clone()) {
+                Some(Derived::Latest { attribute, .. })
+                    if r.visit_hint == Some(true) && r.visit_first && r.other_visit_from.is_none() =>
+                {
+                    first_of(model, &attribute).unwrap_or(a)
+                }
+                _ => a,
+            };
             positioned.push((c.first, comparison_constraint(model, c, &a)));
         } else if let Some(Chosen::Custom(k)) = choice(&Slot::Comparison(i)) {
             positioned.push((c.first, k.clone()));

@@ -8247,3 +8247,34 @@ fn a_word_for_now_said_of_a_finding_reads_the_latest_visit() {
         );
     }
 }
+
+#[test]
+fn at_presentation_or_on_admission_is_the_first_visit() {
+    for (q, attr) in [
+        (
+            "open wounds larger than 15 cm2 on admission",
+            "wounds.initial_area",
+        ),
+        (
+            "wounds over 30 cm2 at the first assessment",
+            "wounds.initial_area",
+        ),
+        (
+            "wounds with an area above 12 cm2 at baseline",
+            "wounds.initial_area",
+        ),
+    ] {
+        let u = ask(q);
+        let p = plan(&u);
+        assert!(
+            p.filters.iter().any(|f| f.attributes().contains(&attr)),
+            "{q}: {:?}",
+            p.filters
+        );
+        assert!(
+            !ids(&u).iter().any(|i| i.starts_with("unknown:")),
+            "{q}: {:?}",
+            ids(&u)
+        );
+    }
+}

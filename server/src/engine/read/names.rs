@@ -147,7 +147,19 @@ pub(super) fn read_unknown_names(ctx: &Ctx<'_>, r: &mut Reading) {
         }
         let original = t.span.slice(ctx.question);
         let capitalised = k != first_word && original.chars().next().is_some_and(char::is_uppercase);
-        let after_place = matches!(ctx.w(k.wrapping_sub(1)), "at" | "from" | "named" | "called");
+        // "at presentation", "on admission", "at baseline": an event of care, not a place
+        let event = matches!(
+            t.text.as_str(),
+            "presentation"
+                | "baseline"
+                | "admission"
+                | "intake"
+                | "referral"
+                | "discharge"
+                | "diagnosis"
+                | "onset"
+        );
+        let after_place = !event && matches!(ctx.w(k.wrapping_sub(1)), "at" | "from" | "named" | "called");
         if capitalised || after_place {
             r.unknown_names.push(t.span);
         }

@@ -340,7 +340,18 @@ fn read_first_visit(ctx: &Ctx<'_>, r: &mut Reading, used: &mut [bool]) -> bool {
                 q.starts_with("assessments.") && q != "assessments.assessed_on" && first_of(ctx.model, q).is_some()
             })
     };
-    if !ctx.mentions.iter().any(has_first) {
+    // (or a size said by its unit: "over 30 cm2 at the first assessment")
+    let sized = ctx.comparisons.iter().any(|c| {
+        c.unit.as_deref().is_some_and(|u| {
+            ctx.model.entity("assessments").is_some_and(|e| {
+                e.attributes.iter().any(|a| {
+                    a.unit.as_deref() == Some(u)
+                        && first_of(ctx.model, &format!("assessments.{}", a.name)).is_some()
+                })
+            })
+        })
+    });
+    if !ctx.mentions.iter().any(has_first) && !sized {
         return false;
     }
     // "… at the (very) first assessment", "… when first seen", "on their initial visit":
@@ -360,6 +371,14 @@ fn read_first_visit(ctx: &Ctx<'_>, r: &mut Reading, used: &mut [bool]) -> bool {
         }
         if first_word(j) && visit_word(j + 1) {
             set_first(ctx, r, used, k, j + 2);
+            return true;
+        }
+        // "at presentation", "on admission", "at baseline", "at intake": the first visit
+        if j == k + 1
+            && matches!(ctx.w(k), "at" | "on")
+            && matches!(ctx.w(j), "presentation" | "admission" | "baseline" | "intake")
+        {
+            set_first(ctx, r, used, k, j + 1);
             return true;
         }
     }
