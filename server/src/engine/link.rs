@@ -476,7 +476,7 @@ pub enum Subject {
     /// How many related rows (`more than 3 wounds`): the related entity.
     Related(String),
     /// A number with nothing to say what it measures, after this entity ("patients
-    /// over 80").
+    /// over 80"); empty after a word for the thread's records ("the ones under 30").
     Implied(String),
     /// Wound size implied by "larger/bigger/smaller than" or an area unit: resolved
     /// through the `size` column term.
@@ -1147,6 +1147,15 @@ fn subject_before(
         if let Some(s) = attribute_subject(model, m, unit) {
             return (Some(s), Some(mi), m.first);
         }
+    }
+    // "just the ones under 30", "only those over 80": the records of the thread (the
+    // reader takes the question's entity, or the previous question's)
+    if k > 0
+        && matches!(w(k - 1), "ones" | "those" | "them" | "these")
+        && !mentions.iter().any(|m| m.last == k)
+        && unit.is_none()
+    {
+        return (Some(Subject::Implied(String::new())), None, op_at);
     }
     if w(op_at.saturating_sub(1)) == "aged" || w(op_at) == "aged" {
         return (

@@ -8278,3 +8278,79 @@ fn at_presentation_or_on_admission_is_the_first_visit() {
         );
     }
 }
+
+#[test]
+fn more_or_fewer_in_one_period_than_another_counts_both() {
+    for (q, grain) in [
+        (
+            "did we see more new wounds in Q2 than in Q1 2025?",
+            Grain::Quarter,
+        ),
+        (
+            "were there fewer assessments in August than July 2025",
+            Grain::Month,
+        ),
+    ] {
+        let u = ask(q);
+        let p = plan(&u);
+        assert!(
+            p.dimensions
+                .iter()
+                .any(|d| matches!(d, Dimension::Time { grain: g, .. } if *g == grain)),
+            "{q}: {:?}",
+            p.dimensions
+        );
+        let range = p.time_range.as_ref().expect(q);
+        assert!((range.end - range.start).num_days() > 45, "{q}: {range:?}");
+    }
+}
+
+#[test]
+fn a_finding_with_a_period_said_right_after_it_is_some_visit_of_that_period() {
+    for (q, attr) in [
+        (
+            "how many wounds showed signs of infection in the last 2 weeks",
+            "assessments.infection_signs",
+        ),
+        (
+            "list wounds with slough recorded in August 2025",
+            "assessments.tissue_type",
+        ),
+        (
+            "which pressure injuries were infected in Q3 2025",
+            "assessments.infection_signs",
+        ),
+    ] {
+        let u = ask(q);
+        let p = plan(&u);
+        let range = p.time_range.as_ref().unwrap_or_else(|| panic!("{q}: no range"));
+        assert_eq!(range.attribute, "assessments.assessed_on", "{q}");
+        assert!(
+            p.filters.iter().any(|f| f.attributes().contains(&attr)),
+            "{q}: {:?}",
+            p.filters
+        );
+    }
+    // the period said with its own date word stays the record's
+    let u = ask("DFUs with onset in 2025");
+    assert_eq!(
+        plan(&u).time_range.as_ref().unwrap().attribute,
+        "wounds.onset_date"
+    );
+}
+
+#[test]
+fn the_ones_or_those_with_a_bare_number_are_the_threads_records() {
+    let u = after("list patients with a healed VLU", "just the ones under 40");
+    let p = plan(&u);
+    assert!(
+        p.filters.iter().any(|f| f.attributes().contains(&"patients.age")),
+        "{:?}",
+        p.filters
+    );
+    assert!(
+        !ids(&u).iter().any(|i| i.starts_with("unknown:")),
+        "{:?}",
+        ids(&u)
+    );
+}

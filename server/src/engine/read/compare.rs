@@ -553,6 +553,15 @@ pub(super) fn read_comparison(
         },
         Subject::Implied(e) => {
             let unit = c.unit.as_deref();
+            // "the ones under 30": the question's records, or the previous question's
+            let e = match e.as_str() {
+                "" => r
+                    .entity
+                    .clone()
+                    .or_else(|| ctx.previous.map(|p| p.entity.clone()))
+                    .unwrap_or_default(),
+                _ => e.clone(),
+            };
             match (e.as_str(), unit) {
                 ("patients", None | Some("years")) => CmpSubject::Attribute("patients.age".into()),
                 ("patients", Some("kg/m2")) => CmpSubject::Attribute("patients.bmi".into()),

@@ -32,7 +32,7 @@ pub(super) fn named(ctx: &Ctx<'_>, st: &mut State) {
     }
     // the entity word of a comparison subject ("patients over 80") is the entity too
     let implied_by_cmp = ctx.comparisons.iter().find_map(|c| match &c.subject {
-        Subject::Implied(e) => Some(e.clone()),
+        Subject::Implied(e) if !e.is_empty() => Some(e.clone()),
         _ => None,
     });
     let earlier_named = st.r.entity_span.is_some_and(|s| {

@@ -302,11 +302,15 @@ fn compared_periods(ctx: &Ctx<'_>, a: &TimeExpr, b: &TimeExpr) -> bool {
         return false;
     }
     let between: Vec<&str> = (a.last..b.first).map(|k| ctx.w(k)).collect();
+    // "did more wounds start in Q3 than in Q2", "fewer assessments in October than
+    // September": a comparative said before the first period
+    let comparative = (0..a.first).any(|k| matches!(ctx.w(k), "more" | "fewer" | "less"));
     ctx.cues.compare.is_some() && between.len() <= 3
         || matches!(
             between.as_slice(),
             ["and"] | ["or"] | [","] | ["vs"] | ["versus"] | ["against"]
         )
+        || comparative && matches!(between.as_slice(), ["than"] | ["than", "in" | "during" | "for"])
 }
 
 /// The grain one period is: a month, a quarter, a year.

@@ -258,6 +258,48 @@ pub(super) fn read_visit_hint(ctx: &Ctx<'_>, r: &mut Reading, used: &mut [bool])
         r.visit_hint_at = Some((k, end));
         return;
     }
+    // "which wounds had infection signs in the last 30 days", "infected in September",
+    // "high exudate in the last 2 weeks": a finding a visit records, with a period said
+    // right after it — some visit of that period, not the latest visit and the record's
+    // own date
+    if r.visit_hint.is_none() {
+        let finding = |m: &crate::engine::link::Mention| {
+            let model = ctx.model;
+            m.value_attributes()
+                .iter()
+                .any(|q| q.starts_with("assessments.") && *q != "assessments.assessed_on")
+                || m.attributes().any(|(e, a)| {
+                    let q = qualified(model, e, a);
+                    q.starts_with("assessments.")
+                        && q != "assessments.assessed_on"
+                        && model.entities[e].attributes[a].ty == AttributeType::Boolean
+                })
+                || m.terms()
+                    .any(|t| model.terms[t].options.iter().any(|o| o.id == "now"))
+        };
+        let in_comparison = |m: &crate::engine::link::Mention| {
+            ctx.comparisons
+                .iter()
+                .any(|c| c.first <= m.first && m.last <= c.last)
+        };
+        let dated = ctx.mentions.iter().any(|m| {
+            finding(m)
+                && !in_comparison(m)
+                && ctx.times.iter().any(|t| {
+                    !t.all_time
+                        && (t.first == m.last
+                            || t.first == m.last + 1
+                                && matches!(
+                                    ctx.w(m.last),
+                                    "recorded" | "noted" | "documented" | "seen" | "found" | "reported"
+                                ))
+                })
+        });
+        if dated {
+            r.visit_hint = Some(false);
+            return;
+        }
+    }
     // "the largest area ever recorded", "highest pain of all time", "across all their
     // assessments": a measurement over the whole history, every visit counts
     // "never showed high exudate": at no visit — every visit counts, negated
