@@ -8354,3 +8354,22 @@ fn the_ones_or_those_with_a_bare_number_are_the_threads_records() {
         ids(&u)
     );
 }
+
+#[test]
+fn a_term_about_records_said_at_a_place_lists_those_records() {
+    // the place (a value of the records' parent) is where, not what is listed
+    for q in [
+        "recent infections in long-term care",
+        "stalled wounds in community care",
+    ] {
+        let u = ask(q);
+        assert_eq!(plan(&u).entity, "wounds", "{q}");
+        assert!(
+            plan(&u)
+                .filters
+                .iter()
+                .any(|f| f.attributes().contains(&"clinics.care_setting")),
+            "{q}"
+        );
+    }
+}

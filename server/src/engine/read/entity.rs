@@ -236,6 +236,20 @@ pub(super) fn fallback(ctx: &Ctx<'_>, st: &mut State) {
             MetricSpec::Agg { attribute, .. } => split_qualified(attribute).map(|(e, _)| e.to_owned()),
             _ => None,
         };
+        // "recent infections at Mercy": a term about records of a kind, said at a place
+        // (a value of the records' parent) — those records, at that place
+        let term_records = st.r.terms.iter().find_map(|t| {
+            let term = &model.terms[t.term];
+            (term.kind != TermKind::Measure && term.kind != TermKind::Column).then(|| term.applies_to.clone())
+        });
+        let implied = match (implied, term_records) {
+            (Some(e), Some(applies))
+                if !applies.contains(&e) && applies.first().is_some_and(|t| model.has_many(&e, t)) =>
+            {
+                applies.first().cloned()
+            }
+            (implied, _) => implied,
+        };
         if let Some(e) = from_metric.or(implied) {
             st.r.entity = Some(e);
             st.r.entity_source = EntitySource::Implied;
