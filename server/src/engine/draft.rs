@@ -539,6 +539,7 @@ pub(crate) fn build(ctx: &Ctx<'_>, r: &Reading, det: &Detected, chosen: &[Chosen
         }
     }
     normalise_intent(model, &mut plan);
+    window_under_negation(model, &mut plan);
     fold_negations(model, &mut plan);
     consolidate(model, &mut plan);
     crate::engine::plan_ops::count_through_visits(model, &mut plan);
@@ -1008,6 +1009,62 @@ fn same_row(positioned: &mut Vec<(usize, Constraint)>, entity: &str) {
     }
     of.reverse();
     positioned.push((at, Constraint::All { of }));
+}
+
+/// "clinicians who haven't assessed a VLU in the last 2 weeks": a period on the visits
+/// through which a negated condition is reached belongs to that condition — no such visit
+/// in the period (`NOT EXISTS (… AND date in the period)`), not "no such visit ever, and
+/// some visit in the period".
+fn window_under_negation(model: &SemanticModel, plan: &mut QueryPlan) {
+    let Some(range) = plan.time_range.clone() else {
+        return;
+    };
+    let Some((via, _)) = split_qualified(&range.attribute) else {
+        return;
+    };
+    let from = plan.entity.clone();
+    let steps = |a: &str, b: &str| model.join_path(a, b).map(|p| p.len());
+    let through = |attribute: &str| {
+        let Some((e, _)) = split_qualified(attribute) else {
+            return false;
+        };
+        e != via
+            && match (steps(&from, via), steps(via, e), steps(&from, e)) {
+                (Some(a), Some(b), Some(c)) => a > 0 && b > 0 && a + b == c,
+                _ => false,
+            }
+    };
+    let negated: Vec<usize> = (0..plan.filters.len())
+        .filter(|&i| match &plan.filters[i] {
+            Constraint::Not { of } => {
+                let attrs = of.attributes();
+                !attrs.is_empty() && attrs.iter().all(|a| through(a))
+            }
+            _ => false,
+        })
+        .collect();
+    let [i] = negated.as_slice() else {
+        return;
+    };
+    let Constraint::Not { of } = plan.filters[*i].clone() else {
+        return;
+    };
+    let day = |d: NaiveDate| Value::Text(d.format("%Y-%m-%d").to_string());
+    let last_day = range.end.pred_opt().unwrap_or(range.end);
+    plan.filters[*i] = Constraint::Not {
+        of: Box::new(Constraint::All {
+            of: vec![
+                *of,
+                Constraint::Between {
+                    attribute: range.attribute.clone(),
+                    min: day(range.start),
+                    max: day(last_day),
+                    unit: None,
+                },
+            ],
+        }),
+    };
+    plan.time_range = None;
 }
 
 /// "clinics with no open burns", "patients who have never had an infected DFU": a

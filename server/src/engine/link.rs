@@ -1157,6 +1157,17 @@ fn subject_before(
     {
         return (Some(Subject::Implied(String::new())), None, op_at);
     }
+    // "is there anyone under 30 with …", "anybody over 90": people
+    if k > 0
+        && matches!(
+            w(k - 1),
+            "anyone" | "anybody" | "someone" | "somebody" | "everyone" | "people"
+        )
+        && !mentions.iter().any(|m| m.last == k)
+        && unit.is_none()
+    {
+        return (Some(Subject::Implied("patients".into())), None, op_at);
+    }
     if w(op_at.saturating_sub(1)) == "aged" || w(op_at) == "aged" {
         return (
             Some(Subject::Attribute("patients.age".into())),

@@ -8373,3 +8373,65 @@ fn a_term_about_records_said_at_a_place_lists_those_records() {
         );
     }
 }
+
+#[test]
+fn a_long_month_name_with_one_slip_is_that_month() {
+    for (q, start) in [
+        ("how many wounds healed in septmber 2025", "2025-09-01"),
+        ("assessments in ocotber 2025", "2025-10-01"),
+        ("new wounds in febuary 2025", "2025-02-01"),
+    ] {
+        let u = ask(q);
+        let range = plan(&u)
+            .time_range
+            .clone()
+            .unwrap_or_else(|| panic!("{q}: no range"));
+        assert_eq!(range.start, d(start), "{q}");
+        assert!(
+            !ids(&u).iter().any(|i| i.starts_with("unknown:")),
+            "{q}: {:?}",
+            ids(&u)
+        );
+    }
+}
+
+#[test]
+fn anyone_or_anybody_with_a_number_is_people_of_that_age() {
+    for q in [
+        "is there anyone under 25 with a venous leg ulcer?",
+        "anybody over 95 with an open wound",
+    ] {
+        let u = ask(q);
+        let p = plan(&u);
+        assert_eq!(p.entity, "patients", "{q}");
+        assert!(
+            p.filters.iter().any(|f| f.attributes().contains(&"patients.age")),
+            "{q}: {:?}",
+            p.filters
+        );
+    }
+}
+
+#[test]
+fn a_period_on_the_visits_of_a_negated_condition_is_inside_the_negation() {
+    let u = ask("wound nurses who haven't assessed a pressure injury in the last 30 days");
+    let p = plan(&u);
+    assert!(p.time_range.is_none(), "{p:?}");
+    let inside = p.filters.iter().any(|f| match f {
+        Constraint::Not { of } => {
+            let attrs = of.attributes();
+            attrs.contains(&"assessments.assessed_on") && attrs.contains(&"wounds.etiology")
+        }
+        _ => false,
+    });
+    assert!(inside, "{:?}", p.filters);
+    // a period of the records' own visits with nothing negated stays the plan's period
+    let p = plan(&ask(
+        "wound nurses who assessed a pressure injury in the last 30 days",
+    ))
+    .clone();
+    assert!(
+        p.filters.iter().all(|f| !matches!(f, Constraint::Not { .. })),
+        "{p:?}"
+    );
+}

@@ -301,6 +301,13 @@ fn month(w: &str) -> Option<u32> {
         "oct" => 10,
         "nov" => 11,
         "dec" => 12,
+        // a long month name typed with one slip ("septmber", "ocotber", "novmber")
+        _ if w.chars().count() >= 6 => {
+            return MONTHS
+                .iter()
+                .position(|m| m.len() >= 6 && super::vocab::bounded_distance(w, m, 1).is_some())
+                .map(|i| i as u32 + 1);
+        }
         _ => return None,
     };
     Some(abbrev)

@@ -154,6 +154,29 @@ pub(super) fn named(ctx: &Ctx<'_>, st: &mut State) {
         }
         return;
     }
+    // "anybody over 95 with an open wound": people said by a number before any record
+    // word are the records asked about
+    let said_first = ctx.comparisons.iter().find_map(|c| match &c.subject {
+        Subject::Implied(e)
+            if !e.is_empty() && st.explicit.first().is_some_and(|(mi, _)| c.last <= ms[*mi].first) =>
+        {
+            (c.first > 0
+                && matches!(
+                    ctx.w(c.first - 1),
+                    "anyone" | "anybody" | "someone" | "somebody" | "everyone" | "people"
+                ))
+            .then(|| e.clone())
+        }
+        _ => None,
+    });
+    if let Some(e) = said_first.filter(|_| !earlier_named && st.r.rank.is_none()) {
+        st.r.entity = Some(e);
+        st.r.entity_source = EntitySource::Named;
+        for (oi, _) in &st.explicit {
+            st.used[*oi] = true;
+        }
+        return;
+    }
     if let Some((mi, e)) = st.explicit.first().filter(|_| !earlier_named) {
         st.r.entity = Some(e.clone());
         st.r.entity_source = EntitySource::Named;
