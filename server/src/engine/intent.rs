@@ -417,6 +417,14 @@ pub fn superlative_aggregate(
             _ => continue,
         };
         if date_word {
+            // "5 open wounds at Harborview with the earliest onset": that many records
+            // ranked by the date, not the date's extreme
+            let counted_records = mentions.iter().any(|m| {
+                m.last <= k && m.entity().is_some() && (0..m.first).any(|j| count_at(tokens, j).is_some())
+            });
+            if counted_records {
+                continue;
+            }
             let next = mentions.iter().find(|m| m.first == k + 1);
             if next.is_some_and(&dated)
                 && !mentions

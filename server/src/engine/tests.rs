@@ -8435,3 +8435,37 @@ fn a_period_on_the_visits_of_a_negated_condition_is_inside_the_negation() {
         "{p:?}"
     );
 }
+
+#[test]
+fn when_was_the_first_or_last_visit_is_that_date() {
+    for (q, agg) in [
+        (
+            "when was the very first assessment in long-term care?",
+            MeasureAgg::Min,
+        ),
+        ("when was wound 40's most recent assessment", MeasureAgg::Max),
+    ] {
+        let u = ask(q);
+        let p = plan(&u);
+        assert_eq!(p.metrics.len(), 1, "{q}: {p:?}");
+        assert_eq!(p.metrics[0].agg, agg, "{q}");
+        assert_eq!(
+            p.metrics[0].attribute.as_deref(),
+            Some("assessments.assessed_on"),
+            "{q}"
+        );
+    }
+}
+
+#[test]
+fn a_number_of_records_with_the_earliest_or_latest_date_ranks_them() {
+    for (q, n) in [
+        ("the 4 patients with the earliest date of birth", 4),
+        ("7 wounds with the latest onset date", 7),
+    ] {
+        let u = ask(q);
+        let p = plan(&u);
+        assert_eq!(p.limit, Some(n), "{q}: {p:?}");
+        assert!(p.metrics.is_empty(), "{q}: {:?}", p.metrics);
+    }
+}

@@ -197,11 +197,29 @@ pub(super) fn per_record(ctx: &Ctx<'_>, st: &mut State) {
 pub(super) fn date_of_extreme(ctx: &Ctx<'_>, st: &mut State) {
     let model = ctx.model;
     for k in 0..ctx.tokens.len() {
-        if !(matches!(ctx.w(k), "date" | "day") && ctx.w(k + 1) == "of") {
+        // "when was Mercy's very first assessment?", "when was the most recent assessment
+        // done at Bayside": the date asked the same way
+        let when = ctx.w(k) == "when" && matches!(ctx.w(k + 1), "was" | "is" | "were" | "did");
+        if !(matches!(ctx.w(k), "date" | "day") && ctx.w(k + 1) == "of") && !when {
             continue;
         }
         let mut j = k + 2;
         if matches!(ctx.w(j), "the" | "their" | "its" | "his" | "her") {
+            j += 1;
+        }
+        // a possessive before the visit ("Mercy's", "wound 12's"): whose records they are
+        // (the words before the extreme are read as filters)
+        if when {
+            j = (j..(j + 5).min(ctx.tokens.len()))
+                .find(|&i| {
+                    matches!(
+                        ctx.w(i),
+                        "first" | "earliest" | "last" | "latest" | "newest" | "most" | "very"
+                    )
+                })
+                .unwrap_or(j);
+        }
+        if ctx.w(j) == "very" {
             j += 1;
         }
         let (agg, at) = match (ctx.w(j), ctx.w(j + 1)) {
@@ -429,11 +447,28 @@ pub(super) fn which_record_by_date(ctx: &Ctx<'_>, st: &mut State) {
     let model = ctx.model;
     let ms = ctx.mentions;
     let n = ctx.tokens.len();
-    // "which" opening the question or a clause after a comma
-    let Some(w) = (0..n).find(|&k| {
+    // "which" opening the question or a clause after a comma; or a number of records
+    // said first ("5 open wounds at Harborview with the earliest onset", "the 3 patients
+    // with the earliest date of birth"): that many, ranked by the date
+    let counted = (0..n.min(4))
+        .find(|&k| {
+            ctx.tokens[k].kind == crate::engine::tokenize::TokenKind::Number
+                && (0..k).all(|j| {
+                    matches!(
+                        ctx.w(j),
+                        "the" | "list" | "show" | "me" | "give" | "top" | "first"
+                    )
+                })
+        })
+        .and_then(|k| {
+            let v = ctx.tokens[k].num?;
+            ((1.0..=1000.0).contains(&v) && v.fract() == 0.0).then_some((k, v as u32))
+        });
+    let which = (0..n).find(|&k| {
         matches!(ctx.w(k), "which" | "what")
             && (k == 0 || matches!(ctx.w(k - 1), "," | "so" | "ok" | "and" | "then" | "–" | "-"))
-    }) else {
+    });
+    let Some(w) = which.or(counted.map(|(k, _)| k)) else {
         return;
     };
     // the records: named right after "which", or "which one" of records named before
@@ -523,8 +558,9 @@ pub(super) fn which_record_by_date(ctx: &Ctx<'_>, st: &mut State) {
     }
     st.r.consumed.push((s, end));
     st.rank_subject = Some(subject.clone());
+    let said_n = counted.filter(|_| which.is_none()).map(|(_, v)| v);
     st.r.rank = Some(RankSpec {
-        n: one.then_some(1),
+        n: said_n.or(one.then_some(1)),
         order,
         key: RankKey::Attribute(key),
         subject: Some(subject),
