@@ -8469,3 +8469,17 @@ fn a_number_of_records_with_the_earliest_or_latest_date_ranks_them() {
         assert!(p.metrics.is_empty(), "{q}: {:?}", p.metrics);
     }
 }
+
+#[test]
+fn places_compared_on_a_number_of_records_said_by_a_value_count_those_records() {
+    let u = ask("compare community and long-term care on number of skin tears");
+    let p = plan(&u);
+    assert_eq!(p.entity, "wounds", "{p:?}");
+    assert!(
+        p.dimensions
+            .iter()
+            .any(|d| format!("{d:?}").contains("clinics.care_setting")),
+        "{:?}",
+        p.dimensions
+    );
+}

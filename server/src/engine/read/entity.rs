@@ -345,9 +345,19 @@ pub(super) fn fallback(ctx: &Ctx<'_>, st: &mut State) {
                         .is_some_and(|last| matches!(ctx.w(last + 1), "at" | "in" | "from"))
                 })
         };
+        // "compare Riverside and Oak Ridge on number of amputations": the count of the
+        // compared places' records
+        let compared_on = |e: &str| {
+            ctx.cues.compare.is_some()
+                && st
+                    .r
+                    .entity
+                    .as_deref()
+                    .is_some_and(|cur| cur != e && ctx.model.has_many(cur, e))
+        };
         if let Some(p) = people
             && let Some((e, _)) = split_qualified(&p.target)
-            && where_they_are(p)
+            && (where_they_are(p) || compared_on(e))
             && st.r.entity.as_deref() != Some(e)
         {
             st.r.entity = Some(e.to_owned());
