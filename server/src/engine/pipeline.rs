@@ -145,6 +145,26 @@ fn run_with(input: &EngineInput<'_>, index: &EngineIndex, with_suggestions: bool
         }
     }
     let values = input.allowed.lookup();
+    // "high-maintenance", "low-key": a word hyphenated to a word nothing knows is part of
+    // that unknown compound (asked about whole), never linked alone ("high" exudate)
+    let unknown = |t: &super::tokenize::Token| {
+        t.kind == super::tokenize::TokenKind::Word
+            && !index.knows_word(&t.text)
+            && !super::vocab::is_common_word(&t.text)
+            && index.lookup(&t.text).is_empty()
+            && values.exact(&t.text).is_empty()
+            && index.correct(&t.text).is_none()
+    };
+    for k in 0..tokens.len().saturating_sub(1) {
+        let (a, b) = (&tokens[k], &tokens[k + 1]);
+        let hyphenated = q
+            .get(a.span.end..b.span.start)
+            .is_some_and(|between| matches!(between, "-" | "‐" | "‑"));
+        if hyphenated && (unknown(a) || unknown(b)) {
+            blocked[k] = true;
+            blocked[k + 1] = true;
+        }
+    }
     let mentions = link::link(&tokens, index, values, &blocked);
     let comparisons = link::comparisons(model, &tokens, &mentions, &blocked);
     let substantive = mentions.iter().any(|m| {

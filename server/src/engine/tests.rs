@@ -8483,3 +8483,30 @@ fn places_compared_on_a_number_of_records_said_by_a_value_count_those_records() 
         p.dimensions
     );
 }
+
+#[test]
+fn a_word_hyphenated_to_an_unknown_word_is_not_read_alone() {
+    // "high-maintenance": not high exudate and an unknown "maintenance"
+    let u = ask("list the high-maintenance wounds");
+    let p = plan(&u);
+    assert!(
+        !p.filters
+            .iter()
+            .any(|f| f.attributes().iter().any(|a| a.contains("exudate"))),
+        "{:?}",
+        p.filters
+    );
+    assert!(
+        u.ambiguities.iter().any(|a| a.kind == AmbiguityKind::UnknownWord),
+        "{:?}",
+        ids(&u)
+    );
+    // hyphenated words the model knows are read as before
+    let u = ask("full-thickness wounds");
+    assert!(
+        plan(&u)
+            .filters
+            .iter()
+            .any(|f| f.attributes().contains(&"wounds.depth"))
+    );
+}
