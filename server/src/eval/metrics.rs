@@ -290,14 +290,14 @@ pub const TARGETS: Limits = Limits {
 /// `server/eval/README.md`). A change that makes any of them worse fails CI; raise them as
 /// the engine improves, until they reach [`TARGETS`].
 pub const BLIND_FLOORS: Limits = Limits {
-    // All twenty-three blind batches together (2,230 items) when batch 23 was added,
-    // untouched; every batch's untouched and after-fix figures are in server/eval/README.md.
-    // Raise as the engine improves.
-    precision: 571.0 / 649.0 - 1e-9,
+    // All twenty-three blind batches together (2,230 items) after the batch-23 round; every
+    // batch's untouched and after-fix figures are in server/eval/README.md. Raise as the
+    // engine improves.
+    precision: 571.0 / 647.0 - 1e-9,
     recall: 571.0 / 624.0 - 1e-9,
-    clarify_clear: 57.0 / 1606.0 + 1e-9,
-    exec_clear: 1498.0 / 1587.0 - 1e-9,
-    after_answer: 184.0 / 192.0 - 1e-9,
+    clarify_clear: 55.0 / 1606.0 + 1e-9,
+    exec_clear: 1504.0 / 1587.0 - 1e-9,
+    after_answer: 185.0 / 192.0 - 1e-9,
     silent: 20.0 / 817.0 + 1e-9,
 };
 
