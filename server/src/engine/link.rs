@@ -921,17 +921,37 @@ pub fn comparisons(
                 };
                 // "8 wounds or more", "3 visits or fewer": the counted records between the
                 // number and the words that make it a bound
-                if post_at(k).is_none()
-                    && unit.is_none()
-                    && let (Some(subject), sm, l) = subject_after(model, tokens, mentions, k)
-                    && l > k
-                    && let Some((o, plen)) = post_at(l)
-                {
-                    let last = l + plen;
+                let records_then_bound = if post_at(k).is_none() && unit.is_none() {
+                    match subject_after(model, tokens, mentions, k) {
+                        (Some(s), sm, l) if l > k => {
+                            post_at(l).map(|(o, plen)| (o, Some(s), sm, i, l + plen))
+                        }
+                        _ => None,
+                    }
+                } else {
+                    None
+                };
+                let bound = records_then_bound.or_else(|| {
+                    let (o, plen) = post_at(k)?;
+                    let last = k + plen;
+                    let after = if unit.is_none() {
+                        subject_after(model, tokens, mentions, last)
+                    } else {
+                        (None, None, last)
+                    };
+                    Some(match after {
+                        (Some(s), m, l) => (o, Some(s), m, i, l),
+                        _ => {
+                            let (s, m, f) = subject_before(model, tokens, mentions, i, None, unit.as_deref());
+                            (o, s, m, f, last)
+                        }
+                    })
+                });
+                if let Some((o, Some(subject), sm, first, last)) = bound {
                     out.push(Comparison {
-                        first: i,
+                        first,
                         last,
-                        span: TextSpan::new(tokens[i].span.start, tokens[last - 1].span.end),
+                        span: TextSpan::new(tokens[first].span.start, tokens[last - 1].span.end),
                         subject,
                         subject_mention: sm,
                         op: o,
@@ -942,37 +962,6 @@ pub fn comparisons(
                     });
                     i = last;
                     continue;
-                }
-                if let Some((o, plen)) = post_at(k) {
-                    let last = k + plen;
-                    let after = if unit.is_none() {
-                        subject_after(model, tokens, mentions, last)
-                    } else {
-                        (None, None, last)
-                    };
-                    let (subject, sm, first, last) = match after {
-                        (Some(s), m, l) => (Some(s), m, i, l),
-                        _ => {
-                            let (s, m, f) = subject_before(model, tokens, mentions, i, None, unit.as_deref());
-                            (s, m, f, last)
-                        }
-                    };
-                    if let Some(subject) = subject {
-                        out.push(Comparison {
-                            first,
-                            last,
-                            span: TextSpan::new(tokens[first].span.start, tokens[last - 1].span.end),
-                            subject,
-                            subject_mention: sm,
-                            op: o,
-                            value: v,
-                            upper: None,
-                            unit,
-                            comparative: None,
-                        });
-                        i = last;
-                        continue;
-                    }
                 }
             }
             i += 1;
