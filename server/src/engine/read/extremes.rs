@@ -200,7 +200,8 @@ pub(super) fn date_of_extreme(ctx: &Ctx<'_>, st: &mut State) {
         // "when was Mercy's very first assessment?", "when was the most recent assessment
         // done at Bayside": the date asked the same way
         let when = ctx.w(k) == "when" && matches!(ctx.w(k + 1), "was" | "is" | "were" | "did");
-        if !(matches!(ctx.w(k), "date" | "day") && ctx.w(k + 1) == "of") && !when {
+        let date_of = matches!(ctx.w(k), "date" | "day") && ctx.w(k + 1) == "of";
+        if !(when || date_of) {
             continue;
         }
         let mut j = k + 2;
