@@ -301,6 +301,11 @@ fn run_with(input: &EngineInput<'_>, index: &EngineIndex, with_suggestions: bool
         allowed: input.allowed,
     };
     let reading = read::read(&ctx);
+    if let Some(message) = &reading.cannot_compute {
+        let mut steps = steps;
+        steps.push(step("Cannot answer", message.clone()));
+        return refused(input, RefuseReason::CannotAnswer, message.clone(), steps);
+    }
     steps.push(step(
         "Understood intent",
         format!(

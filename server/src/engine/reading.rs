@@ -348,6 +348,9 @@ pub(crate) struct Reading {
     pub notes: Vec<(TextSpan, String)>,
     /// "days from onset to healed": the model's derived day count between two dates.
     pub days_between: Option<String>,
+    /// A computation the question asks for that the model has no way to make ("days
+    /// between onset and the first assessment"): said, never answered with something else.
+    pub cannot_compute: Option<String>,
     /// "the average of each wound's largest area": an aggregate of each record's extreme.
     pub per_record: Option<PerRecord>,
     /// Token ranges a step read as part of what it did ("common" in "the most common
@@ -435,6 +438,7 @@ impl Reading {
             change_term: None,
             notes: Vec::new(),
             days_between: None,
+            cannot_compute: None,
             per_record: None,
             consumed: Vec::new(),
             sort: None,

@@ -8510,3 +8510,36 @@ fn a_word_hyphenated_to_an_unknown_word_is_not_read_alone() {
             .any(|f| f.attributes().contains(&"wounds.depth"))
     );
 }
+
+#[test]
+fn days_between_two_dates_the_model_keeps_no_count_of_are_said_not_answered_otherwise() {
+    for q in [
+        "for burns, average days from onset to the last assessment",
+        "average number of days between onset and the most recent assessment for VLUs",
+    ] {
+        let u = ask(q);
+        match &u.decision {
+            Decision::Refuse {
+                reason: RefuseReason::CannotAnswer,
+                message,
+            } => assert!(message.contains("days from onset to healing"), "{q}: {message}"),
+            other => panic!("{q}: {other:?} {}", u.restatement),
+        }
+    }
+    // a count the model keeps is answered, its dates said either way ("the first
+    // assessment" is the wound's own first assessment here, not its patient's)
+    for (q, attr) in [
+        (
+            "average number of days between onset and healing for burns",
+            "wounds.healing_days",
+        ),
+        (
+            "average days between onset and the first assessment for VLUs",
+            "wounds.days_to_first_assessment",
+        ),
+    ] {
+        let u = ask(q);
+        let p = plan(&u);
+        assert_eq!(p.metrics[0].attribute.as_deref(), Some(attr), "{q}");
+    }
+}

@@ -296,7 +296,7 @@ pub const BLIND_FLOORS: Limits = Limits {
     precision: 571.0 / 647.0 - 1e-9,
     recall: 571.0 / 624.0 - 1e-9,
     clarify_clear: 55.0 / 1606.0 + 1e-9,
-    exec_clear: 1504.0 / 1587.0 - 1e-9,
+    exec_clear: 1506.0 / 1587.0 - 1e-9,
     after_answer: 185.0 / 192.0 - 1e-9,
     silent: 20.0 / 817.0 + 1e-9,
 };

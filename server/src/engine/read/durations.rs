@@ -14,6 +14,9 @@ use super::state::{State, qualified};
 
 /// "days from onset to healed": the day count between two dates.
 pub(super) fn days_between_step(ctx: &Ctx<'_>, st: &mut State) {
+    if let Some(message) = days_between_not_kept(ctx) {
+        st.r.cannot_compute = Some(message);
+    }
     if let Some((attribute, x, y)) = days_between(ctx) {
         st.used[x] = true;
         st.used[y] = true;
@@ -205,6 +208,54 @@ pub(crate) fn first_to_last(ctx: &Ctx<'_>) -> Option<(String, usize, usize)> {
 /// "days from onset to healed", "time between onset and healing": the model's derived
 /// day count between those two dates (`days_between`), when it has one. Qualified name.
 /// Returns the attribute and the two mentions.
+/// "average number of days between onset and the first assessment": a day count between
+/// two dates said, of which the model keeps no count (only those of its `days_between`
+/// attributes) — the message that says so, with the counts it does keep.
+fn days_between_not_kept(ctx: &Ctx<'_>) -> Option<String> {
+    if days_between(ctx).is_some() || first_to_last(ctx).is_some() {
+        return None;
+    }
+    let model = ctx.model;
+    let dated = |m: &Mention| {
+        m.attributes()
+            .any(|(e, a)| model.entities[e].attributes[a].ty == AttributeType::Date)
+            || m.time_dimension().is_some()
+    };
+    let k = (0..ctx.tokens.len()).find(|&k| {
+        matches!(ctx.w(k), "days" | "weeks" | "months" | "time") && matches!(ctx.w(k + 1), "between" | "from")
+    })?;
+    let dates: Vec<&Mention> = ctx
+        .mentions
+        .iter()
+        .filter(|m| m.first > k + 1 && m.first <= k + 8 && dated(m))
+        .collect();
+    let [x, y, ..] = dates.as_slice() else {
+        return None;
+    };
+    let kept: Vec<String> = model
+        .entities
+        .iter()
+        .flat_map(|e| {
+            e.attributes.iter().filter_map(|a| match &a.derived {
+                Some(Derived::DaysBetween { .. }) if !a.description.is_empty() => {
+                    // the description's first sentence
+                    a.description
+                        .split(['.', ';'])
+                        .next()
+                        .map(|d| d.trim().to_lowercase())
+                }
+                _ => None,
+            })
+        })
+        .collect();
+    Some(format!(
+        "I can't count the days between \"{}\" and \"{}\": the data keeps day counts only for {}.",
+        ctx.text(x.span),
+        ctx.text(y.span),
+        kept.join("; ")
+    ))
+}
+
 pub(crate) fn days_between(ctx: &Ctx<'_>) -> Option<(String, usize, usize)> {
     let model = ctx.model;
     // the date attribute (entity, attribute name) a mention names: a date attribute, a
@@ -252,20 +303,41 @@ pub(crate) fn days_between(ctx: &Ctx<'_>) -> Option<(String, usize, usize)> {
             continue;
         };
         let x = &ctx.mentions[xi];
-        let y_at = if matches!(ctx.w(x.last), "to" | "and" | "until" | "till") {
+        let mut y_at = if matches!(ctx.w(x.last), "to" | "and" | "until" | "till") {
             x.last + 1
         } else {
             continue;
         };
+        // "… and the first assessment", "… to their last visit"
+        if matches!(ctx.w(y_at), "the" | "their" | "its" | "his" | "her") {
+            y_at += 1;
+        }
         let Some(yi) = mention_at(y_at) else {
             continue;
         };
         let y = &ctx.mentions[yi];
-        let (Some((e1, from)), Some((e2, to))) = (date_of(x), date_of(y)) else {
+        let (Some((e1, from)), Some((e2, mut to))) = (date_of(x), date_of(y)) else {
             continue;
         };
         if e1 != e2 {
-            continue;
+            // "onset and the first assessment": the record's own date derived the same way
+            // (a wound's first assessment, not its patient's)
+            let derived = |e: &str, a: &str| {
+                model
+                    .attribute(&format!("{e}.{a}"))
+                    .and_then(|r| r.attribute.derived.clone())
+            };
+            let Some(same) = derived(&e2, &to).and_then(|d| {
+                model
+                    .entity(&e1)?
+                    .attributes
+                    .iter()
+                    .find(|a| a.derived.as_ref() == Some(&d))
+                    .map(|a| a.name.clone())
+            }) else {
+                continue;
+            };
+            to = same;
         }
         let entity = model.entity(&e1)?;
         let found = entity.attributes.iter().find(|a| match &a.derived {
