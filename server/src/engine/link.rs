@@ -483,6 +483,15 @@ pub enum Subject {
     Size,
 }
 
+/// A word for people with nothing else said of them ("anyone", "anybody", "people"): a
+/// number after it is their age.
+pub(crate) fn is_people_word(w: &str) -> bool {
+    matches!(
+        w,
+        "anyone" | "anybody" | "someone" | "somebody" | "everyone" | "people"
+    )
+}
+
 /// A comparison with a number: `area > 25 cm²`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Comparison {
@@ -1147,14 +1156,7 @@ fn subject_before(
         return (Some(Subject::Implied(String::new())), None, op_at);
     }
     // "is there anyone under 30 with …", "anybody over 90": people
-    if k > 0
-        && matches!(
-            w(k - 1),
-            "anyone" | "anybody" | "someone" | "somebody" | "everyone" | "people"
-        )
-        && !mentions.iter().any(|m| m.last == k)
-        && unit.is_none()
-    {
+    if k > 0 && is_people_word(w(k - 1)) && !mentions.iter().any(|m| m.last == k) && unit.is_none() {
         return (Some(Subject::Implied("patients".into())), None, op_at);
     }
     if w(op_at.saturating_sub(1)) == "aged" || w(op_at) == "aged" {

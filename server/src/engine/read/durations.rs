@@ -14,9 +14,6 @@ use super::state::{State, qualified};
 
 /// "days from onset to healed": the day count between two dates.
 pub(super) fn days_between_step(ctx: &Ctx<'_>, st: &mut State) {
-    if let Some(message) = days_between_not_kept(ctx) {
-        st.r.cannot_compute = Some(message);
-    }
     if let Some((attribute, x, y)) = days_between(ctx) {
         st.used[x] = true;
         st.used[y] = true;
@@ -41,6 +38,8 @@ pub(super) fn days_between_step(ctx: &Ctx<'_>, st: &mut State) {
         });
         st.r.consumed.push((first, last));
         st.r.days_between = Some(attribute);
+    } else if let Some(message) = days_between_not_kept(ctx) {
+        st.r.cannot_compute = Some(message);
     }
 }
 
@@ -210,11 +209,9 @@ pub(crate) fn first_to_last(ctx: &Ctx<'_>) -> Option<(String, usize, usize)> {
 /// Returns the attribute and the two mentions.
 /// "average number of days between onset and the first assessment": a day count between
 /// two dates said, of which the model keeps no count (only those of its `days_between`
-/// attributes) — the message that says so, with the counts it does keep.
+/// attributes; read when neither `days_between` nor `first_to_last` found one) — the
+/// message that says so, with the counts it does keep.
 fn days_between_not_kept(ctx: &Ctx<'_>) -> Option<String> {
-    if days_between(ctx).is_some() || first_to_last(ctx).is_some() {
-        return None;
-    }
     let model = ctx.model;
     let dated = |m: &Mention| {
         m.attributes()

@@ -160,12 +160,7 @@ pub(super) fn named(ctx: &Ctx<'_>, st: &mut State) {
         Subject::Implied(e)
             if !e.is_empty() && st.explicit.first().is_some_and(|(mi, _)| c.last <= ms[*mi].first) =>
         {
-            (c.first > 0
-                && matches!(
-                    ctx.w(c.first - 1),
-                    "anyone" | "anybody" | "someone" | "somebody" | "everyone" | "people"
-                ))
-            .then(|| e.clone())
+            (c.first > 0 && crate::engine::link::is_people_word(ctx.w(c.first - 1))).then(|| e.clone())
         }
         _ => None,
     });

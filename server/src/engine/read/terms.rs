@@ -154,10 +154,7 @@ pub(super) fn anchor_terms(ctx: &Ctx<'_>, st: &mut State) {
             o.terms()
                 .any(|t| model.terms[t].options.iter().any(|x| x.id == "now"))
                 || o.attributes().any(|(e, a)| {
-                    let q = format!(
-                        "{}.{}",
-                        model.entities[e].name, model.entities[e].attributes[a].name
-                    );
+                    let q = super::state::qualified(model, e, a);
                     q.starts_with("assessments.") && crate::engine::plan_ops::latest_of(model, &q).is_some()
                 })
         };
